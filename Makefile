@@ -1,0 +1,30 @@
+# codeseek: two commands for a newcomer (`make demo`, `make test`); each sets itself up.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.codeseek-installed
+
+.PHONY: setup test demo lint bench eval clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# torch first, the CPU build: a plain `torch` requirement would pull a multi-GB CUDA build.
+	$(BIN)/python -m pip install --quiet "torch==2.13.0"
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+test: setup
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
+
+demo: setup
+	HF_HUB_OFFLINE=1 $(BIN)/python bench/demo.py
+
+lint: setup
+	$(BIN)/ruff check indexing retrievers graph lsp_server tests bench
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache

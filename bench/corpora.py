@@ -1,0 +1,75 @@
+"""Fetch and cache evaluation corpora (source distributions) from the package registries.
+
+Used by the corpus-level tests, the benchmarks and the evaluation scripts. Corpora are cached under
+`$CODESEEK_CORPORA` (default `~/.cache/codeseek-corpora`) so a second run needs no network.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+
+def corpora_dir() -> Path:
+    """Where unpacked corpora live."""
+    base = os.environ.get("CODESEEK_CORPORA") or os.path.join(Path.home(), ".cache", "codeseek-corpora")
+    path = Path(base)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _unpack(archive: Path, dest: Path) -> None:
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent))
+    try:
+        if archive.name.endswith((".tar.gz", ".tgz")):
+            with tarfile.open(archive) as tar:
+                tar.extractall(tmp, filter="data")
+        elif archive.suffix == ".zip":
+            with zipfile.ZipFile(archive) as zf:
+                zf.extractall(tmp)
+        else:
+            raise ValueError(f"unknown archive type: {archive}")
+        entries = list(tmp.iterdir())
+        top = entries[0] if len(entries) == 1 and entries[0].is_dir() else tmp
+        shutil.move(str(top), str(dest))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def fetch_sdist(name: str, version: str) -> Path:
+    """Unpacked source distribution of a PyPI package, e.g. fetch_sdist("requests", "2.32.3")."""
+    dest = corpora_dir() / f"{name}-{version}"
+    if dest.is_dir():
+        return dest
+    with tempfile.TemporaryDirectory() as tmpdir:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+             "--no-build-isolation", "-d", tmpdir, f"{name}=={version}"],
+            check=True,
+        )
+        archives = [p for p in Path(tmpdir).iterdir() if p.is_file()]
+        if not archives:
+            raise RuntimeError(f"pip downloaded nothing for {name}=={version}")
+        _unpack(archives[0], dest)
+    return dest
+
+
+def fetch_npm(name: str, version: str) -> Path:
+    """Unpacked npm package tarball, e.g. fetch_npm("express", "4.21.2")."""
+    dest = corpora_dir() / f"npm-{name}-{version}"
+    if dest.is_dir():
+        return dest
+    with tempfile.TemporaryDirectory() as tmpdir:
+        subprocess.run(["npm", "pack", "--silent", f"{name}@{version}"], cwd=tmpdir, check=True,
+                       stdout=subprocess.DEVNULL)
+        archives = list(Path(tmpdir).glob("*.tgz"))
+        if not archives:
+            raise RuntimeError(f"npm pack produced nothing for {name}@{version}")
+        _unpack(archives[0], dest)
+    return dest

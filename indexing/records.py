@@ -1,0 +1,103 @@
+"""Core records shared by every layer: files, chunks, definitions, call sites, imports.
+
+Lines are 1-based and inclusive; columns are 0-based byte offsets within the line; paths are
+workspace-relative POSIX strings. No record carries source text: snippets are read from the
+working tree (or an open editor buffer) when they are shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Chunk kinds.
+CHUNK_KINDS = ("function", "method", "class", "block", "section", "text")
+# File labels.
+LABELS = ("source", "test", "doc", "config", "example", "vendor", "generated")
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """A file the scanner accepted for indexing."""
+
+    path: str  # workspace-relative POSIX path
+    language: str | None  # grammar name (tree-sitter-language-pack) or a text kind ("markdown", ...)
+    size: int
+    mtime_ns: int
+    labels: tuple[str, ...] = ("source",)
+
+
+@dataclass
+class Chunk:
+    """A structure-aware slice of one file, the unit every retriever ranks."""
+
+    path: str
+    language: str | None
+    start_line: int
+    end_line: int
+    start_byte: int
+    end_byte: int
+    kind: str  # one of CHUNK_KINDS
+    symbol: str | None  # qualified symbol, e.g. "SessionRedirectMixin.rebuild_method"
+    labels: tuple[str, ...]
+    content_hash: str  # hex digest of the chunk's bytes
+    header: str = ""  # enclosing scope (e.g. "class Session(SessionRedirectMixin):"), used for embedding
+    id: int = 0  # assigned by the store
+
+
+@dataclass
+class Definition:
+    """A named declaration: function, method, class, interface, struct, enum, module-level constant..."""
+
+    name: str
+    qualified_name: str  # "Class.method" or "outer.inner"; the file path is not part of it
+    kind: str  # function, method, class, interface, struct, enum, trait, module, variable, ...
+    path: str
+    start_line: int
+    end_line: int
+    start_byte: int
+    end_byte: int
+    name_line: int  # line and column of the name token (for LSP selection ranges)
+    name_column: int
+    signature: str  # first line of the declaration, stripped
+    doc: str = ""  # first line of the doc comment / docstring
+    parent: str | None = None  # qualified name of the enclosing class or definition
+    bases: tuple[str, ...] = ()  # base classes / implemented interfaces as written
+    id: int = 0  # assigned by the store
+
+
+@dataclass
+class CallSite:
+    """One call expression: `receiver.callee(...)` inside `caller`."""
+
+    path: str
+    line: int
+    column: int
+    end_column: int
+    callee: str  # the called name as written, without receiver ("rebuild_auth")
+    receiver: str | None  # receiver text as written ("self", "self.session", "os.path"), None if bare
+    caller: str | None  # qualified name of the enclosing definition, None at module level
+
+
+@dataclass
+class Import:
+    """One imported name: `from module import name as alias` / `import module as alias`."""
+
+    path: str
+    line: int
+    module: str  # module as written ("requests.utils", "./router", "fmt")
+    name: str | None  # imported name, None for a whole-module import
+    alias: str | None  # local alias, None if the name is used as is
+
+
+@dataclass
+class ParseResult:
+    """Everything one parse of one file yields."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    definitions: list[Definition] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    # "ok": parsed cleanly; "partial": syntax errors, chunked what parsed;
+    # "fallback": line chunks (no grammar, or the tree is mostly errors).
+    status: str = "ok"
+    error: str | None = None
