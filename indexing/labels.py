@@ -1,0 +1,89 @@
+"""File labels from path and name rules: source, test, doc, config, example, vendor, generated.
+
+Labels let ranking demote tests, docs, vendored and generated code unless a query asks for them.
+A file may carry several labels (`tests/fixtures/README.md` is test and doc); `source` is given
+only when no other label applies. The rules look at the path alone (no file is read), and cover the
+conventions of every supported language. The result is ordered as `records.LABELS`.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from indexing.records import LABELS
+
+TEST_DIRS = frozenset({"test", "tests", "__tests__", "spec", "specs", "__mocks__", "testdata", "test_data",
+                       "e2e", "integration_tests", "unittests", "unit_tests"})
+DOC_DIRS = frozenset({"doc", "docs", "documentation", "man"})
+EXAMPLE_DIRS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "_examples"})
+VENDOR_DIRS = frozenset({"vendor", "vendors", "vendored", "_vendor", "third_party", "third-party",
+                         "thirdparty", "3rdparty", "external", "externals", "extern", "node_modules",
+                         "bower_components", "site-packages"})
+GENERATED_DIRS = frozenset({"generated", "__generated__", "gen-src", "autogen"})
+
+TEST_NAME = re.compile(
+    r"""(
+      ^test_.*\.py$ | .*_test\.py$ | ^conftest\.py$ | ^tests?\.py$
+    | .*_test\.go$
+    | .*\.(test|spec)\.(js|jsx|mjs|cjs|ts|tsx|mts|cts)$
+    | .*(Test|Tests|TestCase|IT)\.(java|kt|kts|scala|groovy)$ | .*(Spec|Suite)\.(scala|kt|groovy)$
+    | .*(Test|Tests)\.cs$
+    | .*_(spec|test)\.rb$ | ^test_.*\.rb$
+    | .*Test\.php$
+    | .*_(test|spec)\.(lua|exs?|dart)$
+    | .*(Tests?|Spec)\.swift$
+    | ^test_.*\.(c|cc|cpp|cxx)$ | .*_(test|unittest)\.(c|cc|cpp|cxx|h|hpp)$
+    | .*\.bats$ | ^test_.*\.sh$ | .*_test\.sh$
+    )""",
+    re.VERBOSE,
+)
+DOC_EXTS = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".asciidoc", ".rdoc", ".org", ".tex", ".pod")
+DOC_NAMES = frozenset({"readme", "changelog", "changes", "history", "license", "licence", "copying",
+                       "authors", "contributors", "contributing", "notice", "news", "todo", "faq"})
+CONFIG_EXTS = (".toml", ".yaml", ".yml", ".json", ".jsonc", ".json5", ".ini", ".cfg", ".conf", ".properties",
+               ".env", ".editorconfig", ".xml", ".plist", ".gradle", ".lock")
+CONFIG_NAMES = frozenset({"makefile", "gnumakefile", "dockerfile", "containerfile", "cmakelists.txt",
+                          "requirements.txt", "constraints.txt", "pipfile", "gemfile", "rakefile",
+                          "procfile", "vagrantfile", "justfile", "manifest.in", ".gitattributes",
+                          ".gitignore", ".dockerignore", ".npmrc", ".babelrc", ".eslintrc", ".prettierrc",
+                          ".flake8", ".pylintrc", ".coveragerc", "tox.ini", "setup.cfg", "noxfile.py"})
+GENERATED_NAME = re.compile(
+    r"""(
+      .*\.min\.(js|css|mjs)$ | .*[.-]bundle\.js$ | .*\.chunk\.js$
+    | .*\.pb\.(go|cc|h|swift)$ | .*_pb2(_grpc)?\.pyi?$ | .*_pb\.(js|d\.ts)$ | .*_grpc_pb\.(js|d\.ts)$
+    | .*\.pb\.gw\.go$ | .*_gen\.go$ | .*_generated\.(go|ts|js|rs|cs|h|py)$ | ^zz_generated.*\.go$
+    | .*\.generated\.\w+$ | .*\.g\.(dart|cs)$ | .*\.freezed\.dart$ | .*\.designer\.cs$ | .*\.Designer\.cs$
+    | .*\.gen\.(ts|js|go|py)$ | ^bindata\.go$
+    )""",
+    re.VERBOSE,
+)
+
+
+@lru_cache(maxsize=65536)
+def labels_for(path: str) -> tuple[str, ...]:
+    """Labels for a workspace-relative POSIX path, e.g. `tests/test_api.py` -> ("test",)."""
+    parts = path.split("/")
+    dirs = [d.lower() for d in parts[:-1]]
+    name = parts[-1]
+    lower = name.lower()
+    stem = lower.split(".", 1)[0]
+    found: set[str] = set()
+    if TEST_NAME.match(name) or any(d in TEST_DIRS for d in dirs):
+        found.add("test")
+    if lower.endswith(DOC_EXTS) and lower not in CONFIG_NAMES and not lower.startswith("requirements"):
+        found.add("doc")
+    elif stem in DOC_NAMES or any(d in DOC_DIRS for d in dirs):
+        found.add("doc")
+    if lower.endswith(CONFIG_EXTS) or lower in CONFIG_NAMES or lower.startswith("requirements") \
+            and lower.endswith(".txt"):
+        found.add("config")
+    if any(d in EXAMPLE_DIRS for d in dirs):
+        found.add("example")
+    if any(d in VENDOR_DIRS for d in dirs):
+        found.add("vendor")
+    if GENERATED_NAME.match(name) or any(d in GENERATED_DIRS for d in dirs):
+        found.add("generated")
+    if not found:
+        return ("source",)
+    return tuple(label for label in LABELS if label in found)

@@ -1,0 +1,319 @@
+"""Walk a workspace root and decide which files get indexed, recording a reason for every skip.
+
+Rules, in the order they apply:
+- directories always skipped by name (`.git`, `node_modules`, `dist`, `build`, virtual envs, caches...);
+- `.gitignore` files at every level (patterns anchored to their own directory), `.ignore` and
+  `.codeseekignore` (same syntax, higher precedence), `.git/info/exclude` at the root, and
+  `ScanOptions.excludes` (highest precedence), all gitignore-style via pathspec;
+- lockfiles by full name; files whose language `indexing.languages.language_for_path` does not know;
+- symlinks that are broken, loop, or leave the root; files larger than `max_file_size`; unreadable
+  files; files that vanish while scanning; binary files (a NUL byte in the first 512 bytes);
+  minified files (long lines in the first 8 KB of a file of 16 KB or more).
+
+Paths are workspace-relative POSIX strings. `scan` never raises for a bad file: it records
+`(path, reason)` in `ScanResult.skipped`. A skipped directory is recorded once, as `dir/`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from indexing.labels import labels_for
+from indexing.records import FileInfo
+
+# Skip reasons (stable strings: the CLI summary and tests count them).
+EXCLUDED_DIR = "excluded-dir"
+IGNORED = "ignored"
+LOCKFILE = "lockfile"
+UNSUPPORTED = "unsupported-language"
+TOO_LARGE = "too-large"
+BINARY = "binary"
+MINIFIED = "minified"
+SYMLINK_OUTSIDE = "symlink-outside-root"
+SYMLINK_LOOP = "symlink-loop"
+BROKEN_SYMLINK = "broken-symlink"
+UNREADABLE = "unreadable"
+VANISHED = "vanished"
+NOT_A_FILE = "not-a-file"
+OUTSIDE_ROOT = "outside-root"
+
+ALWAYS_SKIP_DIRS = frozenset({
+    ".git", ".hg", ".svn", ".bzr", "node_modules", "bower_components", "jspm_packages", "dist", "build",
+    ".venv", "venv", ".env", "__pycache__", "target", ".tox", ".nox", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".pytype", ".pyre", ".hypothesis", ".idea", ".vscode-test", ".next",
+    ".nuxt", ".svelte-kit", ".turbo", ".parcel-cache", ".cache", ".gradle", ".eggs", ".terraform",
+    ".serverless", ".angular", ".yarn", ".pnpm-store", ".nyc_output", "htmlcov", ".coverage_html",
+    ".codeseek",
+})
+# Skipped by name unless it is a Python package (coverage.py's own source lives in coverage/).
+COVERAGE_DIRS = frozenset({"coverage", "lcov-report"})
+LOCKFILES = frozenset({
+    "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock", "bun.lockb", "Cargo.lock",
+    "poetry.lock", "uv.lock", "Pipfile.lock", "pdm.lock", "composer.lock", "Gemfile.lock", "go.sum",
+    "flake.lock", "mix.lock", "pubspec.lock", "Podfile.lock", "packages.lock.json", "gradle.lockfile",
+})
+IGNORE_FILES = (".gitignore", ".ignore", ".codeseekignore")
+BINARY_SNIFF = 512
+MINIFIED_SNIFF = 8192
+MINIFIED_MIN_SIZE = 16_384
+MINIFIED_MEAN_LINE = 300
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    """What the scanner accepts."""
+
+    max_file_size: int = 1_000_000
+    excludes: tuple[str, ...] = ()  # extra gitignore-style patterns, anchored at the root
+    use_ignore_files: bool = True  # honour .gitignore / .ignore / .codeseekignore
+    skip_minified: bool = True
+
+
+@dataclass
+class ScanResult:
+    """Accepted files (sorted by path) and skipped `(path, reason)` pairs."""
+
+    files: list[FileInfo] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def skipped_by_reason(self) -> dict[str, int]:
+        return dict(Counter(reason for _, reason in self.skipped))
+
+
+def _language_for_path(path: str) -> str | None:
+    from indexing.languages import language_for_path
+
+    return language_for_path(path)
+
+
+def _is_inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+class _Ignores:
+    """Gitignore-style matchers keyed by the directory (relative POSIX, "" for the root) they sit in."""
+
+    def __init__(self, root: Path, options: ScanOptions) -> None:
+        self.root = root
+        self.options = options
+        self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self._extra = pathspec.GitIgnoreSpec.from_lines(options.excludes) if options.excludes else None
+
+    def spec_for(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+        if rel_dir in self._specs:
+            return self._specs[rel_dir]
+        lines: list[str] = []
+        if self.options.use_ignore_files:
+            base = self.root / rel_dir if rel_dir else self.root
+            names = IGNORE_FILES if rel_dir else (".git/info/exclude", *IGNORE_FILES)
+            for name in names:
+                try:
+                    text = (base / name).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                lines.extend(text.splitlines())
+        spec = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+        self._specs[rel_dir] = spec
+        return spec
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        """Whether `rel` is ignored; the deepest ignore file with a matching pattern decides."""
+        if self._extra is not None:
+            verdict = self._extra.check_file(rel + "/" if is_dir else rel).include
+            if verdict is not None:
+                return verdict
+        parts = rel.split("/")
+        for depth in range(len(parts) - 1, -1, -1):
+            rel_dir = "/".join(parts[:depth])
+            spec = self.spec_for(rel_dir)
+            if spec is None:
+                continue
+            sub = "/".join(parts[depth:])
+            verdict = spec.check_file(sub + "/" if is_dir else sub).include
+            if verdict is not None:
+                return verdict
+        return False
+
+
+class Scanner:
+    """One scan of one root; `walk()` for the whole tree, `check()` for named paths."""
+
+    def __init__(self, root: Path, options: ScanOptions) -> None:
+        self.root = Path(os.path.realpath(root))
+        self.real_root = str(self.root)
+        self.options = options
+        self.ignores = _Ignores(self.root, options)
+        self.result = ScanResult()
+
+    def skip(self, rel: str, reason: str) -> None:
+        self.result.skipped.append((rel, reason))
+
+    # -- files -------------------------------------------------------------------------------------
+    def consider_file(self, rel: str, full: str, is_link: bool) -> None:
+        name = rel.rsplit("/", 1)[-1]
+        if name in LOCKFILES:
+            self.skip(rel, LOCKFILE)
+            return
+        language = _language_for_path(rel)
+        if language is None:
+            self.skip(rel, UNSUPPORTED)
+            return
+        try:
+            st = os.stat(full)
+        except FileNotFoundError:
+            self.skip(rel, BROKEN_SYMLINK if is_link and os.path.lexists(full) else VANISHED)
+            return
+        except OSError as exc:
+            self.skip(rel, SYMLINK_LOOP if exc.errno == errno.ELOOP else UNREADABLE)
+            return
+        if is_link and not _is_inside(os.path.realpath(full), self.real_root):
+            self.skip(rel, SYMLINK_OUTSIDE)
+            return
+        if not stat.S_ISREG(st.st_mode):
+            self.skip(rel, NOT_A_FILE)
+            return
+        if st.st_size > self.options.max_file_size:
+            self.skip(rel, TOO_LARGE)
+            return
+        reason = self.sniff(full, st.st_size)
+        if reason is not None:
+            self.skip(rel, reason)
+            return
+        self.result.files.append(FileInfo(rel, language, st.st_size, st.st_mtime_ns, labels_for(rel)))
+
+    def sniff(self, full: str, size: int) -> str | None:
+        """Read the head of a file: binary, minified, unreadable or vanished, else None."""
+        want_minified = self.options.skip_minified and size >= MINIFIED_MIN_SIZE
+        try:
+            with open(full, "rb") as fh:
+                head = fh.read(MINIFIED_SNIFF if want_minified else BINARY_SNIFF)
+        except FileNotFoundError:
+            return VANISHED
+        except OSError:
+            return UNREADABLE
+        if b"\0" in head[:BINARY_SNIFF]:
+            return BINARY
+        if want_minified:
+            lines = head.count(b"\n")
+            if lines == 0 or len(head) / lines > MINIFIED_MEAN_LINE:
+                return MINIFIED
+        return None
+
+    # -- directories -------------------------------------------------------------------------------
+    def skip_dir_by_name(self, name: str, full: str) -> bool:
+        if name in ALWAYS_SKIP_DIRS or name.endswith(".egg-info"):
+            return True
+        return name in COVERAGE_DIRS and not os.path.exists(os.path.join(full, "__init__.py"))
+
+    def walk(self) -> ScanResult:
+        # Stack of (relative dir, absolute dir, real paths of the dirs on the way down).
+        stack: list[tuple[str, str, frozenset[str]]] = [("", self.real_root, frozenset({self.real_root}))]
+        while stack:
+            rel_dir, full_dir, ancestors = stack.pop()
+            try:
+                entries = sorted(os.scandir(full_dir), key=lambda e: e.name)
+            except FileNotFoundError:
+                self.skip(rel_dir + "/", VANISHED)
+                continue
+            except OSError:
+                self.skip(rel_dir + "/", UNREADABLE)
+                continue
+            subdirs: list[tuple[str, str, frozenset[str]]] = []
+            for entry in entries:
+                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                try:
+                    is_link = entry.is_symlink()
+                    is_dir = entry.is_dir(follow_symlinks=True)
+                except OSError:
+                    is_link, is_dir = True, False
+                if is_dir:
+                    if self.skip_dir_by_name(entry.name, entry.path):
+                        self.skip(rel + "/", EXCLUDED_DIR)
+                        continue
+                    if self.ignores.ignored(rel, True):
+                        self.skip(rel + "/", IGNORED)
+                        continue
+                    real = os.path.realpath(entry.path) if is_link else entry.path
+                    if is_link and not _is_inside(real, self.real_root):
+                        self.skip(rel + "/", SYMLINK_OUTSIDE)
+                    elif real in ancestors:
+                        self.skip(rel + "/", SYMLINK_LOOP)
+                    else:
+                        subdirs.append((rel, entry.path, ancestors | {real}))
+                    continue
+                if self.ignores.ignored(rel, False):
+                    self.skip(rel, IGNORED)
+                    continue
+                if is_link or entry.is_file(follow_symlinks=False):
+                    self.consider_file(rel, entry.path, is_link)
+                else:
+                    self.skip(rel, NOT_A_FILE)
+            stack.extend(reversed(subdirs))
+        self.result.files.sort(key=lambda f: f.path)
+        return self.result
+
+    def check(self, rel: str) -> None:
+        """Apply every rule to one workspace-relative path (whose directories need not be walked)."""
+        parts = rel.split("/")
+        for depth in range(1, len(parts)):
+            sub = "/".join(parts[:depth])
+            full = os.path.join(self.real_root, *parts[:depth])
+            if self.skip_dir_by_name(parts[depth - 1], full):
+                self.skip(rel, EXCLUDED_DIR)
+                return
+            if self.ignores.ignored(sub, True):
+                self.skip(rel, IGNORED)
+                return
+        if self.ignores.ignored(rel, False):
+            self.skip(rel, IGNORED)
+            return
+        full = os.path.join(self.real_root, *parts)
+        if not _is_inside(os.path.realpath(full), self.real_root):
+            self.skip(rel, SYMLINK_OUTSIDE)
+            return
+        if not os.path.lexists(full):
+            self.skip(rel, VANISHED)
+            return
+        self.consider_file(rel, full, os.path.islink(full))
+
+
+def scan(root: Path, options: ScanOptions | None = None) -> ScanResult:
+    """Walk `root` and return the indexable files and every skip with its reason."""
+    return Scanner(root, options or ScanOptions()).walk()
+
+
+def relative_path(root: Path, path: str | os.PathLike[str]) -> str | None:
+    """`path` (absolute, or relative to `root`) as a normalized workspace-relative POSIX path.
+
+    None when it is the root itself or lies outside it. Only the root's own symlinks are resolved.
+    """
+    p = os.fspath(path)
+    bases = [os.path.realpath(root)]
+    if os.path.isabs(p) and os.path.abspath(root) != bases[0]:
+        bases.append(os.path.abspath(root))
+    for base in bases:
+        full = os.path.normpath(os.path.join(base, p))
+        if full != base and _is_inside(full, base):
+            return Path(os.path.relpath(full, base)).as_posix()
+    return None
+
+
+def scan_paths(root: Path, paths: Iterable[str], options: ScanOptions | None = None) -> ScanResult:
+    """Apply the scan rules to the named paths only (absolute or workspace-relative)."""
+    scanner = Scanner(root, options or ScanOptions())
+    for path in paths:
+        rel = relative_path(root, path)
+        if rel is None:
+            scanner.skip(os.fspath(path), OUTSIDE_ROOT)
+            continue
+        scanner.check(rel)
+    scanner.result.files.sort(key=lambda f: f.path)
+    return scanner.result

@@ -1,0 +1,375 @@
+"""The persisted index: one SQLite database (WAL) holding files, chunks, definitions, calls, imports
+and the embedding cache. It stores coordinates, hashes and symbol metadata, never source text.
+
+Writes go through one connection guarded by a lock; each file's row and all its records are written
+in one transaction (`replace_file`), so a killed indexer leaves every file fully old or fully new.
+`transaction()` groups several files into one commit for speed without weakening that guarantee.
+Readers use their own per-thread connection and see the last committed state without waiting
+(WAL), so an LSP worker thread can search while the indexer writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
+
+SCHEMA_VERSION = "1"
+DB_NAME = "index.sqlite3"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL, language TEXT, labels TEXT NOT NULL, status TEXT NOT NULL, error TEXT);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, file_id INTEGER NOT NULL, start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL, start_byte INTEGER NOT NULL, end_byte INTEGER NOT NULL, kind TEXT NOT NULL,
+    symbol TEXT, content_hash TEXT NOT NULL, header TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
+CREATE TABLE IF NOT EXISTS definitions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, file_id INTEGER NOT NULL, name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL, kind TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+    start_byte INTEGER NOT NULL, end_byte INTEGER NOT NULL, name_line INTEGER NOT NULL,
+    name_column INTEGER NOT NULL, signature TEXT NOT NULL, doc TEXT NOT NULL, parent TEXT,
+    bases TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS definitions_file ON definitions(file_id);
+CREATE INDEX IF NOT EXISTS definitions_name ON definitions(name);
+CREATE TABLE IF NOT EXISTS calls (
+    file_id INTEGER NOT NULL, line INTEGER NOT NULL, col INTEGER NOT NULL, end_col INTEGER NOT NULL,
+    callee TEXT NOT NULL, receiver TEXT, caller TEXT);
+CREATE INDEX IF NOT EXISTS calls_file ON calls(file_id);
+CREATE TABLE IF NOT EXISTS imports (
+    file_id INTEGER NOT NULL, line INTEGER NOT NULL, module TEXT NOT NULL, name TEXT, alias TEXT);
+CREATE INDEX IF NOT EXISTS imports_file ON imports(file_id);
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT NOT NULL, key TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, key)) WITHOUT ROWID;
+"""
+TABLES = ("meta", "files", "chunks", "definitions", "calls", "imports", "embeddings")
+_BATCH = 500  # keys per IN (...) query
+
+
+class StoreError(Exception):
+    """The index database could not be opened or written."""
+
+
+@dataclass(frozen=True)
+class FileRow:
+    """What the index knows about one file."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    language: str | None
+    labels: tuple[str, ...]
+    status: str
+    error: str | None
+    id: int = 0
+
+
+def _labels(text: str) -> tuple[str, ...]:
+    return tuple(text.split(",")) if text else ()
+
+
+class IndexStore:
+    """SQLite index at `<index_dir>/index.sqlite3`; created (or rebuilt on a schema change) on open."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self.index_dir = Path(index_dir)
+        self.path = self.index_dir / DB_NAME
+        self._write_lock = threading.RLock()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._depth = 0  # nesting of transaction()
+        self._next_ids: dict[str, int] = {}
+        try:
+            self.index_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                self._db = self._connect()
+                self._init_schema()
+            except sqlite3.DatabaseError as exc:
+                if "not a database" not in str(exc) and "malformed" not in str(exc):
+                    raise
+                # The index is a cache: set a damaged file aside and start afresh.
+                self._set_aside()
+                self._db = self._connect()
+                self._init_schema()
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open index at {self.path}: {exc}") from exc
+
+    def _set_aside(self) -> None:
+        try:
+            self._db.close()
+        except (AttributeError, sqlite3.Error):
+            pass
+        for suffix in ("", "-wal", "-shm"):
+            part = Path(str(self.path) + suffix)
+            if part.exists():
+                os.replace(part, Path(str(part) + ".corrupt"))
+
+    # -- connections -------------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA temp_store=MEMORY")
+        return db
+
+    def _init_schema(self) -> None:
+        with self._write_lock:
+            row = None
+            try:
+                row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            except sqlite3.OperationalError:
+                pass  # a new database
+            if row is not None and row[0] != SCHEMA_VERSION:
+                # The index is a cache: a different layout is rebuilt, not migrated.
+                for table in TABLES:
+                    self._db.execute(f"DROP TABLE IF EXISTS {table}")
+            self._db.executescript(SCHEMA)
+            self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+                             (SCHEMA_VERSION,))
+            # A token that changes whenever the database is created afresh (ids start over), so
+            # indexes kept beside the store (tantivy, vectors) can tell they are stale.
+            self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', ?)",
+                             (uuid.uuid4().hex,))
+
+    @property
+    def _reader(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            self._local.db = db
+            with self._readers_lock:
+                self._readers.append(db)
+        return db
+
+    def close(self) -> None:
+        with self._readers_lock:
+            for db in self._readers:
+                db.close()
+            self._readers.clear()
+        with self._write_lock:
+            self._db.close()
+        self._local = threading.local()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group writes into one commit (nestable); rolled back whole if the block raises."""
+        with self._write_lock:
+            if self._depth == 0:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._next_ids.clear()
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._db.execute("ROLLBACK")
+                    self._next_ids.clear()
+                raise
+            self._depth -= 1
+            if self._depth == 0:
+                self._db.execute("COMMIT")
+                self._next_ids.clear()
+
+    def _take_ids(self, table: str, count: int) -> int:
+        """First of `count` fresh ids for `table` (AUTOINCREMENT: ids are never reused)."""
+        start = self._next_ids.get(table)
+        if start is None:
+            row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name=?", (table,)).fetchone()
+            start = (row[0] if row else 0) + 1
+        self._next_ids[table] = start + count
+        return start
+
+    # -- meta --------------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self._reader.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction():
+            self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # -- files -------------------------------------------------------------------------------------
+    def files(self) -> dict[str, FileRow]:
+        rows = self._reader.execute(
+            "SELECT path, size, mtime_ns, hash, language, labels, status, error, id FROM files")
+        return {r[0]: FileRow(r[0], r[1], r[2], r[3], r[4], _labels(r[5]), r[6], r[7], r[8]) for r in rows}
+
+    def file(self, path: str) -> FileRow | None:
+        r = self._reader.execute("SELECT path, size, mtime_ns, hash, language, labels, status, error, id "
+                                 "FROM files WHERE path=?", (path,)).fetchone()
+        return None if r is None else FileRow(r[0], r[1], r[2], r[3], r[4], _labels(r[5]), r[6], r[7], r[8])
+
+    def _delete_records(self, file_id: int) -> list[int]:
+        ids = [r[0] for r in self._db.execute("SELECT id FROM chunks WHERE file_id=?", (file_id,))]
+        for table in ("chunks", "definitions", "calls", "imports"):
+            self._db.execute(f"DELETE FROM {table} WHERE file_id=?", (file_id,))
+        return ids
+
+    def replace_file(self, info: FileInfo, content_hash: str, result: ParseResult) -> list[Chunk]:
+        """Write a file's row and all its records in one transaction; returns the chunks with ids."""
+        return self.replace_file_diff(info, content_hash, result)[0]
+
+    def replace_file_diff(self, info: FileInfo, content_hash: str,
+                          result: ParseResult) -> tuple[list[Chunk], list[int]]:
+        """`replace_file`, also returning the ids of the chunks it replaced."""
+        labels = ",".join(info.labels)
+        with self.transaction():
+            row = self._db.execute("SELECT id FROM files WHERE path=?", (info.path,)).fetchone()
+            if row is None:
+                cur = self._db.execute(
+                    "INSERT INTO files(path, size, mtime_ns, hash, language, labels, status, error) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (info.path, info.size, info.mtime_ns, content_hash, info.language, labels,
+                     result.status, result.error))
+                file_id = int(cur.lastrowid or 0)
+                removed: list[int] = []
+            else:
+                file_id = int(row[0])
+                removed = self._delete_records(file_id)
+                self._db.execute(
+                    "UPDATE files SET size=?, mtime_ns=?, hash=?, language=?, labels=?, status=?, error=? "
+                    "WHERE id=?",
+                    (info.size, info.mtime_ns, content_hash, info.language, labels, result.status,
+                     result.error, file_id))
+            chunks = self._insert_records(file_id, info, result)
+        return chunks, removed
+
+    def _insert_records(self, file_id: int, info: FileInfo, result: ParseResult) -> list[Chunk]:
+        start = self._take_ids("chunks", len(result.chunks))
+        chunks: list[Chunk] = []
+        rows = []
+        for offset, c in enumerate(result.chunks):
+            cid = start + offset
+            rows.append((cid, file_id, c.start_line, c.end_line, c.start_byte, c.end_byte, c.kind, c.symbol,
+                         c.content_hash, c.header))
+            chunks.append(Chunk(info.path, info.language, c.start_line, c.end_line, c.start_byte, c.end_byte,
+                                c.kind, c.symbol, info.labels, c.content_hash, c.header, cid))
+        self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        dstart = self._take_ids("definitions", len(result.definitions))
+        self._db.executemany(
+            "INSERT INTO definitions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(dstart + i, file_id, d.name, d.qualified_name, d.kind, d.start_line, d.end_line, d.start_byte,
+              d.end_byte, d.name_line, d.name_column, d.signature, d.doc, d.parent,
+              json.dumps(list(d.bases)) if d.bases else "") for i, d in enumerate(result.definitions)])
+        self._db.executemany(
+            "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(file_id, s.line, s.column, s.end_column, s.callee, s.receiver, s.caller) for s in result.calls])
+        self._db.executemany(
+            "INSERT INTO imports VALUES (?, ?, ?, ?, ?)",
+            [(file_id, i.line, i.module, i.name, i.alias) for i in result.imports])
+        return chunks
+
+    def touch_file(self, info: FileInfo) -> None:
+        """Record a new size/mtime for a file whose content (hash) did not change."""
+        with self.transaction():
+            self._db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?",
+                             (info.size, info.mtime_ns, info.path))
+
+    def remove_file(self, path: str) -> list[int]:
+        """Drop a file and its records; returns the removed chunk ids."""
+        with self.transaction():
+            row = self._db.execute("SELECT id FROM files WHERE path=?", (path,)).fetchone()
+            if row is None:
+                return []
+            removed = self._delete_records(int(row[0]))
+            self._db.execute("DELETE FROM files WHERE id=?", (row[0],))
+        return removed
+
+    # -- records -----------------------------------------------------------------------------------
+    _CHUNK_SQL = ("SELECT f.path, f.language, c.start_line, c.end_line, c.start_byte, c.end_byte, c.kind, "
+                  "c.symbol, f.labels, c.content_hash, c.header, c.id FROM chunks c JOIN files f "
+                  "ON f.id = c.file_id")
+
+    @staticmethod
+    def _chunk(r: Any) -> Chunk:
+        return Chunk(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], _labels(r[8]), r[9], r[10], r[11])
+
+    def chunks(self) -> list[Chunk]:
+        return [self._chunk(r) for r in self._reader.execute(self._CHUNK_SQL + " ORDER BY c.id")]
+
+    def chunk(self, chunk_id: int) -> Chunk | None:
+        r = self._reader.execute(self._CHUNK_SQL + " WHERE c.id=?", (chunk_id,)).fetchone()
+        return None if r is None else self._chunk(r)
+
+    def chunks_for_path(self, path: str) -> list[Chunk]:
+        rows = self._reader.execute(self._CHUNK_SQL + " WHERE f.path=? ORDER BY c.start_byte, c.id", (path,))
+        return [self._chunk(r) for r in rows]
+
+    _DEF_SQL = ("SELECT d.name, d.qualified_name, d.kind, f.path, d.start_line, d.end_line, d.start_byte, "
+                "d.end_byte, d.name_line, d.name_column, d.signature, d.doc, d.parent, d.bases, d.id "
+                "FROM definitions d JOIN files f ON f.id = d.file_id")
+
+    @staticmethod
+    def _definition(r: Any) -> Definition:
+        bases = tuple(json.loads(r[13])) if r[13] else ()
+        return Definition(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+                          bases, r[14])
+
+    def definitions(self) -> list[Definition]:
+        return [self._definition(r) for r in self._reader.execute(self._DEF_SQL + " ORDER BY d.id")]
+
+    def definitions_for_path(self, path: str) -> list[Definition]:
+        rows = self._reader.execute(self._DEF_SQL + " WHERE f.path=? ORDER BY d.start_byte, d.id", (path,))
+        return [self._definition(r) for r in rows]
+
+    def calls(self) -> list[CallSite]:
+        rows = self._reader.execute("SELECT f.path, c.line, c.col, c.end_col, c.callee, c.receiver, c.caller "
+                                    "FROM calls c JOIN files f ON f.id = c.file_id ORDER BY c.rowid")
+        return [CallSite(*r) for r in rows]
+
+    def imports(self) -> list[Import]:
+        rows = self._reader.execute("SELECT f.path, i.line, i.module, i.name, i.alias "
+                                    "FROM imports i JOIN files f ON f.id = i.file_id ORDER BY i.rowid")
+        return [Import(*r) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        """Row counts: files, chunks, definitions, calls, imports, embeddings."""
+        out = {}
+        for table in ("files", "chunks", "definitions", "calls", "imports", "embeddings"):
+            out[table] = int(self._reader.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        return out
+
+    def languages(self) -> dict[str, int]:
+        """Indexed files per language (None counted as "unknown")."""
+        rows = self._reader.execute("SELECT coalesce(language, 'unknown'), count(*) FROM files GROUP BY 1")
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    # -- embedding cache ---------------------------------------------------------------------------
+    def get_embeddings(self, model_id: str, keys: Sequence[str]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        unique = list(dict.fromkeys(keys))
+        for i in range(0, len(unique), _BATCH):
+            part = unique[i:i + _BATCH]
+            marks = ",".join("?" * len(part))
+            rows = self._reader.execute(
+                f"SELECT key, vector FROM embeddings WHERE model=? AND key IN ({marks})", (model_id, *part))
+            out.update((str(k), bytes(v)) for k, v in rows)
+        return out
+
+    def put_embeddings(self, model_id: str, items: Mapping[str, bytes]) -> None:
+        with self.transaction():
+            self._db.executemany("INSERT OR REPLACE INTO embeddings(model, key, vector) VALUES (?, ?, ?)",
+                                 [(model_id, k, sqlite3.Binary(v)) for k, v in items.items()])
+
+    def integrity_check(self) -> str:
+        """`PRAGMA integrity_check` ("ok" when the database is sound)."""
+        return str(self._reader.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def database_path(index_dir: Path | str) -> Path:
+    return Path(os.fspath(index_dir)) / DB_NAME

@@ -1,0 +1,198 @@
+"""Scan rules on real files in a temporary tree: ignore files, skip lists, bad files, symlinks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from indexing import scan as sc
+from indexing.scan import ScanOptions, relative_path, scan, scan_paths
+
+
+def write(root: Path, rel: str, data: str | bytes = "x = 1\n") -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, bytes):
+        path.write_bytes(data)
+    else:
+        path.write_text(data)
+    return path
+
+
+def accepted(result: sc.ScanResult) -> list[str]:
+    return [f.path for f in result.files]
+
+
+def reasons(result: sc.ScanResult) -> dict[str, str]:
+    return dict(result.skipped)
+
+
+def test_plain_tree_is_accepted_with_language_labels_and_stat(tmp_path: Path) -> None:
+    write(tmp_path, "src/app.py", "def f():\n    return 1\n")
+    write(tmp_path, "tests/test_app.py")
+    write(tmp_path, "README.md", "# hi\n")
+    result = scan(tmp_path, ScanOptions())
+    assert accepted(result) == ["README.md", "src/app.py", "tests/test_app.py"]
+    by_path = {f.path: f for f in result.files}
+    app = by_path["src/app.py"]
+    assert app.language == "python" and app.labels == ("source",)
+    assert app.size == len("def f():\n    return 1\n")
+    assert app.mtime_ns == os.stat(tmp_path / "src/app.py").st_mtime_ns
+    assert by_path["tests/test_app.py"].labels == ("test",)
+    assert by_path["README.md"].language == "markdown"
+
+
+def test_nested_gitignore_is_anchored_to_its_own_directory(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "*.log\n/top_only.py\nsecret/\n")
+    write(tmp_path, "top_only.py")
+    write(tmp_path, "pkg/top_only.py")  # "/top_only.py" is anchored at the root: kept here
+    write(tmp_path, "secret/a.py")
+    write(tmp_path, "pkg/.gitignore", "/gen.py\n!keep.txt\n*.txt\n!important.txt\n")
+    write(tmp_path, "pkg/gen.py")
+    write(tmp_path, "pkg/sub/gen.py")  # anchored in pkg/: not ignored one level down
+    write(tmp_path, "pkg/notes.txt", "n\n")
+    write(tmp_path, "pkg/important.txt", "i\n")
+    write(tmp_path, "other/notes.txt", "n\n")  # pkg's *.txt does not reach other/
+    result = scan(tmp_path, ScanOptions())
+    got = accepted(result)
+    assert "top_only.py" not in got and "pkg/top_only.py" in got
+    assert "pkg/gen.py" not in got and "pkg/sub/gen.py" in got
+    assert "pkg/notes.txt" not in got and "pkg/important.txt" in got and "other/notes.txt" in got
+    r = reasons(result)
+    assert r["secret/"] == sc.IGNORED and r["pkg/gen.py"] == sc.IGNORED and r["top_only.py"] == sc.IGNORED
+
+
+def test_deeper_negation_overrides_parent_ignore(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "*.json\n")
+    write(tmp_path, "conf/.gitignore", "!settings.json\n")
+    write(tmp_path, "conf/settings.json", "{}\n")
+    write(tmp_path, "conf/other.json", "{}\n")
+    got = accepted(scan(tmp_path, ScanOptions()))
+    assert got == ["conf/settings.json"]
+
+
+def test_ignore_and_codeseekignore_and_option_excludes(tmp_path: Path) -> None:
+    write(tmp_path, ".ignore", "a.py\n")
+    write(tmp_path, ".codeseekignore", "fixtures/\n")
+    write(tmp_path, ".gitignore", "!b.py\n")
+    write(tmp_path, "a.py")
+    write(tmp_path, "b.py")
+    write(tmp_path, "c.py")
+    write(tmp_path, "fixtures/big.py")
+    result = scan(tmp_path, ScanOptions(excludes=("c.py",)))
+    assert accepted(result) == ["b.py"]
+    assert reasons(result)["fixtures/"] == sc.IGNORED
+    assert accepted(scan(tmp_path, ScanOptions(use_ignore_files=False))) == [
+        "a.py", "b.py", "c.py", "fixtures/big.py"]
+
+
+def test_always_skipped_dirs_and_lockfiles(tmp_path: Path) -> None:
+    for d in ("node_modules/lib", ".git", "dist", "build", ".venv/lib", "venv", "__pycache__", "target",
+              ".tox", ".mypy_cache", "pkg.egg-info", "coverage", "htmlcov", "src/deep/node_modules"):
+        write(tmp_path, f"{d}/x.js", "var a;\n")
+    write(tmp_path, "coverage_py/coverage/__init__.py")  # a Python package named coverage is source
+    for lock in ("package-lock.json", "pnpm-lock.yaml", "yarn.lock", "Cargo.lock", "poetry.lock", "uv.lock",
+                 "composer.lock", "Gemfile.lock", "go.sum"):
+        write(tmp_path, f"sub/{lock}", "{}\n")
+    write(tmp_path, "main.js", "var a;\n")
+    result = scan(tmp_path, ScanOptions())
+    assert accepted(result) == ["coverage_py/coverage/__init__.py", "main.js"]
+    r = reasons(result)
+    assert r["node_modules/"] == sc.EXCLUDED_DIR and r["src/deep/node_modules/"] == sc.EXCLUDED_DIR
+    assert r["pkg.egg-info/"] == sc.EXCLUDED_DIR and r["coverage/"] == sc.EXCLUDED_DIR
+    assert r["sub/yarn.lock"] == sc.LOCKFILE and r["sub/go.sum"] == sc.LOCKFILE
+    assert r["sub/package-lock.json"] == sc.LOCKFILE
+
+
+def test_binary_large_unsupported_and_minified(tmp_path: Path) -> None:
+    write(tmp_path, "blob.py", b"abc\x00def\n")
+    write(tmp_path, "late_nul.py", b"x = 1\n" * 200 + b"\x00")  # NUL after the first 512 bytes
+    write(tmp_path, "huge.py", "x = 1\n" * 200_000)
+    write(tmp_path, "image.png", b"\x89PNG")
+    write(tmp_path, "bundle.js", "var a=" + "1+" * 100_000 + "1;")  # 200 KB on one line
+    write(tmp_path, "long_but_normal.js", "var a = 1;\n" * 3000)
+    result = scan(tmp_path, ScanOptions())
+    r = reasons(result)
+    assert r["blob.py"] == sc.BINARY and r["huge.py"] == sc.TOO_LARGE
+    assert r["image.png"] == sc.UNSUPPORTED and r["bundle.js"] == sc.MINIFIED
+    assert accepted(result) == ["late_nul.py", "long_but_normal.js"]
+    bigger = scan(tmp_path, ScanOptions(max_file_size=5_000_000, skip_minified=False))
+    assert "huge.py" in accepted(bigger) and "bundle.js" in accepted(bigger)
+
+
+def test_symlinks_broken_looping_and_leaving_root(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    outside = write(tmp_path, "outside/secret.py")
+    write(root, "real/a.py")
+    os.symlink(root / "real", root / "alias")  # a dir link inside the root: followed
+    os.symlink(root / "real/a.py", root / "link.py")  # file link inside: followed
+    os.symlink(outside, root / "out.py")
+    os.symlink(outside.parent, root / "outdir")
+    os.symlink(root / "missing.py", root / "broken.py")
+    os.symlink(root / "real", root / "real/loop")  # a directory loop
+    os.symlink(root / "self1.py", root / "self2.py")
+    os.symlink(root / "self2.py", root / "self1.py")  # a file-level symlink loop
+    result = scan(root, ScanOptions())
+    assert accepted(result) == ["alias/a.py", "link.py", "real/a.py"]
+    r = reasons(result)
+    assert r["out.py"] == sc.SYMLINK_OUTSIDE and r["outdir/"] == sc.SYMLINK_OUTSIDE
+    assert r["broken.py"] == sc.BROKEN_SYMLINK
+    assert r["real/loop/"] == sc.SYMLINK_LOOP and r["alias/loop/"] == sc.SYMLINK_LOOP
+    assert r["self1.py"] == sc.SYMLINK_LOOP and r["self2.py"] == sc.SYMLINK_LOOP
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_file_and_directory(tmp_path: Path) -> None:
+    write(tmp_path, "ok.py")
+    locked = write(tmp_path, "locked.py")
+    locked.chmod(0)
+    write(tmp_path, "closed/inner.py")
+    (tmp_path / "closed").chmod(0)
+    try:
+        result = scan(tmp_path, ScanOptions())
+    finally:
+        locked.chmod(0o644)
+        (tmp_path / "closed").chmod(0o755)
+    assert accepted(result) == ["ok.py"]
+    r = reasons(result)
+    assert r["locked.py"] == sc.UNREADABLE and r["closed/"] == sc.UNREADABLE
+
+
+def test_file_vanishing_mid_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "a.py")
+    write(tmp_path, "b.py")
+    real_sniff = sc.Scanner.sniff
+
+    def sniff_after_delete(self: sc.Scanner, full: str, size: int) -> str | None:
+        if full.endswith("a.py"):
+            os.unlink(full)  # the file disappears between stat and read, as a concurrent delete would
+        return real_sniff(self, full, size)
+
+    monkeypatch.setattr(sc.Scanner, "sniff", sniff_after_delete)
+    result = scan(tmp_path, ScanOptions())
+    assert accepted(result) == ["b.py"]
+    assert reasons(result)["a.py"] == sc.VANISHED
+
+
+def test_scan_paths_applies_the_same_rules(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "ignored/\n")
+    write(tmp_path, "ignored/a.py")
+    write(tmp_path, "node_modules/m.js", "var a;\n")
+    write(tmp_path, "src/ok.py")
+    result = scan_paths(tmp_path, ["ignored/a.py", "node_modules/m.js", str(tmp_path / "src/ok.py"),
+                                   "src/gone.py", "/etc/passwd", "../x.py"])
+    assert accepted(result) == ["src/ok.py"]
+    r = reasons(result)
+    assert r["ignored/a.py"] == sc.IGNORED and r["node_modules/m.js"] == sc.EXCLUDED_DIR
+    assert r["src/gone.py"] == sc.VANISHED
+    assert r["/etc/passwd"] == sc.OUTSIDE_ROOT and r["../x.py"] == sc.OUTSIDE_ROOT
+
+
+def test_relative_path_normalizes_and_refuses_outside(tmp_path: Path) -> None:
+    assert relative_path(tmp_path, "a/./b/../c.py") == "a/c.py"
+    assert relative_path(tmp_path, tmp_path / "x" / "y.py") == "x/y.py"
+    assert relative_path(tmp_path, "../z.py") is None
+    assert relative_path(tmp_path, tmp_path) is None
+    assert relative_path(tmp_path, "/") is None

@@ -1,0 +1,144 @@
+"""IndexStore round-trips on a real SQLite file: files, records, ids, embeddings, meta, concurrency."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
+from indexing.store import SCHEMA_VERSION, IndexStore
+
+
+def make_result(path: str, n_chunks: int = 2, tag: str = "a") -> ParseResult:
+    chunks = [Chunk(path, "python", 1 + 10 * i, 9 + 10 * i, 100 * i, 100 * i + 90, "function", f"f{i}",
+                    ("source",), f"{tag}{i}", header="class K:") for i in range(n_chunks)]
+    defs = [Definition("f0", "K.f0", "method", path, 1, 9, 0, 90, 1, 4, "def f0(self):", doc="Do it.",
+                       parent="K", bases=("Base", "Mixin"))]
+    calls = [CallSite(path, 3, 8, 12, "g", "self", "K.f0"), CallSite(path, 4, 0, 3, "h", None, None)]
+    imports = [Import(path, 1, "os.path", "join", "j"), Import(path, 2, "sys", None, None)]
+    return ParseResult(chunks, defs, calls, imports, status="ok")
+
+
+def info(path: str, size: int = 10, mtime: int = 5) -> FileInfo:
+    return FileInfo(path, "python", size, mtime, ("source",))
+
+
+def test_replace_file_round_trips_every_record(tmp_path: Path) -> None:
+    store = IndexStore(tmp_path)
+    chunks = store.replace_file(info("a.py"), "h1", make_result("a.py"))
+    assert [c.id for c in chunks] and all(c.id > 0 for c in chunks)
+    assert store.chunks() == chunks
+    assert store.chunk(chunks[1].id) == chunks[1] and store.chunk(10**9) is None
+    assert store.chunks_for_path("a.py") == chunks
+    assert chunks[0].header == "class K:" and chunks[0].labels == ("source",)
+    (d,) = store.definitions()
+    assert d.id > 0 and d.bases == ("Base", "Mixin") and d.parent == "K" and d.doc == "Do it."
+    assert d.path == "a.py" and d.signature == "def f0(self):" and (d.name_line, d.name_column) == (1, 4)
+    assert store.calls() == make_result("a.py").calls
+    assert store.imports() == make_result("a.py").imports
+    row = store.files()["a.py"]
+    assert (row.size, row.mtime_ns, row.hash, row.language, row.labels, row.status) == (
+        10, 5, "h1", "python", ("source",), "ok")
+    assert store.counts() == {"files": 1, "chunks": 2, "definitions": 1, "calls": 2, "imports": 2,
+                              "embeddings": 0}
+    store.close()
+
+
+def test_replace_gives_fresh_ids_and_reports_removed(tmp_path: Path) -> None:
+    store = IndexStore(tmp_path)
+    old = store.replace_file(info("a.py"), "h1", make_result("a.py", 3))
+    other = store.replace_file(info("b.py"), "h2", make_result("b.py", 1))
+    new, removed = store.replace_file_diff(info("a.py", 20, 6), "h3", make_result("a.py", 2, "b"))
+    assert sorted(removed) == sorted(c.id for c in old)
+    assert not {c.id for c in new} & {c.id for c in old}  # ids are never reused
+    assert [c.id for c in store.chunks_for_path("a.py")] == [c.id for c in new]
+    assert store.chunks_for_path("b.py") == other
+    assert len(store.definitions()) == 2 and len(store.calls()) == 4  # old records replaced, not added
+    assert store.files()["a.py"].hash == "h3"
+    assert store.remove_file("a.py") == [c.id for c in new]
+    assert store.remove_file("a.py") == []
+    assert set(store.files()) == {"b.py"} and len(store.chunks()) == 1
+    # Removing the newest rows must not let the next file reuse their ids.
+    again = store.replace_file(info("c.py"), "h4", make_result("c.py", 1))
+    assert again[0].id > max(c.id for c in new)
+    store.close()
+
+
+def test_persisted_across_reopen_and_schema_version(tmp_path: Path) -> None:
+    store = IndexStore(tmp_path)
+    store.replace_file(info("a.py"), "h1", make_result("a.py"))
+    store.set_meta("model", "m1")
+    generation = store.get_meta("generation")
+    store.close()
+    store = IndexStore(tmp_path)
+    assert store.get_meta("schema_version") == SCHEMA_VERSION and store.get_meta("model") == "m1"
+    assert store.get_meta("generation") == generation and store.get_meta("nope") is None
+    assert len(store.chunks()) == 2
+    assert store.integrity_check() == "ok"
+    store.close()
+    db = sqlite3.connect(tmp_path / "index.sqlite3")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    db.execute("UPDATE meta SET value='0' WHERE key='schema_version'")
+    db.commit()
+    db.close()
+    store = IndexStore(tmp_path)  # a different layout is rebuilt empty
+    assert store.files() == {} and store.get_meta("generation") != generation
+    store.close()
+
+
+def test_corrupt_database_is_set_aside(tmp_path: Path) -> None:
+    (tmp_path / "index.sqlite3").write_bytes(b"this is not a database" * 100)
+    store = IndexStore(tmp_path)
+    assert store.files() == {}
+    assert (tmp_path / "index.sqlite3.corrupt").exists()
+    store.close()
+
+
+def test_failed_transaction_leaves_file_fully_old(tmp_path: Path) -> None:
+    store = IndexStore(tmp_path)
+    old = store.replace_file(info("a.py"), "h1", make_result("a.py", 2))
+    try:
+        with store.transaction():
+            store.replace_file(info("a.py"), "h2", make_result("a.py", 5))
+            raise RuntimeError("killed")
+    except RuntimeError:
+        pass
+    assert store.chunks_for_path("a.py") == old and store.files()["a.py"].hash == "h1"
+    store.close()
+
+
+def test_no_source_text_is_stored(tmp_path: Path) -> None:
+    store = IndexStore(tmp_path)
+    store.replace_file(info("a.py"), "h1", make_result("a.py"))
+    store.close()
+    db = sqlite3.connect(tmp_path / "index.sqlite3")
+    columns = {row[1] for table in ("chunks", "files") for row in db.execute(f"PRAGMA table_info({table})")}
+    assert not columns & {"text", "source", "content", "body", "snippet"}
+    db.close()
+
+
+def test_embeddings_cache(tmp_path: Path) -> None:
+    store = IndexStore(tmp_path)
+    items = {f"k{i}": i.to_bytes(4, "little") * 2 for i in range(1200)}
+    store.put_embeddings("m1", items)
+    got = store.get_embeddings("m1", [*items, "missing", "k1"])
+    assert got == items
+    assert store.get_embeddings("m2", ["k1"]) == {}
+    store.put_embeddings("m1", {"k1": b"new"})
+    assert store.get_embeddings("m1", ["k1"]) == {"k1": b"new"}
+    store.close()
+
+
+def test_reader_thread_sees_committed_state_while_writer_holds_a_transaction(tmp_path: Path) -> None:
+    store = IndexStore(tmp_path)
+    store.replace_file(info("a.py"), "h1", make_result("a.py", 2))
+    seen: list[int] = []
+    with store.transaction():
+        store.replace_file(info("b.py"), "h2", make_result("b.py", 3))
+        worker = threading.Thread(target=lambda: seen.append(len(store.chunks())))
+        worker.start()
+        worker.join(timeout=10)
+    assert seen == [2]  # not blocked, and no uncommitted rows
+    assert len(store.chunks()) == 5
+    store.close()
