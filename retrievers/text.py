@@ -1,0 +1,367 @@
+"""The text retriever: a tantivy index beside the SQLite store, BM25 with field boosts plus exact strings.
+
+Fields (nothing but `chunk_id` is stored: the index never holds source text):
+- `chunk_id` (u64, indexed, fast, stored) and `fp` (u64, fast): a fingerprint of the chunk's
+  coordinates and content hash, so `index()` after a restart or a killed indexer re-adds only what
+  differs from the store.
+- `path`, `symbol`, `idents`: identifier terms (`retrievers.tokenize`), whole and split, lowercased.
+- `body`: ordinary words (simple tokenizer, lowercase, English stemmer).
+- `trigram`: ngram(3, 3) + lowercase, for exact-string candidates.
+
+BM25 queries are built programmatically from term queries (never parsed), so user text with tantivy
+syntax characters is safe. Exact strings: every trigram of the string must be present (ngram terms
+carry no positions), then each candidate is verified against the chunk text and answered with the
+absolute line numbers that match; case-sensitive matches rank above case-insensitive ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tantivy
+
+from indexing.records import Chunk
+from retrievers.base import Hit, Query, RetrieverError
+from retrievers.tokenize import identifier_terms, identifiers, terms_for_identifier
+
+SCHEMA_VERSION = 1
+_MARKER = "codeseek-text.json"
+# Words that carry no meaning in a question; dropped from BM25 queries unless nothing else is left.
+STOPWORDS = frozenset(
+    "a an and are as at be by can code do does for from function get has have how i in is it its "
+    "me my of on or our that the their there this to use used uses using we what when where which "
+    "who why will with you your".split()
+)
+
+CandidatesFilter = Callable[[int], bool]
+
+
+@dataclass
+class TextOptions:
+    """Tuning of the text index; the defaults suit a workspace of up to a few hundred thousand chunks."""
+
+    heap_size: int = 15_000_000  # IndexWriter memory budget (tantivy's minimum for one thread)
+    boosts: dict[str, float] = field(
+        default_factory=lambda: {"symbol": 4.0, "path": 2.0, "idents": 1.5, "body": 1.0}
+    )
+    max_verify: int = 2000  # exact strings: candidates verified against the chunk text
+    max_trigrams: int = 24  # exact strings: the rarest N trigrams form the candidate query
+    max_query_terms: int = 48  # BM25: distinct query terms kept
+    max_index_chars: int = 500_000  # chunk text beyond this is not indexed
+
+
+def _analyzers() -> dict[str, tantivy.TextAnalyzer]:
+    return {
+        "cs_terms": tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
+        .filter(tantivy.Filter.remove_long(80))
+        .filter(tantivy.Filter.lowercase())
+        .build(),
+        "cs_body": tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build(),
+        "cs_tri": tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.ngram(3, 3))
+        .filter(tantivy.Filter.lowercase())
+        .build(),
+    }
+
+
+def _schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_unsigned_field("chunk_id", stored=True, indexed=True, fast=True)
+    sb.add_unsigned_field("fp", fast=True)
+    sb.add_text_field("path", tokenizer_name="cs_terms", index_option="freq")
+    sb.add_text_field("symbol", tokenizer_name="cs_terms", index_option="freq")
+    sb.add_text_field("idents", tokenizer_name="cs_terms", index_option="freq")
+    sb.add_text_field("body", tokenizer_name="cs_body", index_option="freq")
+    sb.add_text_field("trigram", tokenizer_name="cs_tri", index_option="basic")
+    return sb.build()
+
+
+def fingerprint(chunk: Chunk) -> int:
+    """A u64 naming this exact chunk version (id, coordinates, content), for reconciliation."""
+    key = "\0".join(
+        str(x)
+        for x in (chunk.id, chunk.path, chunk.start_line, chunk.end_line, chunk.content_hash, chunk.symbol)
+    )
+    return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "replace"), digest_size=8).digest(), "big")
+
+
+def symbol_terms(symbol: str) -> list[str]:
+    """Terms for a (qualified) symbol: the whole lowercased name plus each component's terms."""
+    out = [symbol.lower()] if "." in symbol else []
+    out.extend(identifier_terms(symbol))
+    return out
+
+
+def match_lines(text: str, needle: str, start_line: int) -> tuple[list[int], bool]:
+    """Absolute line numbers where `needle` occurs in `text` (a chunk starting at `start_line`).
+
+    Case-sensitive occurrences win; only when there are none is a case-insensitive pass made.
+    Returns (lines, case_sensitive).
+    """
+    for sensitive in (True, False):
+        hay, pat = (text, needle) if sensitive else (text.lower(), needle.lower())
+        if not pat:
+            return [], False
+        span = pat.count("\n")
+        lines: set[int] = set()
+        pos = hay.find(pat)
+        while pos >= 0:
+            first = hay.count("\n", 0, pos)
+            lines.update(range(first, first + span + 1))
+            pos = hay.find(pat, pos + len(pat))
+        if lines:
+            return [start_line + n for n in sorted(lines)], sensitive
+    return [], False
+
+
+class TextRetriever:
+    """tantivy BM25 + trigram exact search over chunks; see the module docstring."""
+
+    name = "text"
+
+    def __init__(
+        self,
+        index_dir: Path,
+        read_text: Callable[[Chunk], str | None],
+        options: TextOptions | None = None,
+    ) -> None:
+        self.options = options or TextOptions()
+        self._read_text = read_text
+        self._dir = Path(index_dir) / "tantivy"
+        self._lock = threading.RLock()
+        self._chunks: dict[int, Chunk] = {}
+        self._analyzers = _analyzers()
+        self._schema = _schema()
+        self._writer: tantivy.IndexWriter | None = None
+        self._index = self._open()
+
+    # ----- opening -----------------------------------------------------------------------------
+
+    def _open(self) -> tantivy.Index:
+        marker = self._dir / _MARKER
+        try:
+            current = json.loads(marker.read_text()).get("version") == SCHEMA_VERSION
+        except (OSError, ValueError, AttributeError):
+            current = False
+        if not current and self._dir.exists():
+            shutil.rmtree(self._dir, ignore_errors=True)  # an old or broken index: rebuilt by index()
+        self._dir.mkdir(parents=True, exist_ok=True)
+        try:
+            index = tantivy.Index(self._schema, path=str(self._dir), reuse=True)
+        except ValueError:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir.mkdir(parents=True, exist_ok=True)
+            index = tantivy.Index(self._schema, path=str(self._dir), reuse=False)
+        for name, analyzer in self._analyzers.items():  # tokenizers are not persisted: every open
+            index.register_tokenizer(name, analyzer)
+        marker.write_text(json.dumps({"version": SCHEMA_VERSION}))
+        return index
+
+    def _get_writer(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            try:
+                self._writer = self._index.writer(heap_size=self.options.heap_size, num_threads=1)
+            except ValueError as exc:
+                raise RetrieverError(
+                    f"the text index at {self._dir} is being written by another codeseek process: {exc}"
+                ) from exc
+        return self._writer
+
+    def close(self) -> None:
+        """Release the writer (and its lock on the index directory)."""
+        with self._lock:
+            if self._writer is not None:
+                self._writer.wait_merging_threads()
+                self._writer = None
+
+    # ----- writing -----------------------------------------------------------------------------
+
+    def _text_of(self, chunk: Chunk) -> str | None:
+        try:
+            return self._read_text(chunk)
+        except (OSError, UnicodeError, ValueError, KeyError):
+            return None
+
+    def _document(self, chunk: Chunk) -> tantivy.Document:
+        doc = tantivy.Document()
+        doc.add_unsigned("chunk_id", chunk.id)
+        doc.add_unsigned("fp", fingerprint(chunk))
+        doc.add_text("path", " ".join(identifier_terms(chunk.path)))
+        if chunk.symbol:
+            doc.add_text("symbol", " ".join(symbol_terms(chunk.symbol)))
+        text = self._text_of(chunk)
+        if text:
+            text = text[: self.options.max_index_chars]
+            doc.add_text("idents", " ".join(identifier_terms(text)))
+            doc.add_text("body", text)
+            doc.add_text("trigram", text)
+        return doc
+
+    def _write(self, delete_ids: Iterable[int], add: Sequence[Chunk]) -> None:
+        delete = sorted({int(i) for i in delete_ids} | {c.id for c in add})
+        if not delete and not add:
+            return
+        writer = self._get_writer()
+        for start in range(0, len(delete), 1000):
+            part = delete[start : start + 1000]
+            writer.delete_documents_by_query(tantivy.Query.term_set_query(self._schema, "chunk_id", part))
+        for chunk in add:
+            writer.add_document(self._document(chunk))
+        writer.commit()
+        self._index.reload()
+
+    def index(self, chunks: Sequence[Chunk]) -> None:
+        """Make the index hold exactly `chunks`, re-adding only those that differ from what is on disk."""
+        with self._lock:
+            self._chunks = {c.id: c for c in chunks}
+            held = self._fingerprints()
+            stale = [i for i, fps in held.items() if len(fps) != 1 or i not in self._chunks]
+            add = [c for c in chunks if held.get(c.id) != [fingerprint(c)]]
+            self._write(stale, add)
+
+    def update(self, added: Sequence[Chunk], removed_ids: Sequence[int]) -> None:
+        """Add new or changed chunks and drop removed ones; one commit."""
+        with self._lock:
+            for i in removed_ids:
+                self._chunks.pop(i, None)
+            for c in added:
+                self._chunks[c.id] = c
+            self._write(removed_ids, added)
+
+    def remove(self, ids: Sequence[int]) -> None:
+        self.update([], ids)
+
+    # ----- reading -----------------------------------------------------------------------------
+
+    def _fingerprints(self) -> dict[int, list[int]]:
+        searcher = self._index.searcher()
+        if searcher.num_docs == 0:
+            return {}
+        addrs = [a for _, a in searcher.search(tantivy.Query.all_query(), searcher.num_docs).hits]
+        out: dict[int, list[int]] = {}
+        ids = searcher.fast_field_values("chunk_id", addrs)
+        fps = searcher.fast_field_values("fp", addrs)
+        for cid, fp in zip(ids, fps, strict=True):
+            out.setdefault(int(cid or 0), []).append(int(fp or 0))
+        return out
+
+    def ids(self) -> set[int]:
+        """Chunk ids the on-disk index holds."""
+        return set(self._fingerprints())
+
+    def _run(self, query: tantivy.Query, limit: int) -> list[tuple[int, float]]:
+        if limit <= 0:
+            return []
+        searcher = self._index.searcher()
+        hits = searcher.search(query, limit).hits
+        if not hits:
+            return []
+        ids = searcher.fast_field_values("chunk_id", [a for _, a in hits])
+        return [(int(cid or 0), float(score)) for (score, _), cid in zip(hits, ids, strict=True)]
+
+    def _term(self, field_name: str, term: str, boost: float) -> tuple[tantivy.Occur, tantivy.Query]:
+        q = tantivy.Query.term_query(self._schema, field_name, term)
+        return tantivy.Occur.Should, tantivy.Query.boost_query(q, boost)
+
+    def bm25_query(self, text: str, symbol: str | None = None) -> tantivy.Query | None:
+        """The boosted BM25 query for free text (None when the text has no searchable term)."""
+        words = [w for w in identifiers(text) if w.lower() not in STOPWORDS] or list(identifiers(text))
+        ident_terms = list(dict.fromkeys(t for w in words for t in terms_for_identifier(w)))
+        ident_terms = ident_terms[: self.options.max_query_terms]
+        body_terms = list(dict.fromkeys(self._analyzers["cs_body"].analyze(" ".join(ident_terms))))
+        boosts = self.options.boosts
+        clauses = []
+        for term in ident_terms:
+            for field_name in ("symbol", "path", "idents"):
+                clauses.append(self._term(field_name, term, boosts[field_name]))
+        for term in body_terms[: self.options.max_query_terms]:
+            clauses.append(self._term("body", term, boosts["body"]))
+        if symbol and symbol.strip():
+            clauses.append(self._term("symbol", symbol.strip().lower(), boosts["symbol"] * 2))
+        if not clauses:
+            return None
+        return tantivy.Query.boolean_query(clauses)
+
+    def search(
+        self, query: Query, limit: int, candidates_filter: CandidatesFilter | None = None
+    ) -> list[Hit]:
+        """BM25 hits for the query text; when the query names an exact string, its verified matches first."""
+        hits: list[Hit] = []
+        if query.exact:
+            hits = self.exact(query.exact, limit, candidates_filter)
+        if len(hits) < limit:
+            seen = {h.chunk_id for h in hits}
+            for h in self.bm25(query.text, limit, query.symbol, candidates_filter):
+                if h.chunk_id not in seen and len(hits) < limit:
+                    hits.append(h)
+        return hits
+
+    def bm25(
+        self,
+        text: str,
+        limit: int,
+        symbol: str | None = None,
+        candidates_filter: CandidatesFilter | None = None,
+    ) -> list[Hit]:
+        """Ranked BM25 hits (`detail["match"] == "bm25"`)."""
+        q = self.bm25_query(text, symbol)
+        if q is None or limit <= 0:
+            return []
+        fetch = limit if candidates_filter is None else limit * 4 + 50
+        out = []
+        for cid, score in self._run(q, fetch):
+            if candidates_filter is None or candidates_filter(cid):
+                out.append(Hit(cid, score, {"match": "bm25"}))
+        return out[:limit]
+
+    def _exact_candidates(self, needle: str) -> list[int]:
+        limit = self.options.max_verify
+        grams = list(dict.fromkeys(self._analyzers["cs_tri"].analyze(needle)))
+        if len(needle) < 3 or not grams:
+            # Too short for a trigram: candidates from BM25 on its words, else every chunk (bounded).
+            q = self.bm25_query(needle)
+            if q is not None:
+                found = [cid for cid, _ in self._run(q, limit)]
+                if found:
+                    return found
+            return sorted(self._chunks)[:limit]
+        searcher = self._index.searcher()
+        if len(grams) > self.options.max_trigrams:
+            freq = {g: searcher.doc_freq("trigram", g) for g in grams}
+            grams = sorted(grams, key=lambda g: freq[g])[: self.options.max_trigrams]
+        musts = [(tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "trigram", g)) for g in grams]
+        return [cid for cid, _ in self._run(tantivy.Query.boolean_query(musts), limit)]
+
+    def exact(self, text: str, limit: int, candidates_filter: CandidatesFilter | None = None) -> list[Hit]:
+        """Chunks containing `text` verbatim, with `detail["lines"]` the absolute matching lines.
+
+        Case-sensitive matches score 2, case-insensitive 1 (plus a small bonus per occurrence line);
+        ties go to the shorter chunk. A string found nowhere gives [].
+        """
+        if not text or not text.strip() or limit <= 0:
+            return []
+        hits: list[tuple[float, int, Hit]] = []
+        for cid in self._exact_candidates(text):
+            chunk = self._chunks.get(cid)
+            if chunk is None or (candidates_filter is not None and not candidates_filter(cid)):
+                continue
+            body = self._text_of(chunk)
+            if not body:
+                continue
+            lines, sensitive = match_lines(body, text, chunk.start_line)
+            if not lines:
+                continue
+            score = (2.0 if sensitive else 1.0) + min(len(lines), 20) * 0.001
+            detail = {"match": "exact", "lines": lines, "case_sensitive": sensitive}
+            hits.append((score, chunk.end_line - chunk.start_line, Hit(cid, score, detail)))
+        hits.sort(key=lambda t: (-t[0], t[1], t[2].chunk_id))
+        return [h for _, _, h in hits[:limit]]

@@ -1,0 +1,98 @@
+"""Identifier splitting shared by the text index, the structural retriever and query analysis.
+
+`split_identifier("getHTTPResponse_v2") -> ["get", "http", "response", "v", "2"]`: parts split on
+non-alphanumerics (`_`, `$`, `.`, `-`...), lower->upper case changes, acronym ends (`HTTPResponse`
+-> `HTTP`, `Response`) and letter/digit changes, all lowercased. Unicode letters are handled with
+`str.isupper`/`str.isalpha`, so `größeWert` splits like `bigValue`.
+
+`identifier_terms(text)` finds identifiers in free text or code and yields, for each occurrence, the
+whole identifier lowercased followed by its parts when it has more than one (so a term frequency is
+kept per occurrence; callers that need a set dedupe).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+
+# An identifier: a letter, `_` or `$` followed by word characters or `$`. Digits alone are not
+# identifiers (numbers in code are noise for search).
+_IDENT_RE = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")
+# Whole identifiers longer than this are skipped (minified code, base64 blobs).
+MAX_IDENT_LEN = 64
+
+_LOWER, _UPPER, _DIGIT, _OTHER = 0, 1, 2, 3
+
+
+def _kind(ch: str) -> int:
+    if ch.isdigit():
+        return _DIGIT
+    if ch.isalpha():
+        return _UPPER if ch.isupper() else _LOWER
+    return _OTHER
+
+
+@lru_cache(maxsize=65536)
+def _split_cached(identifier: str) -> tuple[str, ...]:
+    parts: list[str] = []
+    current: list[str] = []
+    prev = _OTHER
+    n = len(identifier)
+    for i, ch in enumerate(identifier):
+        kind = _kind(ch)
+        if kind == _OTHER:
+            if current:
+                parts.append("".join(current))
+                current = []
+            prev = _OTHER
+            continue
+        boundary = False
+        if current:
+            if kind == _DIGIT and prev != _DIGIT:
+                boundary = True
+            elif kind != _DIGIT and prev == _DIGIT:
+                boundary = True
+            elif kind == _UPPER and prev == _LOWER:
+                boundary = True
+            elif kind == _UPPER and prev == _UPPER and i + 1 < n and _kind(identifier[i + 1]) == _LOWER:
+                # "HTTPResponse": the R starts a new word after the acronym.
+                boundary = True
+        if boundary:
+            parts.append("".join(current))
+            current = []
+        current.append(ch)
+        prev = kind
+    if current:
+        parts.append("".join(current))
+    return tuple(p.lower() for p in parts)
+
+
+def split_identifier(identifier: str) -> list[str]:
+    """Lowercased parts of an identifier, split on `_`/punctuation, camelCase, acronyms and digits."""
+    return list(_split_cached(identifier))
+
+
+def identifiers(text: str) -> Iterator[str]:
+    """Identifiers as written in `text` (not lowercased), in order, skipping over-long ones."""
+    for match in _IDENT_RE.finditer(text):
+        ident = match.group()
+        if len(ident) <= MAX_IDENT_LEN:
+            yield ident
+
+
+def terms_for_identifier(identifier: str) -> list[str]:
+    """The whole identifier lowercased, then its parts when it splits into more than one."""
+    whole = identifier.lower()
+    parts = _split_cached(identifier)
+    if len(parts) == 1 and parts[0] == whole:
+        return [whole]
+    out = [whole] if whole.strip("_$") else []
+    out.extend(parts)
+    return out
+
+
+def identifier_terms(text: str) -> Iterator[str]:
+    """For each identifier in `text`: the whole identifier, then its parts, lowercased."""
+    for ident in identifiers(text):
+        yield from terms_for_identifier(ident)

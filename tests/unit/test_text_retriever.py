@@ -1,0 +1,211 @@
+"""The tantivy text retriever: BM25 with field boosts, exact strings verified on lines, persistence."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from indexing.records import Chunk
+from retrievers.base import Query, Retriever
+from retrievers.text import TextRetriever, match_lines
+
+FILES = {
+    "src/netlib/utils.py": '''\
+import os
+
+
+def select_proxy(url, proxies):
+    """Select a proxy for the url, if applicable."""
+    proxies = proxies or {}
+    return proxies.get(url)
+
+
+def send(self, request, proxy=None):
+    proxy = proxy or self.proxy
+    conn = self.get_connection(request.url, proxy)
+    proxy_headers = self.proxy_headers(proxy)
+    return conn.urlopen(proxy=proxy, headers=proxy_headers)
+
+
+def prepare_url(url):
+    if not url.startswith("http"):
+        raise InvalidURL("Invalid URL %r: No scheme supplied" % url)
+    return url
+''',
+    "src/netlib/decoys.py": '''\
+def decoy_trigrams():
+    x = "invalid id"
+    y = "bad url %r"
+    return x + y
+
+
+def lower_message():
+    return "the invalid url %r was rejected"
+
+
+def call_shapes():
+    value = foo(bar)
+    mapping = {"a:b": 1}
+    cmd = ["ls", "-x"]
+    return value, mapping, cmd
+''',
+}
+
+# (path, start, end, symbol) for each chunk; ids are assigned below.
+SPANS = [
+    ("src/netlib/utils.py", 1, 1, None),
+    ("src/netlib/utils.py", 4, 7, "select_proxy"),
+    ("src/netlib/utils.py", 10, 14, "send"),
+    ("src/netlib/utils.py", 17, 20, "prepare_url"),
+    ("src/netlib/decoys.py", 1, 4, "decoy_trigrams"),
+    ("src/netlib/decoys.py", 7, 8, "lower_message"),
+    ("src/netlib/decoys.py", 11, 15, "call_shapes"),
+]
+
+
+def make_chunk(root: Path, cid: int, path: str, start: int, end: int, symbol: str | None) -> Chunk:
+    lines = (root / path).read_text().splitlines(keepends=True)
+    text = "".join(lines[start - 1 : end])
+    return Chunk(
+        path=path, language="python", start_line=start, end_line=end, start_byte=0,
+        end_byte=len(text.encode()), kind="function" if symbol else "block", symbol=symbol,
+        labels=("source",), content_hash=hashlib.sha1(text.encode()).hexdigest(), id=cid,
+    )
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def reader(root: Path):
+    def read_text(chunk: Chunk) -> str | None:
+        try:
+            lines = (root / chunk.path).read_text().splitlines(keepends=True)
+        except FileNotFoundError:
+            return None
+        return "".join(lines[chunk.start_line - 1 : chunk.end_line])
+
+    return read_text
+
+
+@pytest.fixture()
+def chunks(workspace: Path) -> list[Chunk]:
+    return [make_chunk(workspace, i + 1, *span) for i, span in enumerate(SPANS)]
+
+
+@pytest.fixture()
+def retriever(tmp_path: Path, workspace: Path, chunks: list[Chunk]):
+    r = TextRetriever(tmp_path / "index", reader(workspace))
+    r.index(chunks)
+    yield r
+    r.close()
+
+
+def by_symbol(chunks: list[Chunk]) -> dict[int, str | None]:
+    return {c.id: c.symbol for c in chunks}
+
+
+def test_implements_retriever_protocol(retriever: TextRetriever) -> None:
+    assert isinstance(retriever, Retriever)
+    assert retriever.name == "text"
+
+
+def test_split_identifier_query_finds_definition_first(retriever: TextRetriever, chunks) -> None:
+    names = by_symbol(chunks)
+    hits = retriever.search(Query("proxy"), 5)
+    assert names[hits[0].chunk_id] == "select_proxy"
+    assert names[hits[1].chunk_id] == "send"  # uses "proxy" six times but defines nothing by that name
+    hits = retriever.search(Query("selectProxy"), 3)  # camelCase query, snake_case code
+    assert names[hits[0].chunk_id] == "select_proxy"
+    hits = retriever.search(Query("where is url prepared"), 3)  # stemming on body words
+    assert names[hits[0].chunk_id] == "prepare_url"
+
+
+def test_path_terms_are_searchable(retriever: TextRetriever, chunks) -> None:
+    hits = retriever.search(Query("decoys"), 10)
+    assert {chunks[i].id for i in (4, 5, 6)} <= {h.chunk_id for h in hits}
+
+
+@pytest.mark.parametrize(
+    "needle",
+    ['"Invalid URL %r', "foo(bar)", "a:b", "-x", 'title:"x" AND (y OR z*) -w \\', "*", "", "   ", "((("],
+)
+def test_syntax_characters_never_raise(retriever: TextRetriever, needle: str) -> None:
+    retriever.search(Query(needle, exact=needle), 5)
+    retriever.search(Query(needle), 5)
+    retriever.exact(needle, 5)
+
+
+def test_exact_string_verified_with_lines(retriever: TextRetriever, chunks) -> None:
+    names = by_symbol(chunks)
+    hits = retriever.exact("Invalid URL %r", 10)
+    # decoy_trigrams holds every trigram of the string but not the string: a candidate, not a match.
+    decoy = next(c.id for c in chunks if c.symbol == "decoy_trigrams")
+    assert decoy in retriever._exact_candidates("Invalid URL %r")
+    assert [names[h.chunk_id] for h in hits] == ["prepare_url", "lower_message"]
+    assert hits[0].detail == {"match": "exact", "lines": [19], "case_sensitive": True}
+    assert hits[1].detail["case_sensitive"] is False and hits[1].detail["lines"] == [8]
+    assert hits[0].score > hits[1].score
+
+
+@pytest.mark.parametrize(("needle", "line"), [("foo(bar)", 12), ("a:b", 13), ("-x", 14), ('"ls"', 14)])
+def test_exact_special_characters(retriever: TextRetriever, chunks, needle: str, line: int) -> None:
+    hits = retriever.exact(needle, 5)
+    assert [by_symbol(chunks)[h.chunk_id] for h in hits] == ["call_shapes"]
+    assert hits[0].detail["lines"] == [line]
+
+
+def test_exact_via_search_and_filter(retriever: TextRetriever, chunks) -> None:
+    hits = retriever.search(Query('"Invalid URL %r"', exact="Invalid URL %r"), 3)
+    assert by_symbol(chunks)[hits[0].chunk_id] == "prepare_url"
+    assert hits[0].detail["match"] == "exact"
+    only_decoys = {c.id for c in chunks if c.path.endswith("decoys.py")}
+    hits = retriever.exact("Invalid URL %r", 5, candidates_filter=only_decoys.__contains__)
+    assert [by_symbol(chunks)[h.chunk_id] for h in hits] == ["lower_message"]
+    assert retriever.exact("no such string anywhere", 5) == []
+
+
+def test_match_lines_multiline_and_case() -> None:
+    text = "a = 1\nB = foo(\n  bar)\nfoo(\n  bar)\n"
+    assert match_lines(text, "foo(\n  bar)", 10) == ([11, 12, 13, 14], True)
+    assert match_lines(text, "b = FOO", 1) == ([2], False)
+    assert match_lines(text, "zzz", 1) == ([], False)
+
+
+def test_update_remove_and_ids(retriever: TextRetriever, workspace: Path, chunks) -> None:
+    assert retriever.ids() == {c.id for c in chunks}
+    proxy_id = chunks[1].id
+    retriever.remove([proxy_id])
+    assert proxy_id not in retriever.ids()
+    assert proxy_id not in {h.chunk_id for h in retriever.search(Query("select_proxy"), 10)}
+    # The file changes: the store gives the new chunk a new id.
+    path = workspace / "src/netlib/utils.py"
+    path.write_text(path.read_text().replace("def select_proxy(", "def choose_proxy("))
+    new = make_chunk(workspace, 100, "src/netlib/utils.py", 4, 7, "choose_proxy")
+    retriever.update([new], [])
+    assert retriever.search(Query("choose_proxy"), 1)[0].chunk_id == 100
+    assert retriever.ids() == {c.id for c in chunks} - {proxy_id} | {100}
+
+
+def test_persisted_and_reconciled_after_reopen(tmp_path: Path, workspace: Path, chunks) -> None:
+    first = TextRetriever(tmp_path / "index", reader(workspace))
+    first.index(chunks)
+    first.close()
+    assert (tmp_path / "index" / "tantivy").is_dir()
+
+    again = TextRetriever(tmp_path / "index", reader(workspace))
+    assert again.ids() == {c.id for c in chunks}  # read back from disk, nothing re-added yet
+    assert by_symbol(chunks)[again.search(Query("select proxy"), 1)[0].chunk_id] == "select_proxy"
+    # A killed indexer: the store now has chunk 7 removed and a new chunk 50; index() reconciles.
+    current = chunks[:6] + [make_chunk(workspace, 50, "src/netlib/decoys.py", 11, 15, "call_shapes")]
+    again.index(current)
+    assert again.ids() == {c.id for c in current}
+    assert [h.chunk_id for h in again.exact("foo(bar)", 5)] == [50]
+    again.close()

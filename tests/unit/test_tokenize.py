@@ -1,0 +1,49 @@
+"""Identifier splitting and identifier terms (retrievers.tokenize)."""
+
+from __future__ import annotations
+
+import pytest
+
+from retrievers.tokenize import identifier_terms, identifiers, split_identifier, terms_for_identifier
+
+
+@pytest.mark.parametrize(
+    ("ident", "parts"),
+    [
+        ("getHTTPResponse_v2", ["get", "http", "response", "v", "2"]),
+        ("select_proxy", ["select", "proxy"]),
+        ("SessionRedirectMixin", ["session", "redirect", "mixin"]),
+        ("__init__", ["init"]),
+        ("XMLHttpRequest", ["xml", "http", "request"]),
+        ("utf8Decode", ["utf", "8", "decode"]),
+        ("MAX_RETRIES", ["max", "retries"]),
+        ("sha256sum", ["sha", "256", "sum"]),
+        ("$scope", ["scope"]),
+        ("größeWert", ["größe", "wert"]),
+        ("a.b-c", ["a", "b", "c"]),
+        ("x", ["x"]),
+        ("", []),
+    ],
+)
+def test_split_identifier(ident: str, parts: list[str]) -> None:
+    assert split_identifier(ident) == parts
+
+
+def test_terms_for_identifier_whole_then_parts() -> None:
+    assert terms_for_identifier("select_proxy") == ["select_proxy", "select", "proxy"]
+    assert terms_for_identifier("proxy") == ["proxy"]
+    assert terms_for_identifier("Proxy") == ["proxy"]
+
+
+def test_identifier_terms_over_code() -> None:
+    code = 'def getHTTPResponse_v2(self, url):\n    return self.fetch(url, 42)  # done\n'
+    terms = list(identifier_terms(code))
+    assert terms[:7] == ["def", "gethttpresponse_v2", "get", "http", "response", "v", "2"]
+    assert "fetch" in terms and "url" in terms and "done" in terms
+    assert "42" not in terms  # bare numbers are not identifiers
+    assert terms.count("url") == 2  # one term per occurrence (term frequency is kept)
+
+
+def test_identifiers_skip_overlong_and_keep_case() -> None:
+    blob = "A" * 200
+    assert list(identifiers(f"foo {blob} BarBaz")) == ["foo", "BarBaz"]
