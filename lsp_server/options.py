@@ -14,8 +14,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-# Search presets the engine understands (retrievers.engine); "balanced" is the default.
-PRESETS = ("quick", "balanced", "thorough")
+from retrievers.request import PRESETS
 
 
 @dataclass(frozen=True)
@@ -26,7 +25,7 @@ class ServerOptions:
     index_dir: str | None = None  # base folder for indexes; None: $CODESEEK_INDEX_DIR or the user cache
     excludes: tuple[str, ...] = ()  # extra gitignore-style patterns to skip
     max_file_size: int = 1_000_000  # bytes; larger files are not indexed
-    preset: str = "balanced"  # default search preset: quick | balanced | thorough
+    preset: str = "default"  # default search preset: quick | default | thorough
     hover: bool = True  # the related-code hover panel
     embeddings: bool = True  # phase 2 (embedding chunks); off: text, structure and graph only
 
