@@ -194,6 +194,19 @@ class IndexStore:
         self._next_ids[table] = start + count
         return start
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads in this block (on this thread) see one consistent committed state."""
+        db = self._reader
+        if db.in_transaction:
+            yield
+            return
+        db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            db.execute("COMMIT")
+
     # -- meta --------------------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
         row = self._reader.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()

@@ -1,0 +1,366 @@
+"""One workspace root and its persisted index, kept current incrementally.
+
+`Workspace.update()` scans the root, parses only what changed (size and mtime first, then the
+content hash), removes what was deleted, and reports the chunks it added and the chunk ids it
+removed so retrievers can follow. Unsaved editor buffers (overlays) take precedence over the working
+tree for reading and indexing. The call graph is built on demand and cached until the index changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import platformdirs
+
+from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
+from indexing.scan import (
+    UNREADABLE,
+    VANISHED,
+    ScanOptions,
+    ScanResult,
+    relative_path,
+    scan,
+    scan_paths,
+)
+from indexing.store import FileRow, IndexStore
+
+if TYPE_CHECKING:
+    from graph.callgraph import CallGraph
+
+Progress = Callable[[int, int, str], None]
+OVERLAY_MTIME = -1  # mtime recorded for a file indexed from an editor buffer: the disk always differs
+_COMMIT_FILES = 200  # files per commit; each file stays atomic on its own
+_COMMIT_SECONDS = 0.5
+
+
+class WorkspaceError(Exception):
+    """A workspace operation was given something it cannot work with (bad root, path outside it...)."""
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def default_index_dir(root: Path) -> Path:
+    """`$CODESEEK_INDEX_DIR`, else `$XDG_CACHE_HOME/codeseek/<sha1(root)[:16]>` (platformdirs cache dir)."""
+    env = os.environ.get("CODESEEK_INDEX_DIR")
+    if env:
+        return Path(env).expanduser()
+    key = hashlib.sha1(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) / "codeseek" if xdg else Path(platformdirs.user_cache_dir("codeseek"))
+    return base / key
+
+
+@dataclass
+class WorkspaceOptions:
+    index_dir: Path | None = None  # None: default_index_dir(root)
+    scan: ScanOptions = field(default_factory=ScanOptions)
+
+
+@dataclass
+class UpdateResult:
+    """What one update did. `parsed == 0` on an unchanged tree."""
+
+    added: list[Chunk] = field(default_factory=list)
+    removed_ids: list[int] = field(default_factory=list)
+    changed_paths: list[str] = field(default_factory=list)  # re-indexed (new or modified)
+    removed_paths: list[str] = field(default_factory=list)
+    languages: dict[str, int] = field(default_factory=dict)  # indexed files per language, after the update
+    scanned: int = 0  # files the scan accepted (or paths examined, for a targeted update)
+    parsed: int = 0
+    hashed: int = 0  # files read and hashed because size or mtime changed
+    unchanged: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # by reason
+    skipped_paths: list[tuple[str, str]] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)  # by reason
+    error_paths: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changed_paths or self.removed_paths)
+
+
+def _error_reasons(result: ParseResult) -> list[str]:
+    """Short, countable reasons for what `parse_file` reported (its messages carry positions)."""
+    if not result.error:
+        return []
+    reasons = []
+    for part in result.error.split(";"):
+        text = part.strip().lower()
+        if "utf-8" in text:
+            reasons.append("invalid-utf8")
+        elif "syntax error" in text:
+            reasons.append("mostly-unparsed" if "unparsed" in text else "syntax-errors")
+        elif "parser" in text:
+            reasons.append("parser-failure")
+        elif "no grammar" in text:
+            reasons.append("no-grammar")
+        elif text:
+            reasons.append(result.status)
+    return reasons
+
+
+def _parser_version() -> str:
+    from indexing import parse
+
+    return str(getattr(parse, "PARSER_VERSION", "0"))
+
+
+class Workspace:
+    """A root directory, its index (`store`) and the overlays of unsaved buffers."""
+
+    def __init__(self, root: Path, options: WorkspaceOptions | None = None) -> None:
+        root = Path(root).expanduser()
+        if not root.is_dir():
+            raise WorkspaceError(f"workspace root is not a directory: {root}")
+        self.root = Path(os.path.realpath(root))
+        self.options = options or WorkspaceOptions()
+        index_dir = self.options.index_dir
+        self.index_dir = Path(index_dir) if index_dir else default_index_dir(self.root)
+        self.store = IndexStore(self.index_dir)
+        if self.store.get_meta("root") is None:
+            self.store.set_meta("root", str(self.root))
+        self._overlays: dict[str, bytes] = {}
+        self._lock = threading.RLock()  # one update at a time
+        self._graph_lock = threading.Lock()
+        self._graph: CallGraph | None = None
+        self._graph_generation = -1
+        self._generation = 0
+        self._bytes_cache: OrderedDict[str, tuple[int, int, bytes]] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- paths, overlays, reading ------------------------------------------------------------------
+    def relpath(self, path: str | os.PathLike[str]) -> str:
+        """Workspace-relative POSIX form of an absolute or relative path; WorkspaceError outside the root."""
+        rel = relative_path(self.root, path)
+        if rel is None:
+            raise WorkspaceError(f"path is outside the workspace {self.root}: {os.fspath(path)}")
+        return rel
+
+    def set_overlay(self, path: str, text: str) -> None:
+        rel = self.relpath(path)
+        with self._cache_lock:
+            self._overlays[rel] = text.encode("utf-8", "surrogateescape")
+
+    def clear_overlay(self, path: str) -> None:
+        rel = self.relpath(path)
+        with self._cache_lock:
+            self._overlays.pop(rel, None)
+
+    def overlays(self) -> list[str]:
+        with self._cache_lock:
+            return sorted(self._overlays)
+
+    def read_bytes(self, path: str) -> bytes:
+        """A file's bytes: the editor buffer if one is open, else the working tree."""
+        rel = self.relpath(path)
+        with self._cache_lock:
+            overlay = self._overlays.get(rel)
+            if overlay is not None:
+                return overlay
+        full = self.root / rel
+        try:
+            st = os.stat(full)
+            with self._cache_lock:
+                hit = self._bytes_cache.get(rel)
+                if hit is not None and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
+                    self._bytes_cache.move_to_end(rel)
+                    return hit[2]
+            data = full.read_bytes()
+        except OSError as exc:
+            raise WorkspaceError(f"cannot read {rel}: {exc.strerror or exc}") from exc
+        with self._cache_lock:
+            self._bytes_cache[rel] = (st.st_size, st.st_mtime_ns, data)
+            while len(self._bytes_cache) > 64:
+                self._bytes_cache.popitem(last=False)
+        return data
+
+    def chunk_text(self, chunk: Chunk) -> str:
+        """The chunk's text as it is now ("" if the file can no longer be read)."""
+        try:
+            data = self.read_bytes(chunk.path)
+        except WorkspaceError:
+            return ""
+        return data[chunk.start_byte:chunk.end_byte].decode("utf-8", "replace")
+
+    # -- update ------------------------------------------------------------------------------------
+    def update(self, progress: Progress | None = None, paths: Iterable[str] | None = None) -> UpdateResult:
+        """Bring the index up to date with the tree (or just with `paths`) and the overlays."""
+        started = time.perf_counter()
+        with self._lock:
+            out = UpdateResult()
+            version = _parser_version()
+            force = self.store.get_meta("parser_version") != version
+            stored = self.store.files()
+            with self._cache_lock:
+                overlays = dict(self._overlays)
+            if paths is None:
+                result = scan(self.root, self.options.scan)
+                candidates = self._with_overlays(result, overlays, None)
+                keep = {f.path for f in candidates}
+                gone = [p for p in stored if p not in keep]
+            else:
+                wanted = list(paths)
+                result = scan_paths(self.root, wanted, self.options.scan)
+                candidates = self._with_overlays(result, overlays, wanted)
+                keep = {f.path for f in candidates}
+                gone = [p for p, _ in result.skipped if p in stored and p not in keep]
+            out.scanned = len(candidates)
+            out.skipped_paths = [s for s in result.skipped if s[0] not in keep]
+            self._remove(gone, out)
+            self._index(candidates, stored, overlays, force, out, progress)
+            if paths is None:
+                self.store.set_meta("parser_version", version)
+                self.store.set_meta("updated_at", str(time.time()))
+            out.skipped = dict(Counter(reason for _, reason in out.skipped_paths))
+            out.errors = dict(Counter(reason for _, reason in out.error_paths))
+            out.languages = self.store.languages()
+            if out.changed:
+                self._generation += 1
+            out.seconds = time.perf_counter() - started
+            return out
+
+    def _with_overlays(self, result: ScanResult, overlays: dict[str, bytes],
+                       wanted: list[str] | None) -> list[FileInfo]:
+        """Scanned files plus open buffers that have no file on disk yet (new, unsaved files)."""
+        from indexing.labels import labels_for
+        from indexing.languages import language_for_path
+
+        files = list(result.files)
+        have = {f.path for f in files}
+        vanished = {p for p, reason in result.skipped if reason == VANISHED}
+        names = overlays if wanted is None else [p for p in overlays if p in vanished]
+        for rel in names:
+            if rel in have or (wanted is None and os.path.lexists(self.root / rel)):
+                continue
+            language = language_for_path(rel)
+            if language is not None:
+                files.append(FileInfo(rel, language, len(overlays[rel]), OVERLAY_MTIME, labels_for(rel)))
+        return files
+
+    def _remove(self, paths: list[str], out: UpdateResult) -> None:
+        if not paths:
+            return
+        with self.store.transaction():
+            for rel in paths:
+                out.removed_ids.extend(self.store.remove_file(rel))
+                out.removed_paths.append(rel)
+
+    def _index(self, candidates: list[FileInfo], stored: dict[str, FileRow], overlays: dict[str, bytes],
+               force: bool, out: UpdateResult, progress: Progress | None) -> None:
+        from indexing.parse import parse_file
+
+        total, i = len(candidates), 0
+        while i < total:
+            # One commit per batch of files (or half a second); each file is still atomic on its own.
+            with self.store.transaction():
+                batch_started, pending = time.perf_counter(), 0
+                while i < total:
+                    info = candidates[i]
+                    i += 1
+                    pending += self._index_one(info, stored.get(info.path), overlays.get(info.path), force,
+                                               out, parse_file)
+                    if progress is not None:
+                        progress(i, total, info.path)
+                    if pending >= _COMMIT_FILES or time.perf_counter() - batch_started > _COMMIT_SECONDS:
+                        break
+
+    def _index_one(self, info: FileInfo, row: FileRow | None, overlay: bytes | None, force: bool,
+                   out: UpdateResult, parse_file: Callable[..., ParseResult]) -> int:
+        """Index one candidate; returns 1 when it wrote to the store."""
+        same_meta = row is not None and row.language == info.language and row.labels == info.labels \
+            and not force
+        if overlay is None and same_meta and row is not None \
+                and (row.size, row.mtime_ns) == (info.size, info.mtime_ns):
+            out.unchanged += 1
+            return 0
+        if overlay is not None:
+            data = overlay
+            info = FileInfo(info.path, info.language, len(data), OVERLAY_MTIME, info.labels)
+        else:
+            try:
+                data = (self.root / info.path).read_bytes()
+            except OSError as exc:
+                reason = VANISHED if isinstance(exc, FileNotFoundError) else UNREADABLE
+                out.skipped_paths.append((info.path, reason))
+                if row is not None:
+                    self._remove([info.path], out)
+                return 1 if row is not None else 0
+            if len(data) != info.size:  # changed between scan and read: record what was read
+                info = FileInfo(info.path, info.language, len(data), info.mtime_ns, info.labels)
+        digest = content_hash(data)
+        out.hashed += 1
+        if same_meta and row is not None and row.hash == digest:
+            if (row.size, row.mtime_ns) != (info.size, info.mtime_ns):
+                self.store.touch_file(info)
+                return 1
+            out.unchanged += 1
+            return 0
+        try:
+            result = parse_file(info.path, data, info.language, info.labels)
+        except Exception as exc:  # parse_file promises not to raise; keep indexing if it does
+            result = ParseResult(status="error", error=f"parser-crash: {type(exc).__name__}: {exc}")
+        out.parsed += 1
+        out.error_paths.extend((info.path, reason) for reason in _error_reasons(result))
+        added, removed = self.store.replace_file_diff(info, digest, result)
+        out.added.extend(added)
+        out.removed_ids.extend(removed)
+        out.changed_paths.append(info.path)
+        return 1
+
+    # -- records and graph -------------------------------------------------------------------------
+    def definitions(self) -> list[Definition]:
+        return self.store.definitions()
+
+    def calls(self) -> list[CallSite]:
+        return self.store.calls()
+
+    def imports(self) -> list[Import]:
+        return self.store.imports()
+
+    @property
+    def generation(self) -> int:
+        """Increments whenever an update changes the index."""
+        return self._generation
+
+    def call_graph(self) -> CallGraph:
+        """The call graph over the current index (built once per index change)."""
+        from graph.callgraph import build_call_graph
+
+        with self._graph_lock:
+            generation = self._generation
+            if self._graph is None or self._graph_generation != generation:
+                with self.store.snapshot():
+                    definitions, calls, imports = self.store.definitions(), self.store.calls(), \
+                        self.store.imports()
+                self._graph = build_call_graph(definitions, calls, imports)
+                self._graph_generation = generation
+            return self._graph
+
+    def status(self) -> dict[str, Any]:
+        """Counts and metadata for `codeseek status` and the LSP status command."""
+        counts: dict[str, Any] = dict(self.store.counts())
+        updated = self.store.get_meta("updated_at")
+        return {"root": str(self.root), "index_dir": str(self.index_dir), **counts,
+                "languages": self.store.languages(), "updated_at": float(updated) if updated else None,
+                "overlays": len(self._overlays)}
+
