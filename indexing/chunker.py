@@ -1,0 +1,397 @@
+"""Structure-aware chunking in the cAST manner, plus the line fallback.
+
+`chunk_tree` keeps the largest syntax unit that fits a budget of non-whitespace characters, splits
+only what is too large (recursively, at child boundaries, so a large function splits at statement
+boundaries and a large class into its methods plus chunks for the rest of its body), and packs small
+adjacent siblings together so there are no mini-chunks. Comments directly above a declaration,
+decorators and attributes stay with it; closing tokens stay with the construct they close.
+
+`line_spans` cuts any byte range at line boundaries with overlap, always moving forward (a single
+huge line is cut by bytes); `markdown_spans` chunks Markdown by heading sections.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from tree_sitter import Node
+
+from indexing.languages import LangSpec
+
+DEFAULT_MAX_CHARS = 800
+
+
+@dataclass(frozen=True)
+class ChunkOptions:
+    """Chunk budgets. `max_chars` counts non-whitespace characters of a syntax chunk."""
+
+    max_chars: int = DEFAULT_MAX_CHARS
+    line_chunk_tokens: int = 700
+    line_overlap_tokens: int = 80
+    chars_per_token: int = 4
+    # Chunks below this many non-whitespace characters are merged into a neighbour when it fits.
+    # None means max_chars // 6.
+    min_chars: int | None = None
+
+    @property
+    def line_chars(self) -> int:
+        return max(1, self.line_chunk_tokens * self.chars_per_token)
+
+    @property
+    def overlap_chars(self) -> int:
+        return max(0, self.line_overlap_tokens * self.chars_per_token)
+
+    @property
+    def min_size(self) -> int:
+        return self.min_chars if self.min_chars is not None else self.max_chars // 6
+
+
+@dataclass(frozen=True)
+class DefInfo:
+    """What the chunker needs about a declaration, keyed by its outer byte range."""
+
+    kind: str  # chunk kind: function, method, class, block
+    symbol: str
+    header: str  # signature line(s) used as the header of chunks inside it
+    sig_start: int  # byte where the declaration proper starts (after decorators)
+
+
+@dataclass
+class Span:
+    """A chunk before it becomes a record."""
+
+    start: int
+    end: int
+    size: int
+    kind: str
+    symbol: str | None
+    header: str = ""
+    defs: int = 0  # declarations packed whole into this span
+
+
+@dataclass
+class _Unit:
+    nodes: list[Node]
+    main: int  # index of the node that carries the unit (the others are prefixes / closers)
+    start: int = 0
+    end: int = 0
+    info: DefInfo | None = None
+    extra: list[Node] = field(default_factory=list)
+
+
+_WS = b" \t\r\n\x0b\x0c"
+_CONT = bytes(range(0x80, 0xC0))
+
+
+class NonWhitespace:
+    """O(1) non-whitespace character counts over byte ranges (prefix sums)."""
+
+    def __init__(self, source: bytes) -> None:
+        arr = np.frombuffer(source, dtype=np.uint8)
+        counted = ~(
+            (arr == 32) | (arr == 9) | (arr == 10) | (arr == 13) | (arr == 11) | (arr == 12)
+            | ((arr & 0xC0) == 0x80)
+        )
+        self._cum = np.concatenate(([0], np.cumsum(counted, dtype=np.int64)))
+
+    def __call__(self, start: int, end: int) -> int:
+        return int(self._cum[end] - self._cum[start])
+
+
+class _TreeChunker:
+    def __init__(
+        self, source: bytes, spec: LangSpec, defs: Mapping[tuple[int, int], DefInfo], options: ChunkOptions
+    ) -> None:
+        self.source = source
+        self.spec = spec
+        self.defs = defs
+        self.budget = max(1, options.max_chars)
+        self.min_size = options.min_size
+        self.size = NonWhitespace(source)
+
+    # -- units -------------------------------------------------------------------------------------
+    def _too_big(self, node: Node) -> bool:
+        return self.size(node.start_byte, node.end_byte) > self.budget
+
+    def _flatten(self, nodes: list[Node]) -> list[Node]:
+        out: list[Node] = []
+        for node in nodes:
+            if (
+                node.child_count
+                and (node.start_byte, node.end_byte) not in self.defs
+                and self._too_big(node)
+            ):
+                out.extend(self._flatten(node.children))
+            else:
+                out.append(node)
+        return out
+
+    def _is_prefix(self, node: Node) -> bool:
+        return node.type in self.spec.attach_next or node.type in self.spec.comments
+
+    def _attached(self, prefix: Node, node: Node) -> bool:
+        """Whether a comment/attribute belongs to the node after it (adjacent, or a /** doc */ one
+        blank line above)."""
+        gap = node.start_point.row - prefix.end_point.row
+        return gap <= 1 or (gap == 2 and self.source.startswith(b"/**", prefix.start_byte))
+
+    def _units(self, nodes: list[Node]) -> list[_Unit]:
+        units: list[_Unit] = []
+        pending: list[Node] = []
+        for node in nodes:
+            if node.end_byte <= node.start_byte and not node.is_named:
+                continue
+            last = units[-1] if units else None
+            if self._is_prefix(node):
+                if last is not None and not pending and node.start_point.row == last.nodes[-1].end_point.row:
+                    last.nodes.append(node)  # trailing comment on the same line
+                else:
+                    pending.append(node)
+                continue
+            if not node.is_named and last is not None and not pending:
+                last.nodes.append(node)  # closing syntax stays with what it closes
+                continue
+            if pending and not self._attached(pending[-1], node):
+                units.append(_Unit(nodes=pending, main=len(pending) - 1))  # detached comment block
+                pending = []
+            units.append(_Unit(nodes=[*pending, node], main=len(pending)))
+            pending = []
+        if pending:
+            if units:
+                units[-1].nodes.extend(pending)
+            else:
+                units.append(_Unit(nodes=pending, main=len(pending) - 1))
+        for unit in units:
+            unit.start = unit.nodes[0].start_byte
+            unit.end = unit.nodes[-1].end_byte
+            main = unit.nodes[unit.main]
+            unit.info = self.defs.get((main.start_byte, main.end_byte))
+        return units
+
+    # -- packing -----------------------------------------------------------------------------------
+    def chunk(self, root: Node) -> list[Span]:
+        if root.end_byte <= root.start_byte:
+            return []
+        if not self._too_big(root):  # the whole file fits: one chunk
+            infos = [u.info for u in self._units(root.children) if u.info is not None]
+            if not root.child_count:
+                return []
+            only = infos[0] if len(infos) == 1 else None
+            return [self._span(infos, root.start_byte, root.end_byte, (), only)]
+        return self._merge_small(self._process(root.children, ()))
+
+    def _process(self, nodes: list[Node], ctx: tuple[DefInfo, ...], head: bool = False) -> list[Span]:
+        """Pack `nodes` into spans; with `head`, a small first span (a split declaration's signature)
+        joins the next one even if that exceeds the budget by up to min_size."""
+        out: list[Span] = []
+        group: list[_Unit] = []
+        group_size = 0
+
+        def flush() -> None:
+            nonlocal group, group_size
+            if group:
+                out.append(self._group_span(group, ctx))
+            group, group_size = [], 0
+
+        for unit in self._units(self._flatten(nodes)):
+            size = self.size(unit.start, unit.end)
+            if size > self.budget:
+                flush()
+                out.extend(self._split(unit, ctx))
+            elif unit.info is not None and size >= self.min_size:
+                flush()
+                out.append(self._group_span([unit], ctx))
+            elif group and group_size + size <= self.budget:
+                group.append(unit)
+                group_size = self.size(group[0].start, unit.end)
+            else:
+                flush()
+                group, group_size = [unit], size
+        flush()
+        return self._merge_small(out, head)
+
+    def _split(self, unit: _Unit, ctx: tuple[DefInfo, ...]) -> list[Span]:
+        main = unit.nodes[unit.main]
+        inner = (*ctx, unit.info) if unit.info is not None else ctx
+        if main.child_count == 0:
+            spans = [
+                self._span([], a, b, inner, None)
+                for a, b in cut_spans(self.source, main.start_byte, main.end_byte, self.budget, 0, self.size)
+            ]
+            before = unit.nodes[: unit.main]
+            after = unit.nodes[unit.main + 1 :]
+            if before:
+                spans = self._process(before, ctx) + spans
+            if after:
+                spans += self._process(after, ctx)
+            return spans
+        children = [*unit.nodes[: unit.main], *main.children, *unit.nodes[unit.main + 1 :]]
+        return self._process(children, inner, head=unit.info is not None)
+
+    def _group_span(self, group: list[_Unit], ctx: tuple[DefInfo, ...]) -> Span:
+        infos = [u.info for u in group if u.info is not None]
+        return self._span(infos, group[0].start, group[-1].end, ctx, infos[0] if len(infos) == 1 else None)
+
+    def _span(
+        self, infos: list[DefInfo], start: int, end: int, ctx: tuple[DefInfo, ...], only: DefInfo | None
+    ) -> Span:
+        header = "\n".join(c.header for c in ctx if c.sig_start < start)
+        size = self.size(start, end)
+        if only is not None:
+            return Span(start, end, size, only.kind, only.symbol, header, 1)
+        if ctx:
+            owner = ctx[-1]
+            kind = owner.kind if owner.kind in ("function", "method") else "block"
+            return Span(start, end, size, kind, owner.symbol, header, len(infos))
+        return Span(start, end, size, "block", None, header, len(infos))
+
+    def _merge_small(self, spans: list[Span], head: bool = False) -> list[Span]:
+        """Merge spans under min_size into a neighbour when the result fits the budget."""
+        if head and len(spans) > 1 and spans[0].size < self.min_size:
+            if self.size(spans[0].start, spans[1].end) <= self.budget + self.min_size:
+                spans[0:2] = [self._join(spans[0], spans[1])]
+        i = 0
+        while i < len(spans) and len(spans) > 1:
+            span = spans[i]
+            if span.size >= self.min_size:
+                i += 1
+                continue
+            prev = spans[i - 1] if i > 0 else None
+            nxt = spans[i + 1] if i + 1 < len(spans) else None
+            fits_prev = prev is not None and self.size(prev.start, span.end) <= self.budget
+            fits_next = nxt is not None and self.size(span.start, nxt.end) <= self.budget
+            if fits_prev and prev is not None and (prev.defs == 0 or not fits_next):
+                spans[i - 1] = self._join(prev, span)
+                del spans[i]
+            elif fits_next and nxt is not None:
+                spans[i] = self._join(span, nxt)
+                del spans[i + 1]
+            else:
+                i += 1
+        return spans
+
+    def _join(self, a: Span, b: Span) -> Span:
+        size = self.size(a.start, b.end)
+        defs = a.defs + b.defs
+        lead = a if a.defs >= b.defs and (a.defs or a.size >= b.size) else b
+        if defs > 1:
+            kind = "block"
+            symbol = a.symbol if a.symbol == b.symbol else None
+            if symbol is not None and a.kind == b.kind:
+                kind = a.kind
+        else:
+            kind, symbol = lead.kind, lead.symbol
+        header = a.header if len(a.header) <= len(b.header) else b.header
+        return Span(a.start, b.end, size, kind, symbol, header, defs)
+
+
+def chunk_tree(
+    root: Node, source: bytes, spec: LangSpec, defs: Mapping[tuple[int, int], DefInfo], options: ChunkOptions
+) -> list[Span]:
+    """cAST chunks of a parsed file; `defs` maps outer byte ranges of declarations to their info."""
+    spans = _TreeChunker(source, spec, defs, options).chunk(root)
+    for span in spans:  # start at the line's beginning when only indentation precedes
+        line_start = source.rfind(b"\n", 0, span.start) + 1
+        if not source[line_start : span.start].strip():
+            span.start = line_start
+    return spans
+
+
+def cut_spans(
+    source: bytes, start: int, end: int, limit: int, overlap: int, measure: NonWhitespace | None = None
+) -> list[tuple[int, int]]:
+    """Cut [start, end) into pieces of at most `limit` (bytes, or `measure` units) at line boundaries.
+
+    Consecutive pieces overlap by about `overlap` bytes (whole lines only). Every piece ends after the
+    previous one and the next starts after the previous start, so the loop always terminates.
+    """
+    out: list[tuple[int, int]] = []
+    pos = start
+    while pos < end:
+        stop = _limit_end(source, pos, end, limit, measure)
+        cut = stop
+        if stop < end:
+            newline = source.rfind(b"\n", pos, stop)
+            if newline >= pos:
+                cut = newline + 1
+            else:
+                while cut > pos + 1 and (source[cut] & 0xC0) == 0x80:
+                    cut -= 1  # do not cut inside a UTF-8 sequence
+        cut = max(cut, pos + 1)
+        if source[pos:cut].strip():
+            out.append((pos, cut))
+        if cut >= end:
+            break
+        nxt = cut
+        if overlap > 0 and cut - overlap > pos:
+            line = source.find(b"\n", cut - overlap, cut)
+            if line != -1 and line + 1 < cut:
+                nxt = line + 1
+        pos = max(nxt, pos + 1)
+    return out
+
+
+def _limit_end(source: bytes, pos: int, end: int, limit: int, measure: NonWhitespace | None) -> int:
+    if measure is None:
+        return min(end, pos + limit)
+    if measure(pos, end) <= limit:
+        return end
+    lo, hi = pos + 1, end  # smallest stop with measure(pos, stop) >= limit
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if measure(pos, mid) >= limit:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def line_spans(source: bytes, options: ChunkOptions, kind: str = "text") -> list[Span]:
+    """Line chunks of a whole file (~line_chunk_tokens each, ~line_overlap_tokens overlap)."""
+    return [
+        Span(a, b, b - a, kind, None)
+        for a, b in cut_spans(source, 0, len(source), options.line_chars, options.overlap_chars)
+    ]
+
+
+_HEADING = re.compile(rb"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_FENCE = re.compile(rb"^ {0,3}(```|~~~)")
+
+
+def markdown_spans(source: bytes, options: ChunkOptions) -> list[Span]:
+    """Markdown by heading sections; adjacent small sections are packed, large ones cut by lines."""
+    sections: list[tuple[int, int, str | None]] = []
+    start, title, fence = 0, None, None
+    pos = 0
+    for line in source.splitlines(keepends=True):
+        fence_match = _FENCE.match(line)
+        if fence_match:
+            marker = fence_match.group(1)
+            fence = None if fence == marker else (fence or marker)
+        elif fence is None:
+            heading = _HEADING.match(line.rstrip(b"\r\n"))
+            if heading and pos > start:
+                sections.append((start, pos, title))
+                start = pos
+            if heading:
+                title = heading.group(2).decode("utf-8", errors="replace").strip() or None
+        pos += len(line)
+    if pos > start:
+        sections.append((start, pos, title))
+    limit = options.line_chars
+    out: list[Span] = []
+    for a, b, name in sections:
+        if b - a > limit:
+            out.extend(
+                Span(x, y, y - x, "section", name)
+                for x, y in cut_spans(source, a, b, limit, options.overlap_chars)
+            )
+        elif out and out[-1].kind == "section" and b - out[-1].start <= limit and out[-1].size < limit // 2:
+            last = out[-1]
+            out[-1] = Span(last.start, b, b - last.start, "section", last.symbol or name)
+        elif source[a:b].strip():
+            out.append(Span(a, b, b - a, "section", name))
+    return out

@@ -1,0 +1,169 @@
+"""Language detection and per-language parsing resources.
+
+Maps a path to a tree-sitter-language-pack grammar name or to a text kind (files that are chunked by
+lines), hands out cached parsers and the per-language queries kept in `indexing/queries/<lang>.scm`,
+and describes the few node-type facts the chunker needs for each grammar (comments, attached
+attributes, nodes that wrap a declaration).
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+from tree_sitter import Language, Parser, Query
+from tree_sitter_language_pack import get_language as _pack_language
+from tree_sitter_language_pack import get_parser as _pack_parser
+
+QUERY_DIR = Path(__file__).with_name("queries")
+
+GRAMMARS: frozenset[str] = frozenset(
+    {
+        "python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "csharp",
+        "ruby", "php", "kotlin", "lua", "bash", "scala", "swift",
+    }
+)
+TEXT_KINDS: frozenset[str] = frozenset({"markdown", "rst", "yaml", "toml", "json", "text"})
+
+_EXTENSIONS: dict[str, str] = {
+    ".py": "python", ".pyi": "python", ".pyw": "python",
+    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".c": "c", ".h": "c",
+    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp", ".hpp": "cpp", ".hh": "cpp",
+    ".hxx": "cpp", ".h++": "cpp", ".ipp": "cpp", ".inl": "cpp",
+    ".cs": "csharp",
+    ".rb": "ruby", ".rake": "ruby", ".gemspec": "ruby",
+    ".php": "php", ".phtml": "php",
+    ".kt": "kotlin", ".kts": "kotlin",
+    ".lua": "lua",
+    ".sh": "bash", ".bash": "bash", ".zsh": "bash", ".ksh": "bash",
+    ".scala": "scala", ".sc": "scala",
+    ".swift": "swift",
+    ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown",
+    ".rst": "rst",
+    ".yaml": "yaml", ".yml": "yaml",
+    ".toml": "toml",
+    ".json": "json", ".jsonc": "json", ".json5": "json",
+    ".txt": "text", ".cfg": "text", ".ini": "text", ".conf": "text", ".properties": "text",
+    ".in": "text", ".sql": "text", ".proto": "text", ".graphql": "text", ".gql": "text",
+    ".css": "text", ".scss": "text", ".less": "text", ".html": "text", ".htm": "text",
+    ".xml": "text", ".vue": "text", ".svelte": "text", ".gradle": "text", ".cmake": "text",
+    ".mk": "text", ".tf": "text", ".env": "text",
+}
+_NAMES: dict[str, str] = {
+    "Rakefile": "ruby", "Gemfile": "ruby", ".bashrc": "bash", ".bash_profile": "bash", ".profile": "bash",
+    "Makefile": "text", "GNUmakefile": "text", "Dockerfile": "text", "LICENSE": "text", "README": "text",
+    "CHANGELOG": "text", "AUTHORS": "text", "NOTICE": "text", "CMakeLists.txt": "text",
+}
+
+
+def language_for_path(path: str) -> str | None:
+    """The grammar name or text kind for `path`, or None when such files are not indexed."""
+    name = posixpath.basename(path.replace("\\", "/"))
+    if name in _NAMES:
+        return _NAMES[name]
+    ext = posixpath.splitext(name)[1].lower()
+    if not ext and name.startswith("Dockerfile"):
+        return "text"
+    return _EXTENSIONS.get(ext)
+
+
+@dataclass(frozen=True)
+class LangSpec:
+    """Node-type facts the chunker and symbol extractor need for one grammar."""
+
+    comments: frozenset[str] = frozenset({"comment"})
+    # Sibling nodes that belong to the declaration that follows them (decorators, attributes).
+    attach_next: frozenset[str] = frozenset()
+    # Parents that wrap a declaration and belong to it (export, decorators, templates).
+    wrappers: frozenset[str] = frozenset()
+    # Whether the first string statement of a body is a docstring (Python).
+    docstrings: bool = False
+
+
+_JS_WRAPPERS = frozenset({"export_statement"})
+_C_COMMENT = frozenset({"comment"})
+_LINE_BLOCK = frozenset({"line_comment", "block_comment"})
+
+SPECS: dict[str, LangSpec] = {
+    "python": LangSpec(wrappers=frozenset({"decorated_definition"}), docstrings=True),
+    "javascript": LangSpec(attach_next=frozenset({"decorator"}), wrappers=_JS_WRAPPERS),
+    "typescript": LangSpec(
+        attach_next=frozenset({"decorator"}), wrappers=_JS_WRAPPERS | {"ambient_declaration"}
+    ),
+    "tsx": LangSpec(attach_next=frozenset({"decorator"}), wrappers=_JS_WRAPPERS | {"ambient_declaration"}),
+    "go": LangSpec(),
+    "rust": LangSpec(comments=_LINE_BLOCK, attach_next=frozenset({"attribute_item"})),
+    "java": LangSpec(comments=_LINE_BLOCK),
+    "c": LangSpec(comments=_C_COMMENT),
+    "cpp": LangSpec(comments=_C_COMMENT, wrappers=frozenset({"template_declaration"})),
+    "csharp": LangSpec(),
+    "ruby": LangSpec(),
+    "php": LangSpec(attach_next=frozenset({"attribute_list"})),
+    "kotlin": LangSpec(comments=frozenset({"line_comment", "multiline_comment"})),
+    "lua": LangSpec(),
+    "bash": LangSpec(),
+    "scala": LangSpec(
+        comments=frozenset({"comment", "block_comment"}), attach_next=frozenset({"annotation"})
+    ),
+    "swift": LangSpec(comments=frozenset({"comment", "multiline_comment"})),
+}
+
+
+class QueryError(RuntimeError):
+    """A query file in indexing/queries does not compile against its grammar."""
+
+
+@functools.cache
+def get_language(lang: str) -> Language:
+    """The tree-sitter Language for a grammar name in GRAMMARS."""
+    if lang not in GRAMMARS:
+        raise KeyError(f"no grammar for {lang!r}")
+    return _pack_language(lang)  # type: ignore[arg-type]
+
+
+@functools.cache
+def get_parser(lang: str) -> Parser:
+    """A cached parser for a grammar name in GRAMMARS."""
+    if lang not in GRAMMARS:
+        raise KeyError(f"no grammar for {lang!r}")
+    return _pack_parser(lang)  # type: ignore[arg-type]
+
+
+@functools.cache
+def load_query(lang: str) -> Query | None:
+    """The compiled query in indexing/queries/<lang>.scm, or None when there is none."""
+    source = _query_source(lang)
+    if source is None:
+        return None
+    try:
+        return Query(get_language(lang), source)
+    except Exception as exc:  # tree_sitter raises QueryError/ValueError subclasses
+        raise QueryError(f"queries/{lang}.scm: {exc}") from exc
+
+
+def _query_source(lang: str, depth: int = 0) -> str | None:
+    """The text of queries/<lang>.scm with `; inherits: other` lines expanded."""
+    path = QUERY_DIR / f"{lang}.scm"
+    if not path.is_file() or depth > 3:
+        return None
+    parts: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("; inherits:"):
+            for other in line.split(":", 1)[1].split(","):
+                parts.append(_query_source(other.strip(), depth + 1) or "")
+        else:
+            parts.append(line)
+    return "\n".join(parts)
+
+
+def spec_for(lang: str) -> LangSpec:
+    """The LangSpec for a grammar (a plain default for grammars without one)."""
+    return SPECS.get(lang, LangSpec())

@@ -1,0 +1,48 @@
+; Definitions
+(class_definition
+  name: (identifier) @name) @definition.class
+
+(class_definition
+  superclasses: (argument_list [(identifier) (attribute) (subscript)] @base)) @definition.class
+
+(function_definition
+  name: (identifier) @name) @definition.function
+
+; Module-level constants: UPPER_CASE = ...
+(module
+  (expression_statement
+    (assignment
+      left: (identifier) @name
+      (#match? @name "^[A-Z][A-Z0-9_]+$"))) @definition.constant)
+
+; Calls
+(call
+  function: (identifier) @callee) @call
+
+(call
+  function: (attribute
+    object: (_) @receiver
+    attribute: (identifier) @callee)) @call
+
+; Imports
+(import_statement
+  name: (dotted_name) @import.module) @import
+
+(import_statement
+  name: (aliased_import
+    name: (dotted_name) @import.module
+    alias: (identifier) @import.alias)) @import
+
+(import_from_statement
+  module_name: (_) @import.module
+  name: (dotted_name) @import.name) @import
+
+(import_from_statement
+  module_name: (_) @import.module
+  name: (aliased_import
+    name: (dotted_name) @import.name
+    alias: (identifier) @import.alias)) @import
+
+(import_from_statement
+  module_name: (_) @import.module
+  (wildcard_import) @import.name) @import

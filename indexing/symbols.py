@@ -1,0 +1,330 @@
+"""Definitions, call sites and imports from one tree-sitter tree, driven by queries/<lang>.scm.
+
+Capture conventions in the query files (one match yields one record):
+
+- `@definition.<kind>` on a declaration node, with `@name` on its name; optional `@scope.name` (a
+  receiver or owner type written outside the declaration, e.g. Go `func (s *Server) Handle`) and
+  `@base` (a base class / implemented interface). Matches on the same node are merged, so bases can
+  come from separate patterns.
+- `@scope` with `@name`: a node that qualifies the declarations inside it without being one itself
+  (a Rust `impl Type` block).
+- `@call` with `@callee` and optional `@receiver`.
+- `@import` with `@import.module` and optional `@import.name`, `@import.alias`, `@import.default`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tree_sitter import Node, QueryCursor
+
+from indexing.languages import LangSpec, load_query, spec_for
+from indexing.records import CallSite, Definition, Import
+
+CLASS_KINDS = frozenset(
+    {"class", "interface", "struct", "enum", "trait", "type", "object", "impl", "protocol"}
+)
+_BODY_TYPES = frozenset(
+    {
+        "block", "body", "class_body", "declaration_list", "field_declaration_list", "compound_statement",
+        "statement_block", "function_body", "template_body", "body_statement", "enum_body",
+        "interface_body", "protocol_body", "enum_class_body", "statements", "do_block",
+        "enum_variant_list", "enum_member_declaration_list", "object_type", "struct_type",
+        "interface_type",
+    }
+)
+_MAX_SIG = 300
+_MAX_RECEIVER = 120
+
+
+@dataclass
+class DefNode:
+    """A declaration found in the tree, with what the chunker and the records need."""
+
+    node: Node
+    kind: str
+    name: str
+    name_node: Node
+    outer: Node  # the declaration with its wrappers (decorators, export)
+    scope_name: str | None = None
+    bases: list[str] = field(default_factory=list)
+    qualified: str = ""
+    parent: str | None = None
+    signature: str = ""  # first line, stripped
+    header: str = ""  # whole signature up to the body, whitespace collapsed
+    doc: str = ""
+
+
+@dataclass
+class Symbols:
+    """Everything the query extracted from one tree."""
+
+    defs: list[DefNode]
+    calls: list[CallSite]
+    imports: list[Import]
+
+
+def _text(source: bytes, node: Node) -> str:
+    return source[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+
+
+def _collapse(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
+    """Run the language's query over the tree and build definitions, calls and imports."""
+    query = load_query(lang)
+    if query is None:
+        return Symbols([], [], [])
+    spec = spec_for(lang)
+    found: dict[tuple[int, int, str], DefNode] = {}
+    scopes: list[tuple[int, int, str]] = []
+    raw_calls: list[tuple[Node, Node | None, Node]] = []
+    imports: list[Import] = []
+    extra: dict[tuple[int, int, str], list[tuple[str, str]]] = {}
+    for _pattern, caps in QueryCursor(query).matches(root):
+        kind_key = next((k for k in caps if k.startswith("definition.")), None)
+        if kind_key is not None:
+            node = caps[kind_key][0]
+            key = (node.start_byte, node.end_byte, node.type)
+            if key not in found and "name" in caps:
+                name_node = caps["name"][0]
+                found[key] = DefNode(
+                    node, kind_key.split(".", 1)[1], _text(source, name_node), name_node, _outer(node, spec)
+                )
+            notes = extra.setdefault(key, [])
+            if "scope.name" in caps:
+                notes.append(("scope", _text(source, caps["scope.name"][0])))
+            notes.extend(("base", _collapse(_text(source, b), 200)) for b in caps.get("base", ()))
+        elif "scope" in caps and "name" in caps:
+            node = caps["scope"][0]
+            scopes.append((node.start_byte, node.end_byte, _collapse(_text(source, caps["name"][0]), 200)))
+        elif "call" in caps and "callee" in caps:
+            receiver = caps["receiver"][0] if "receiver" in caps else None
+            raw_calls.append((caps["callee"][0], receiver, caps["call"][0]))
+        elif "import" in caps and "import.module" in caps:
+            imports.append(_import(source, path, caps))
+    for key, notes in extra.items():
+        entry = found.get(key)
+        if entry is None:
+            continue
+        for what, text in notes:
+            if what == "scope" and entry.scope_name is None:
+                entry.scope_name = text.removesuffix(".prototype")
+            elif what == "base" and text not in entry.bases:
+                entry.bases.append(text)
+    defs = sorted(found.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    _qualify(defs, scopes)
+    for d in defs:
+        _describe(d, source, spec)
+    calls = _calls(raw_calls, defs, source, path)
+    imports.sort(key=lambda i: i.line)
+    return Symbols(defs, calls, imports)
+
+
+def _outer(node: Node, spec: LangSpec) -> Node:
+    outer = node
+    while outer.parent is not None and outer.parent.type in spec.wrappers:
+        outer = outer.parent
+    return outer
+
+
+def _qualify(defs: list[DefNode], scopes: list[tuple[int, int, str]]) -> None:
+    """Set qualified names and parents by nesting (defs sorted by start, outer first)."""
+    items: list[tuple[int, int, int, DefNode | str]] = [
+        (d.node.start_byte, -d.node.end_byte, 1, d) for d in defs
+    ] + [(s, -e, 0, name) for s, e, name in scopes]
+    items.sort(key=lambda t: (t[0], t[1], t[2]))
+    stack: list[tuple[int, str, bool]] = []  # (end byte, qualified name, class-like)
+    for start, neg_end, _order, item in items:
+        end = -neg_end
+        while stack and stack[-1][0] <= start:
+            stack.pop()
+        if isinstance(item, str):
+            stack.append((end, item, True))
+            continue
+        d = item
+        if d.scope_name:
+            d.parent = d.scope_name
+            d.qualified = f"{d.scope_name}.{d.name}"
+            if d.kind == "function":
+                d.kind = "method"
+        elif stack:
+            d.parent = stack[-1][1]
+            d.qualified = f"{d.parent}.{d.name}"
+            if d.kind == "function" and stack[-1][2]:
+                d.kind = "method"
+        else:
+            d.qualified = d.name
+        stack.append((end, d.qualified, d.kind in CLASS_KINDS))
+
+
+def _body(node: Node) -> Node | None:
+    body = node.child_by_field_name("body")
+    if body is not None:
+        return body
+    for child in reversed(node.named_children):
+        if child.type in _BODY_TYPES:
+            return child
+    return None
+
+
+def _describe(d: DefNode, source: bytes, spec: LangSpec) -> None:
+    """Signature line, header (signature up to the body) and first doc line."""
+    node = d.node
+    name_row = d.name_node.start_point.row
+    line_start = source.rfind(b"\n", 0, d.name_node.start_byte) + 1
+    sig_start = max(node.start_byte, line_start) if node.start_point.row < name_row else node.start_byte
+    line_end = source.find(b"\n", d.name_node.end_byte)
+    line_end = len(source) if line_end < 0 else line_end
+    body = _body(node)
+    sig_end = min(line_end, node.end_byte)
+    if body is not None and sig_start < body.start_byte < line_end:
+        sig_end = body.start_byte
+    d.signature = _collapse(source[sig_start:sig_end].decode("utf-8", errors="replace"), _MAX_SIG)
+    header_end = body.start_byte if body is not None and body.start_byte > sig_start else line_end
+    if header_end - sig_start > 4 * _MAX_SIG:
+        header_end = line_end
+    d.header = _collapse(source[sig_start:header_end].decode("utf-8", errors="replace"), _MAX_SIG)
+    if not d.header.endswith(":") and spec.docstrings and body is not None:
+        d.header += ":"
+    d.doc = _docstring(body, source) if spec.docstrings and body is not None else ""
+    if not d.doc:
+        d.doc = _leading_comment(d.outer, source, spec)
+
+
+def _docstring(body: Node, source: bytes) -> str:
+    first = body.named_children[0] if body.named_child_count else None
+    if first is None or first.type != "expression_statement" or not first.named_child_count:
+        return ""
+    string = first.named_children[0]
+    if string.type != "string":
+        return ""
+    return _first_doc_line(_text(source, string))
+
+
+def _leading_comment(outer: Node, source: bytes, spec: LangSpec) -> str:
+    """First line of the comments directly above the declaration (skipping attributes)."""
+    comments: list[Node] = []
+    current = outer
+    sibling = outer.prev_named_sibling
+    while sibling is not None:
+        if sibling.type in spec.attach_next:
+            pass
+        elif sibling.type in spec.comments or sibling.type.endswith("comment"):
+            gap = current.start_point.row - sibling.end_point.row
+            if gap > 2 or (gap == 2 and not source.startswith(b"/**", sibling.start_byte)):
+                break
+            comments.append(sibling)
+        else:
+            break
+        current = sibling
+        sibling = sibling.prev_named_sibling
+    for comment in reversed(comments):
+        line = _first_doc_line(_text(source, comment))
+        if line:
+            return line
+    return ""
+
+
+def _first_doc_line(text: str) -> str:
+    for raw in text.splitlines():
+        line = raw.strip()
+        for marker in ('r"""', "r'''", 'b"""', '"""', "'''", "/**", "/*!", "/*", "*/", "///", "//!", "//",
+                       "--[[", "---", "--", "#", "*", '"', "'"):
+            if line.startswith(marker):
+                line = line[len(marker):].strip()
+        for marker in ('"""', "'''", "*/", "]]", '"', "'"):
+            if line.endswith(marker):
+                line = line[: -len(marker)].strip()
+        if line:
+            return _collapse(line, 200)
+    return ""
+
+
+def _calls(
+    raw: list[tuple[Node, Node | None, Node]], defs: list[DefNode], source: bytes, path: str
+) -> list[CallSite]:
+    """Call sites with the innermost enclosing definition as caller (one sweep over sorted starts)."""
+    raw.sort(key=lambda c: c[2].start_byte)
+    out: list[CallSite] = []
+    seen: set[tuple[int, int]] = set()
+    stack: list[DefNode] = []
+    di = 0
+    for callee, receiver, call in raw:
+        key = (callee.start_byte, callee.end_byte)
+        if key in seen:
+            continue
+        seen.add(key)
+        pos = call.start_byte
+        while di < len(defs) and defs[di].node.start_byte <= pos:
+            while stack and stack[-1].node.end_byte <= defs[di].node.start_byte:
+                stack.pop()
+            stack.append(defs[di])
+            di += 1
+        while stack and stack[-1].node.end_byte <= pos:
+            stack.pop()
+        caller = stack[-1].qualified if stack else None
+        start = callee.start_point
+        end_col = callee.end_point.column if callee.end_point.row == start.row else start.column + (
+            callee.end_byte - callee.start_byte
+        )
+        out.append(
+            CallSite(
+                path=path,
+                line=start.row + 1,
+                column=start.column,
+                end_column=end_col,
+                callee=_collapse(_text(source, callee), 200),
+                receiver=_collapse(_text(source, receiver), _MAX_RECEIVER) if receiver is not None else None,
+                caller=caller,
+            )
+        )
+    out.sort(key=lambda c: (c.line, c.column))
+    return out
+
+
+def _import(source: bytes, path: str, caps: dict[str, list[Node]]) -> Import:
+    module = _text(source, caps["import.module"][0]).strip().strip("\"'`<>")
+    name = _text(source, caps["import.name"][0]) if "import.name" in caps else None
+    if name is None and "import.default" in caps:
+        name = "default"
+    alias = _text(source, caps["import.alias"][0]) if "import.alias" in caps else None
+    if alias == name:
+        alias = None
+    line = caps["import"][0].start_point.row + 1
+    return Import(path=path, line=line, module=module, name=name, alias=alias)
+
+
+def _end_line(node: Node) -> int:
+    """1-based last line of a node (a node ending just after a newline ends on the line before)."""
+    end = node.end_point
+    return end.row + (0 if end.column == 0 and end.row > node.start_point.row else 1)
+
+
+def to_definitions(defs: list[DefNode], path: str) -> list[Definition]:
+    """Definition records for the extracted declarations."""
+    out: list[Definition] = []
+    for d in defs:
+        node = d.outer
+        out.append(
+            Definition(
+                name=d.name,
+                qualified_name=d.qualified,
+                kind=d.kind,
+                path=path,
+                start_line=node.start_point.row + 1,
+                end_line=_end_line(node),
+                start_byte=node.start_byte,
+                end_byte=node.end_byte,
+                name_line=d.name_node.start_point.row + 1,
+                name_column=d.name_node.start_point.column,
+                signature=d.signature,
+                doc=d.doc,
+                parent=d.parent,
+                bases=tuple(d.bases),
+            )
+        )
+    return out
