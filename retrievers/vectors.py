@@ -1,0 +1,174 @@
+"""An in-memory vector index: float16 vectors plus packed sign bits, searched by cosine similarity.
+
+Rows hold unit-normalized vectors (float16, half the memory of float32) and their sign bits packed
+into uint64 words. A search over a small collection (fewer than `exact_below` rows) scores every row
+exactly. Over a larger one, a Hamming pass over the sign bits of all rows (XOR + popcount, vectorized)
+picks the `candidates` nearest rows, which are then rescored exactly (float16 -> float32 dot product).
+Sign bits are taken after subtracting a centre (the mean of the rows, refreshed whenever the
+collection has doubled): sentence embeddings share a common direction, and signs relative to the
+mean carry more information than raw signs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+_HAS_BITCOUNT = hasattr(np, "bitwise_count")
+_POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
+@dataclass
+class VectorOptions:
+    """Search tuning: exact scoring below `exact_below` rows, else Hamming + `candidates` rescored."""
+
+    candidates: int = 300
+    exact_below: int = 4096
+    center: bool = True
+
+
+class VectorIndex:
+    """Vectors by integer id; `search` returns `(id, cosine)` best first."""
+
+    def __init__(self, dims: int, options: VectorOptions | None = None) -> None:
+        if dims <= 0:
+            raise ValueError(f"dims must be positive, got {dims}")
+        self.dims = dims
+        self.options = options or VectorOptions()
+        self._words = (dims + 63) // 64
+        self._n = 0
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._f16 = np.zeros((0, dims), dtype=np.float16)
+        self._bits = np.zeros((0, self._words), dtype=np.uint64)
+        self._row: dict[int, int] = {}
+        self._center = np.zeros(dims, dtype=np.float32)
+        self._centered_at = 0  # row count when the centre was last computed
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return chunk_id in self._row
+
+    def ids(self) -> set[int]:
+        return set(self._row)
+
+    def vector(self, chunk_id: int) -> np.ndarray | None:
+        """The stored (normalized, float16-rounded) vector as float32, or None."""
+        row = self._row.get(chunk_id)
+        return None if row is None else self._f16[row].astype(np.float32)
+
+    # ----- writing -----------------------------------------------------------------------------
+
+    def _signs(self, vectors: np.ndarray) -> np.ndarray:
+        positive = (vectors.astype(np.float32) - self._center) > 0
+        packed = np.packbits(positive, axis=1)
+        pad = self._words * 8 - packed.shape[1]
+        if pad:
+            packed = np.pad(packed, ((0, 0), (0, pad)))
+        return np.ascontiguousarray(packed).view(np.uint64)
+
+    def _grow(self, need: int) -> None:
+        cap = self._ids.shape[0]
+        if need <= cap:
+            return
+        new = max(need, cap * 2, 64)
+        ids = np.zeros(new, dtype=np.int64)
+        f16 = np.zeros((new, self.dims), dtype=np.float16)
+        bits = np.zeros((new, self._words), dtype=np.uint64)
+        ids[: self._n], f16[: self._n], bits[: self._n] = (
+            self._ids[: self._n], self._f16[: self._n], self._bits[: self._n])
+        self._ids, self._f16, self._bits = ids, f16, bits
+
+    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        """Insert or replace vectors (rows of `vectors`, any float dtype) for `ids`."""
+        matrix = np.asarray(vectors, dtype=np.float32).reshape(len(ids), -1)
+        if matrix.shape[1] != self.dims:
+            raise ValueError(f"expected {self.dims}-dimensional vectors, got {matrix.shape[1]}")
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        rows = np.empty(len(ids), dtype=np.int64)
+        fresh = 0
+        for k, cid in enumerate(ids):
+            row = self._row.get(int(cid))
+            if row is None:
+                row = self._n + fresh
+                self._row[int(cid)] = row
+                fresh += 1
+            rows[k] = row
+        self._grow(self._n + fresh)
+        self._n += fresh
+        self._ids[rows] = np.asarray(ids, dtype=np.int64)
+        self._f16[rows] = matrix.astype(np.float16)
+        self._bits[rows] = self._signs(matrix)
+        if self.options.center and self._n >= 64 and self._n >= 2 * self._centered_at:
+            self._recenter()
+
+    def _recenter(self) -> None:
+        self._center = self._f16[: self._n].astype(np.float32).mean(axis=0)
+        self._bits[: self._n] = self._signs(self._f16[: self._n])
+        self._centered_at = self._n
+
+    def remove(self, ids: Iterable[int]) -> None:
+        """Drop ids (unknown ids are ignored); the last row moves into each freed slot."""
+        for cid in ids:
+            row = self._row.pop(int(cid), None)
+            if row is None:
+                continue
+            last = self._n - 1
+            if row != last:
+                moved = int(self._ids[last])
+                self._ids[row] = self._ids[last]
+                self._f16[row] = self._f16[last]
+                self._bits[row] = self._bits[last]
+                self._row[moved] = row
+            self._n = last
+
+    # ----- searching ---------------------------------------------------------------------------
+
+    def hamming(self, query: np.ndarray) -> np.ndarray:
+        """Hamming distance between the query's sign bits and every row's."""
+        qbits = self._signs(np.asarray(query, dtype=np.float32).reshape(1, -1))
+        xor = self._bits[: self._n] ^ qbits
+        if _HAS_BITCOUNT:
+            return np.bitwise_count(xor).sum(axis=1, dtype=np.int32)
+        return _POPCOUNT8[xor.view(np.uint8)].sum(axis=1, dtype=np.int32)
+
+    def search(
+        self,
+        query: np.ndarray,
+        limit: int,
+        allowed: Callable[[int], bool] | None = None,
+        candidates: int | None = None,
+        exact: bool | None = None,
+    ) -> list[tuple[int, float]]:
+        """The `limit` rows most similar to `query`: `(id, cosine)`, best first.
+
+        `allowed` filters ids; `exact` forces (True) or forbids (False) scoring every row.
+        """
+        if limit <= 0 or self._n == 0:
+            return []
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self.dims:
+            raise ValueError(f"expected a {self.dims}-dimensional query, got {q.shape[0]}")
+        norm = float(np.linalg.norm(q))
+        q = q / norm if norm > 0 else q
+        use_exact = exact if exact is not None else self._n < self.options.exact_below
+        if use_exact:
+            rows = np.arange(self._n)
+        else:
+            dist = self.hamming(q)
+            k = min(self._n, max(candidates or self.options.candidates, limit))
+            rows = np.argpartition(dist, k - 1)[:k] if k < self._n else np.arange(self._n)
+        scores = self._f16[rows].astype(np.float32) @ q
+        order = np.argsort(-scores, kind="stable")
+        out: list[tuple[int, float]] = []
+        for i in order:
+            cid = int(self._ids[rows[i]])
+            if allowed is None or allowed(cid):
+                out.append((cid, float(scores[i])))
+                if len(out) == limit:
+                    break
+        return out

@@ -1,0 +1,100 @@
+"""VectorIndex: exact and Hamming-prefiltered cosine search against brute force."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from retrievers.vectors import VectorIndex, VectorOptions
+
+
+def brute_force(ids: list[int], matrix: np.ndarray, query: np.ndarray, k: int) -> list[int]:
+    unit = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    f16 = unit.astype(np.float16).astype(np.float32)  # the index keeps float16
+    scores = f16 @ (query / np.linalg.norm(query))
+    return [ids[i] for i in np.argsort(-scores, kind="stable")[:k]]
+
+
+@pytest.fixture(scope="module")
+def rng() -> np.random.Generator:
+    return np.random.default_rng(1234)
+
+
+def test_exact_search_equals_brute_force_on_random_data(rng: np.random.Generator) -> None:
+    ids = list(range(1000, 3000))
+    matrix = rng.standard_normal((len(ids), 96)).astype(np.float32)
+    index = VectorIndex(96)
+    index.add(ids, matrix)
+    for _ in range(10):
+        q = rng.standard_normal(96).astype(np.float32)
+        got = index.search(q, 10, exact=True)
+        assert [i for i, _ in got] == brute_force(ids, matrix, q, 10)
+        assert all(a[1] >= b[1] for a, b in zip(got, got[1:], strict=False))
+        assert -1.0 <= got[-1][1] <= got[0][1] <= 1.0
+
+
+def test_hamming_with_all_candidates_is_exact(rng: np.random.Generator) -> None:
+    ids = list(range(500))
+    matrix = rng.standard_normal((500, 100)).astype(np.float32)  # 100 dims: padded sign words
+    index = VectorIndex(100, VectorOptions(exact_below=0))
+    index.add(ids, matrix)
+    q = rng.standard_normal(100).astype(np.float32)
+    assert [i for i, _ in index.search(q, 10, candidates=500)] == brute_force(ids, matrix, q, 10)
+
+
+def test_hamming_prefilter_keeps_true_neighbours_on_clustered_data(rng: np.random.Generator) -> None:
+    # Embeddings cluster around topics; queries land near a topic. Random offset shared by all rows
+    # (a common direction, as sentence embeddings have) exercises the centring.
+    dims, n = 384, 20_000
+    centres = rng.standard_normal((200, dims)).astype(np.float32)
+    shared = 3.0 * rng.standard_normal(dims).astype(np.float32)
+    noise = 0.8 * rng.standard_normal((n, dims)).astype(np.float32)
+    matrix = centres[rng.integers(0, 200, n)] + noise + shared
+    ids = list(range(n))
+    index = VectorIndex(dims)
+    index.add(ids[:5000], matrix[:5000])
+    index.add(ids[5000:], matrix[5000:])
+    assert len(index) == n and index.options.exact_below < n
+    recalls = []
+    for t in range(20):
+        q = matrix[t * 97] + 0.5 * rng.standard_normal(dims).astype(np.float32)
+        got = [i for i, _ in index.search(q, 10)]
+        recalls.append(len(set(got) & set(brute_force(ids, matrix, q, 10))) / 10)
+    assert np.mean(recalls) >= 0.95
+
+
+def test_hamming_matches_unpacked_popcount(rng: np.random.Generator) -> None:
+    index = VectorIndex(70, VectorOptions(center=False))
+    matrix = rng.standard_normal((50, 70)).astype(np.float32)
+    index.add(list(range(50)), matrix)
+    q = rng.standard_normal(70).astype(np.float32)
+    expected = ((matrix > 0) != (q > 0)).sum(axis=1)
+    assert np.array_equal(index.hamming(q), expected)
+
+
+def test_add_replace_remove(rng: np.random.Generator) -> None:
+    index = VectorIndex(8)
+    vecs = np.eye(8, dtype=np.float32)
+    index.add([10, 11, 12, 13], vecs[:4])
+    assert index.search(vecs[2], 1) == [(12, pytest.approx(1.0, abs=1e-3))]
+    index.add([12], vecs[7:8])  # replace in place
+    assert len(index) == 4
+    assert index.search(vecs[7], 1)[0][0] == 12
+    index.remove([10, 99])  # the last row moves into the freed slot; unknown ids are ignored
+    assert index.ids() == {11, 12, 13} and 10 not in index
+    assert index.search(vecs[3], 1)[0][0] == 13
+    assert [i for i, _ in index.search(vecs[3], 5, allowed=lambda i: i != 13)] == [11, 12]
+    np.testing.assert_allclose(index.vector(11), vecs[1], atol=1e-3)
+    index.remove([11, 12, 13])
+    assert len(index) == 0 and index.search(vecs[0], 3) == []
+
+
+def test_bad_shapes_are_named_errors() -> None:
+    index = VectorIndex(4)
+    with pytest.raises(ValueError, match="4-dimensional"):
+        index.add([1], np.ones((1, 5), dtype=np.float32))
+    index.add([1], np.ones((1, 4), dtype=np.float32))
+    with pytest.raises(ValueError, match="4-dimensional"):
+        index.search(np.ones(3, dtype=np.float32), 1)
+    with pytest.raises(ValueError):
+        VectorIndex(0)
