@@ -1,0 +1,260 @@
+"""The call graph: a networkx DiGraph over definitions, built from parsed records.
+
+`build_call_graph(definitions, calls, imports)` resolves every call site with the rules of
+`graph.resolution` and returns a `CallGraph`:
+
+- nodes are definition ids (`Definition.id`) with the node attribute `definition`; every file that
+  has definitions, calls or imports also gets a module pseudo node with a negative id, the node
+  attributes `module` (its path) and `definition` (a synthetic `Definition` of kind "module");
+- "call" edges run caller -> callee with `weight` (1/n for a call resolved to n candidates; the
+  highest over the edge's sites) and `sites: list[CallSite]`; module-level call sites have no caller
+  node and appear only in `callers` / `incoming_calls`;
+- "inherits" edges run class -> base (a class that also calls its base keeps the "call" type and
+  gets `inherits=True`);
+- "imports" edges run module node -> module node with `imports: list[Import]`.
+
+Unresolved call sites are kept in `unresolved` (by name in `unresolved_named`) for a textual
+references fallback. PageRank (call edges only, mean 1 over definition nodes) is computed lazily.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+
+from graph import centrality, traversal
+from graph.errors import DuplicateIdError, GraphError, UnknownDefinitionError
+from graph.lookup import resolve_name
+from graph.resolution import Resolver, SymbolIndex
+from indexing.records import CallSite, Definition, Import
+
+
+@dataclass
+class GraphOptions:
+    """Build options: calls resolving to more than `max_candidates` definitions stay unresolved."""
+
+    max_candidates: int = 8
+
+
+__all__ = ["CallGraph", "DuplicateIdError", "GraphError", "GraphOptions", "UnknownDefinitionError",
+           "build_call_graph"]
+
+
+class CallGraph:
+    """A resolved call graph with lookups and traversals (see the module docstring)."""
+
+    def __init__(self, graph: nx.DiGraph, index: SymbolIndex, resolver: Resolver,
+                 incoming: dict[int, list[tuple[CallSite, int | None]]], unresolved: list[CallSite],
+                 outcomes: Counter[str], module_nodes: dict[str, int]) -> None:
+        self.graph = graph
+        self.index = index
+        self.resolver = resolver
+        self.incoming_index = incoming
+        self.unresolved = unresolved
+        self.outcomes = outcomes
+        self.module_nodes = module_nodes
+        self._unresolved_by_name: dict[str, list[CallSite]] | None = None
+        self._pagerank: dict[int, float] | None = None
+
+    # --- lookups -------------------------------------------------------------------------------
+    def definition(self, def_id: int) -> Definition:
+        """The definition (or module pseudo definition) with this id; UnknownDefinitionError if none."""
+        try:
+            return self.graph.nodes[def_id]["definition"]  # type: ignore[no-any-return]
+        except (KeyError, TypeError):
+            raise UnknownDefinitionError(def_id) from None
+
+    def definitions(self) -> list[Definition]:
+        """Every real definition (no module pseudo nodes)."""
+        return list(self.index.defs.values())
+
+    def resolve(self, name: str) -> list[Definition]:
+        """Definitions a written symbol names, most central first (see `graph.lookup`)."""
+        ids = resolve_name(self.index, self.resolver, name)
+        if len(ids) > 1:
+            rank = self.pagerank
+            defs = self.index.defs
+            ids.sort(key=lambda i: (-rank.get(i, 0.0), defs[i].path, defs[i].start_line))
+        return [self.index.defs[i] for i in ids]
+
+    def definitions_at(self, path: str, line: int) -> list[Definition]:
+        """Definitions whose range contains `line` in `path`, innermost first."""
+        found = [self.index.defs[i] for i in self.index.by_path.get(path, ())
+                 if self.index.defs[i].start_line <= line <= self.index.defs[i].end_line]
+        found.sort(key=lambda d: (d.end_line - d.start_line, -d.start_line))
+        return found
+
+    def module_node(self, path: str) -> int | None:
+        """The id of the module pseudo node of a file, None if the file has no records."""
+        return self.module_nodes.get(path)
+
+    def bases(self, def_id: int) -> list[int]:
+        """Resolved base classes of a class (empty for anything else)."""
+        self.definition(def_id)
+        return [v for v, data in self.graph.succ[def_id].items()
+                if data.get("type") == "inherits" or data.get("inherits")]
+
+    def subclasses(self, def_id: int) -> list[int]:
+        """Classes that name `def_id` as a base."""
+        self.definition(def_id)
+        return [u for u, data in self.graph.pred[def_id].items()
+                if data.get("type") == "inherits" or data.get("inherits")]
+
+    def imported_paths(self, path: str) -> list[str]:
+        """Workspace files `path` imports."""
+        node = self.module_nodes.get(path)
+        if node is None:
+            return []
+        return sorted(self.graph.nodes[v]["module"] for v, data in self.graph.succ[node].items()
+                      if data.get("type") == "imports")
+
+    def importers(self, path: str) -> list[str]:
+        """Workspace files that import `path`."""
+        node = self.module_nodes.get(path)
+        if node is None:
+            return []
+        return sorted(self.graph.nodes[u]["module"] for u, data in self.graph.pred[node].items()
+                      if data.get("type") == "imports")
+
+    def unresolved_named(self, name: str) -> list[CallSite]:
+        """Unresolved call sites whose callee is written `name`."""
+        if self._unresolved_by_name is None:
+            by_name: dict[str, list[CallSite]] = defaultdict(list)
+            for site in self.unresolved:
+                by_name[site.callee].append(site)
+            self._unresolved_by_name = dict(by_name)
+        return list(self._unresolved_by_name.get(name, ()))
+
+    # --- traversals ----------------------------------------------------------------------------
+    def callers(self, def_id: int) -> list[tuple[CallSite, int | None]]:
+        return traversal.callers(self, def_id)
+
+    def callees(self, def_id: int) -> list[int]:
+        return traversal.callees(self, def_id)
+
+    def outgoing_calls(self, def_id: int) -> list[tuple[int, list[CallSite]]]:
+        return traversal.outgoing_calls(self, def_id)
+
+    def incoming_calls(self, def_id: int) -> list[tuple[int | None, list[CallSite]]]:
+        return traversal.incoming_calls(self, def_id)
+
+    def impact(self, def_id: int, depth: int = 2) -> list[tuple[int, int]]:
+        return traversal.impact(self, def_id, depth)
+
+    # --- centrality and figures ----------------------------------------------------------------
+    @property
+    def pagerank(self) -> dict[int, float]:
+        """PageRank over call edges among definitions, mean 1 (computed once, on first use)."""
+        if self._pagerank is None:
+            self._pagerank = centrality.pagerank(self.graph, self.index.defs.keys())
+        return self._pagerank
+
+    def stats(self) -> dict[str, Any]:
+        types: Counter[str] = Counter()
+        for _, _, data in self.graph.edges(data=True):
+            types[data.get("type", "")] += 1
+            types["also_inherits"] += bool(data.get("inherits"))
+        resolved = self.outcomes["resolved"] + self.outcomes["ambiguous"]
+        return {
+            "nodes": len(self.index.defs),
+            "modules": len(self.module_nodes),
+            "call_edges": types["call"],
+            "inherits_edges": types["inherits"] + types["also_inherits"],
+            "import_edges": types["imports"],
+            "call_sites": sum(self.outcomes.values()),
+            "resolved_calls": resolved,
+            "ambiguous_calls": self.outcomes["ambiguous"],
+            "unresolved_calls": len(self.unresolved),
+            "external_calls": self.outcomes["external"],
+            "too_many_candidates": self.outcomes["too_many"],
+        }
+
+
+def _module_definition(path: str, node_id: int, defs: Sequence[Definition]) -> Definition:
+    stem = posixpath.splitext(path)[0]
+    name = posixpath.basename(stem)
+    return Definition(
+        name=name, qualified_name=".".join(p for p in stem.split("/") if p), kind="module", path=path,
+        start_line=1, end_line=max((d.end_line for d in defs), default=1), start_byte=0,
+        end_byte=max((d.end_byte for d in defs), default=0), name_line=1, name_column=0,
+        signature=path, id=node_id,
+    )
+
+
+def build_call_graph(definitions: Sequence[Definition], calls: Sequence[CallSite],
+                     imports: Sequence[Import], options: GraphOptions | None = None) -> CallGraph:
+    """Resolve every call site, base class and import, and build the graph (module docstring)."""
+    options = options or GraphOptions()
+    if options.max_candidates < 1:
+        raise GraphError(f"max_candidates must be at least 1, got {options.max_candidates}")
+    index = SymbolIndex(definitions, imports, extra_paths=[c.path for c in calls])
+    resolver = Resolver(index, options.max_candidates)
+    g: nx.DiGraph = nx.DiGraph()
+    g.add_nodes_from((d.id, {"definition": d}) for d in definitions)
+    module_nodes: dict[str, int] = {}
+    for k, path in enumerate(sorted(index.modules.paths)):
+        node = -(k + 1)
+        module_nodes[path] = node
+        file_defs = [index.defs[i] for i in index.by_path.get(path, ())]
+        g.add_node(node, definition=_module_definition(path, node, file_defs), module=path)
+
+    incoming: dict[int, list[tuple[CallSite, int | None]]] = defaultdict(list)
+    edge_sites: dict[tuple[int, int], list[CallSite]] = defaultdict(list)
+    edge_weight: dict[tuple[int, int], float] = {}
+    unresolved: list[CallSite] = []
+    outcomes: Counter[str] = Counter()
+    for site in calls:
+        res = resolver.resolve_call(site)
+        outcomes[res.status] += 1
+        if not res.callees:
+            unresolved.append(site)
+            continue
+        for callee in res.callees:
+            incoming[callee].append((site, res.caller))
+            if res.caller is not None:
+                key = (res.caller, callee)
+                edge_sites[key].append(site)
+                edge_weight[key] = max(edge_weight.get(key, 0.0), res.weight)
+    for pairs in incoming.values():
+        pairs.sort(key=lambda item: traversal.site_key(item[0]))
+    for (u, v), sites in edge_sites.items():
+        sites.sort(key=traversal.site_key)
+        g.add_edge(u, v, type="call", weight=edge_weight[(u, v)], sites=sites)
+
+    for d in definitions:
+        if d.bases and index.is_class(d.id):
+            for base in resolver.bases(d.id):
+                if g.has_edge(d.id, base):
+                    g.edges[d.id, base]["inherits"] = True
+                else:
+                    g.add_edge(d.id, base, type="inherits", weight=1.0)
+
+    for imp in imports:
+        src = module_nodes.get(imp.path)
+        for target_path in _import_files(resolver, imp):
+            dst = module_nodes.get(target_path)
+            if src is None or dst is None or dst == src:
+                continue
+            if g.has_edge(src, dst):
+                g.edges[src, dst]["imports"].append(imp)
+            else:
+                g.add_edge(src, dst, type="imports", weight=1.0, imports=[imp])
+    return CallGraph(g, index, resolver, dict(incoming), unresolved, outcomes, module_nodes)
+
+
+def _import_files(resolver: Resolver, imp: Import) -> list[str]:
+    """Workspace files an import statement names: the module, or the submodule it imports."""
+    files = resolver.ix.modules.files_for(imp.module, imp.path)
+    if not files or not imp.name or imp.name in ("*", "default"):
+        return files
+    if resolver.ix.top_level_named(files, imp.name) or any(
+            imp.name in resolver.ix.local.get(f, {}) for f in files):
+        return files
+    sep = "" if imp.module.endswith((".", "/")) else ("/" if "/" in imp.module else ".")
+    return resolver.ix.modules.files_for(imp.module + sep + imp.name, imp.path) or files
+

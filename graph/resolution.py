@@ -1,0 +1,507 @@
+"""Name indexes over definitions and the rules that resolve a call site to its candidate callees.
+
+Precedence for one call site `receiver.callee(...)` in file P inside definition D (first rule that
+yields candidates wins; see docs/design.md, "Call graph"):
+
+1. `self`/`this`/`cls` receivers (and, in Java, C#, Kotlin, Scala, C++, Ruby and Swift, bare calls
+   inside a class body): methods of the enclosing class, then of its bases, recursively, breadth
+   first, the first class that defines the name wins. `super()`/`super` skip the class itself.
+2. Bare calls: a definition of that name in the same file (not a method), then an imported name
+   (`from m import f as g`, a named or default JS import, a `require`, a Java import), then a
+   star import, then a unique global name; an ambiguous name links to every candidate.
+3. Module-qualified calls: the receiver is an imported module or namespace (`utils.f`, `np.f`,
+   `pkg.Func` in Go, a `require`d module): definitions of that name in the module's files.
+   A class receiver (`Session.request`, `Foo::new`) resolves to that class's methods and bases.
+4. Any other receiver (`resp.json()`): methods of that name anywhere, each weighted 1/n.
+
+A name imported from a module outside the workspace, a Python builtin or a receiver rooted in one
+is external and stays unresolved. More than `max_candidates` candidates is noise: unresolved too.
+Calling a class links to the class and its constructor (`__init__`, `constructor`, ...).
+"""
+
+from __future__ import annotations
+
+import builtins
+import posixpath
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from graph.errors import DuplicateIdError
+from graph.modules import ImportTarget, ModuleIndex, import_tables
+from indexing.records import CallSite, Definition, Import
+
+CLASS_KINDS = frozenset({
+    "class", "struct", "interface", "trait", "enum", "impl", "object", "protocol", "record",
+    "module", "union", "namespace", "type", "extension", "mixin",
+})
+FUNCTION_KINDS = frozenset({"function", "method", "constructor", "lambda", "macro", "procedure"})
+NOT_CALLABLE = frozenset({"constant", "field", "property", "enum_member", "enum_constant", "attribute"})
+CONSTRUCTOR_NAMES = ("__init__", "constructor", "initialize", "new", "init")
+SELF_RECEIVERS = frozenset({"self", "this", "cls", "$this", "@", "Self", "static", "me"})
+SUPER_RECEIVERS = frozenset({"super", "super()", "parent", "base"})
+# Languages where a bare call inside a class body calls a method of that class.
+CLASS_BODY_EXTS = (".java", ".cs", ".kt", ".kts", ".scala", ".cpp", ".cc", ".cxx", ".hpp", ".hh",
+                   ".hxx", ".h", ".rb", ".swift", ".m", ".mm")
+PY_EXTS = (".py", ".pyi")
+JS_EXTS = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
+PY_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_"))
+# Unknown-receiver calls to these names most often hit a builtin type: their edges weigh 1/(4n).
+PY_BUILTIN_METHODS = frozenset(
+    n for t in (dict, list, str, set, bytes, tuple) for n in dir(t) if not n.startswith("_"))
+JS_BUILTIN_METHODS = frozenset({
+    "push", "pop", "shift", "unshift", "slice", "splice", "map", "filter", "reduce", "forEach", "find",
+    "findIndex", "indexOf", "includes", "join", "concat", "keys", "values", "entries", "then", "catch",
+    "finally", "get", "set", "has", "delete", "add", "clear", "call", "apply", "bind", "toString",
+    "replace", "split", "trim", "match", "test", "exec", "some", "every", "sort", "reverse", "charAt",
+    "substring", "substr", "toLowerCase", "toUpperCase", "startsWith", "endsWith", "hasOwnProperty",
+})
+BUILTIN_METHOD_FACTOR = 0.25
+JS_GLOBALS = frozenset({
+    "console", "Object", "Array", "JSON", "Math", "Promise", "String", "Number", "Boolean", "Date",
+    "Reflect", "Symbol", "Map", "Set", "WeakMap", "RegExp", "Error", "process", "Buffer", "window",
+    "document", "globalThis", "Intl", "URL", "crypto", "BigInt",
+})
+JS_GLOBAL_FUNCTIONS = JS_GLOBALS | frozenset({
+    "require", "setTimeout", "setInterval", "clearTimeout", "clearInterval", "setImmediate",
+    "parseInt", "parseFloat", "isNaN", "isFinite", "encodeURIComponent", "decodeURIComponent",
+    "encodeURI", "decodeURI", "escape", "unescape", "TypeError", "RangeError", "SyntaxError",
+    "queueMicrotask", "structuredClone", "fetch", "import", "eval",
+})
+_ROOT_SPLIT = re.compile(r"\.|\(|\[|->|::|\?\.")
+_IDENT_PATH = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*$")
+_GO_RECEIVER = re.compile(r"^func\s*\(\s*([A-Za-z_]\w*)\s")
+_BASE_PREFIX = re.compile(r"^(?:(?:public|private|protected|virtual|internal|open|override)\s+)+")
+
+
+@dataclass
+class Resolution:
+    """The outcome for one call site: the caller id (None at module level) and candidate callee ids.
+
+    `status` is "resolved" (one candidate), "ambiguous" (several, each weighted 1/n), "external"
+    (builtins, the standard library, dependencies), "too_many" or "unresolved".
+    """
+
+    caller: int | None
+    callees: list[int]
+    status: str
+    rule: str = ""
+    weight: float = 1.0  # 1/n for n candidates (a class and its constructor count as one)
+
+
+def _strip_base(text: str) -> str | None:
+    """'Generic[T]' -> 'Generic', 'public Base<T>' -> 'Base', 'metaclass=ABCMeta' -> None."""
+    text = _BASE_PREFIX.sub("", text.strip())
+    if not text or "=" in text or text.startswith("*"):
+        return None
+    for stop in "[<({":
+        text = text.split(stop, 1)[0]
+    text = text.strip().replace("::", ".")
+    return text or None
+
+
+class SymbolIndex:
+    """Dict indexes over definitions: by id, name, qualified name, file, class members."""
+
+    def __init__(self, definitions: Sequence[Definition], imports: Sequence[Import],
+                 extra_paths: Sequence[str] = ()) -> None:
+        self.defs: dict[int, Definition] = {}
+        self.by_name: dict[str, list[int]] = defaultdict(list)
+        self.by_qname: dict[str, list[int]] = defaultdict(list)
+        self.by_name_lower: dict[str, list[int]] = defaultdict(list)
+        self.by_qname_lower: dict[str, list[int]] = defaultdict(list)
+        self.by_path: dict[str, list[int]] = defaultdict(list)
+        self.by_path_name: dict[tuple[str, str], list[int]] = defaultdict(list)
+        self.by_path_qname: dict[tuple[str, str], list[int]] = defaultdict(list)
+        by_dir_qname: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for d in definitions:
+            if d.id in self.defs:
+                raise DuplicateIdError(f"duplicate definition id {d.id} ({d.qualified_name} in {d.path})")
+            self.defs[d.id] = d
+            self.by_name[d.name].append(d.id)
+            self.by_qname[d.qualified_name].append(d.id)
+            self.by_name_lower[d.name.lower()].append(d.id)
+            self.by_qname_lower[d.qualified_name.lower()].append(d.id)
+            self.by_path[d.path].append(d.id)
+            self.by_path_name[(d.path, d.name)].append(d.id)
+            self.by_path_qname[(d.path, d.qualified_name)].append(d.id)
+            by_dir_qname[(posixpath.dirname(d.path), d.qualified_name)].append(d.id)
+        for ids in self.by_path.values():
+            ids.sort(key=lambda i: (self.defs[i].start_line, -self.defs[i].end_line))
+        # parent definition (same file first, then same directory: Go methods, C++ out-of-line).
+        self.parent_of: dict[int, int] = {}
+        self.members: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        for d in definitions:
+            if not d.parent:
+                continue
+            parents = self.by_path_qname.get((d.path, d.parent)) or by_dir_qname.get(
+                (posixpath.dirname(d.path), d.parent)) or []
+            parent = self._innermost_containing(parents, d) if len(parents) > 1 else (
+                parents[0] if parents else None)
+            if parent is not None and parent != d.id:
+                self.parent_of[d.id] = parent
+                if self.defs[parent].kind in CLASS_KINDS:
+                    self.members[parent][d.name].append(d.id)
+        self.modules = ModuleIndex(set(self.by_path) | {i.path for i in imports} | set(extra_paths))
+        self.local, self.stars = import_tables(imports)
+
+    def _innermost_containing(self, ids: Sequence[int], d: Definition) -> int:
+        inside = [i for i in ids if self.defs[i].path == d.path
+                  and self.defs[i].start_line <= d.start_line <= self.defs[i].end_line and i != d.id]
+        pool = inside or list(ids)
+        return min(pool, key=lambda i: self.defs[i].end_line - self.defs[i].start_line)
+
+    def is_class(self, def_id: int) -> bool:
+        return self.defs[def_id].kind in CLASS_KINDS
+
+    def is_member(self, def_id: int) -> bool:
+        """A method or other class member (not a nested function, not a top-level function)."""
+        parent = self.parent_of.get(def_id)
+        if parent is not None:
+            return self.defs[parent].kind in CLASS_KINDS
+        return self.defs[def_id].kind == "method" or bool(self.defs[def_id].parent)
+
+    def callable(self, def_id: int) -> bool:
+        return self.defs[def_id].kind not in NOT_CALLABLE
+
+    def top_level_named(self, paths: Sequence[str], name: str) -> list[int]:
+        """Definitions called `name` in `paths`, not nested in another definition (any, failing that)."""
+        found = [i for p in paths for i in self.by_path_name.get((p, name), ())]
+        top = [i for i in found if i not in self.parent_of]
+        return top or found
+
+
+class Resolver:
+    """Applies the precedence rules of the module docstring to call sites, bases and names."""
+
+    def __init__(self, index: SymbolIndex, max_candidates: int = 8) -> None:
+        self.ix = index
+        self.max_candidates = max_candidates
+        self._bases: dict[int, list[int]] = {}
+        self._open_bases: set[int] = set()
+        self._subclasses: dict[int, list[int]] | None = None
+        self._enclosing: dict[int, list[int]] = {}
+        self._target_cache: dict[tuple[ImportTarget, str, int], tuple[list[int], list[str], bool]] = {}
+
+    # --- classes -------------------------------------------------------------------------------
+    def bases(self, class_id: int) -> list[int]:
+        """Resolved base classes of a class, as written in its declaration."""
+        cached = self._bases.get(class_id)
+        if cached is not None:
+            return cached
+        self._bases[class_id] = []  # guards against cyclic base declarations
+        d = self.ix.defs[class_id]
+        found: list[int] = []
+        for written in d.bases:
+            name = _strip_base(written)
+            if not name:
+                continue
+            ids, _ = self.lookup_class(name, d.path)
+            ids = [i for i in ids if i != class_id]
+            if not ids or len(ids) > self.max_candidates:
+                self._open_bases.add(class_id)
+                continue
+            found.extend(i for i in ids if i not in found)
+        self._bases[class_id] = found
+        return found
+
+    def has_open_bases(self, class_id: int) -> bool:
+        """Whether some base of the class (or of its bases) is outside the workspace or unresolved."""
+        seen: set[int] = set()
+        stack = [class_id]
+        while stack:
+            cls = stack.pop()
+            if cls in seen:
+                continue
+            seen.add(cls)
+            bases = self.bases(cls)
+            if cls in self._open_bases:
+                return True
+            stack.extend(bases)
+        return False
+
+    def descendants(self, class_id: int) -> list[int]:
+        """Classes deriving from `class_id`, directly or not, nearest first."""
+        if self._subclasses is None:
+            subs: dict[int, list[int]] = defaultdict(list)
+            for i, d in self.ix.defs.items():
+                if d.bases and self.ix.is_class(i):
+                    for b in self.bases(i):
+                        subs[b].append(i)
+            self._subclasses = dict(subs)
+        out: list[int] = []
+        seen = {class_id}
+        queue = [class_id]
+        while queue:
+            nxt: list[int] = []
+            for cls in queue:
+                for sub in self._subclasses.get(cls, ()):
+                    if sub not in seen:
+                        seen.add(sub)
+                        out.append(sub)
+                        nxt.append(sub)
+            queue = nxt
+        return out
+
+    def lookup_class(self, name: str, path: str) -> tuple[list[int], bool]:
+        """Classes a (possibly dotted) name written in `path` denotes; the flag says 'external'."""
+        if "." in name:
+            head, _, last = name.rpartition(".")
+            module_paths, external = self._module_paths_for_local(head, path)
+            if module_paths:
+                ids = [i for i in self.names_in_module(module_paths, last) if self.ix.is_class(i)]
+                if ids:
+                    return ids, False
+            if external:
+                return [], True
+            name = last
+        return self.lookup_bare(name, path, self.ix.is_class)
+
+    def mro_lookup(self, class_id: int, names: Sequence[str], include_self: bool = True) -> list[int]:
+        """Members called one of `names` in the class (unless not include_self) or its bases, BFS."""
+        queue = [class_id] if include_self else list(self.bases(class_id))
+        seen = set(queue)
+        while queue:
+            level: list[int] = []
+            for cls in queue:
+                members = self.ix.members.get(cls)
+                if members:
+                    for name in names:
+                        if name in members:
+                            return list(members[name])
+                for base in self.bases(cls):
+                    if base not in seen:
+                        seen.add(base)
+                        level.append(base)
+            queue = level
+        return []
+
+    def enclosing_classes(self, def_id: int | None) -> list[int]:
+        """Classes around a definition, innermost first (the definition itself if it is a class)."""
+        if def_id is None:
+            return []
+        cached = self._enclosing.get(def_id)
+        if cached is not None:
+            return cached
+        out: list[int] = []
+        cur: int | None = def_id
+        steps = 0
+        while cur is not None and steps < 64:
+            if self.ix.is_class(cur):
+                out.append(cur)
+            cur = self.ix.parent_of.get(cur)
+            steps += 1
+        self._enclosing[def_id] = out
+        return out
+
+    # --- names ---------------------------------------------------------------------------------
+    def _targets(self, target: ImportTarget, path: str, depth: int = 0) -> tuple[list[int], list[str], bool]:
+        """(definition ids, module files, external) for what an import target denotes."""
+        key = (target, path, depth)
+        cached = self._target_cache.get(key)
+        if cached is None:
+            cached = self._target_cache[key] = self._targets_uncached(target, path, depth)
+        return cached
+
+    def _targets_uncached(self, target: ImportTarget, path: str,
+                          depth: int) -> tuple[list[int], list[str], bool]:
+        files = self.ix.modules.files_for(target.module, path)
+        if not files:
+            return [], [], True
+        if target.name is None:
+            return [], files, False
+        ids = self.names_in_module(files, target.name, depth)
+        if ids:
+            return ids, [], False
+        sep = "" if target.module.endswith((".", "/")) else ("/" if "/" in target.module else ".")
+        sub = self.ix.modules.files_for(target.module + sep + target.name, path)
+        if sub:
+            return [], sub, False
+        return [], [], False
+
+    def names_in_module(self, files: Sequence[str], name: str, depth: int = 0) -> list[int]:
+        """Definitions of `name` in a module's files, following re-exports (`from .m import name`)."""
+        ids = self.ix.top_level_named(files, name)
+        if ids or depth >= 4:
+            return ids
+        for f in files:
+            for t in self.ix.local.get(f, {}).get(name, ()):
+                found, _, _ = self._targets(t, f, depth + 1)
+                if found:
+                    return found
+        return []
+
+    def _module_paths_for_local(self, local: str, path: str) -> tuple[list[str], bool]:
+        """Files of the module a local name or dotted receiver denotes; the flag says 'external'."""
+        targets = self.ix.local.get(path, {}).get(local)
+        if not targets:
+            return [], False
+        files: list[str] = []
+        external = True
+        for t in targets:
+            _, mods, ext = self._targets(t, path)
+            files.extend(mods)
+            external = external and ext
+        return files, external and not files
+
+    def lookup_bare(self, name: str, path: str, want: Callable[[int], bool]) -> tuple[list[int], bool]:
+        """Definitions a bare name in `path` denotes (same file, imports, star imports, global).
+
+        Returns (ids, external): external is True when the name is imported from outside the
+        workspace or is a builtin, so no global fallback applies.
+        """
+        ix = self.ix
+        same = [i for i in ix.by_path_name.get((path, name), ()) if want(i) and not ix.is_member(i)]
+        if same:
+            return same, False
+        targets = ix.local.get(path, {}).get(name)
+        if targets:
+            external = True
+            for t in targets:
+                ids, mods, ext = self._targets(t, path)
+                ids = [i for i in ids if want(i)] or [i for i in self.names_in_module(mods, name) if want(i)]
+                if ids:
+                    return ids, False
+                external = external and ext
+            if external:
+                return [], True
+        for module in ix.stars.get(path, ()):
+            files = ix.modules.files_for(module, path)
+            ids = [i for i in self.names_in_module(files, name) if want(i)]
+            if ids:
+                return ids, False
+        if (path.endswith(PY_EXTS) and name in PY_BUILTINS) or (
+                path.endswith(JS_EXTS) and name in JS_GLOBAL_FUNCTIONS):
+            return [], True
+        return [i for i in ix.by_name.get(name, ()) if want(i) and not ix.is_member(i)], False
+
+    # --- call sites ----------------------------------------------------------------------------
+    def caller_of(self, site: CallSite) -> int | None:
+        if not site.caller:
+            return None
+        ids = self.ix.by_path_qname.get((site.path, site.caller))
+        if not ids:
+            return None
+        if len(ids) == 1:
+            return ids[0]
+        inside = [i for i in ids if self.ix.defs[i].start_line <= site.line <= self.ix.defs[i].end_line]
+        pool = inside or ids
+        return min(pool, key=lambda i: self.ix.defs[i].end_line - self.ix.defs[i].start_line)
+
+    def _with_constructors(self, ids: list[int]) -> list[int]:
+        out = list(ids)
+        for i in ids:
+            if self.ix.is_class(i):
+                d = self.ix.defs[i]
+                for ctor in self.mro_lookup(i, (*CONSTRUCTOR_NAMES, d.name)):
+                    if ctor not in out and ctor != i:
+                        out.append(ctor)
+        return out
+
+    def _finish(self, caller: int | None, ids: list[int], rule: str) -> Resolution:
+        if not ids:
+            return Resolution(caller, [], "unresolved", rule)
+        if len(ids) > self.max_candidates:
+            return Resolution(caller, [], "too_many", rule)
+        n = len(ids)
+        return Resolution(caller, self._with_constructors(ids), "resolved" if n == 1 else "ambiguous",
+                          rule, 1.0 / n)
+
+    def _method_candidates(self, name: str) -> list[int]:
+        return [i for i in self.ix.by_name.get(name, ()) if self.ix.is_member(i) and self.ix.callable(i)]
+
+    def resolve_call(self, site: CallSite) -> Resolution:
+        ix = self.ix
+        caller = self.caller_of(site)
+        name = site.callee.strip()
+        receiver = (site.receiver or "").strip()
+        if not name:
+            return Resolution(caller, [], "unresolved", "empty")
+        classes = self.enclosing_classes(caller)
+        if not receiver:
+            if classes and site.path.endswith(CLASS_BODY_EXTS):
+                for cls in classes:
+                    ids = [i for i in self.mro_lookup(cls, (name,)) if ix.callable(i)]
+                    if ids:
+                        return self._finish(caller, ids, "class")
+            ids, external = self.lookup_bare(name, site.path, ix.callable)
+            if external:
+                return Resolution(caller, [], "external", "bare")
+            return self._finish(caller, ids, "bare")
+        is_super = receiver in SUPER_RECEIVERS or receiver.startswith("super(")
+        if receiver in SELF_RECEIVERS or is_super or (
+                site.path.endswith(".go") and receiver == self._go_receiver(caller)):
+            if not classes:  # `this` in a function assigned to an object: `app.x = function`
+                parent = ix.defs[caller].parent if caller is not None else None
+                ids = list(ix.by_path_qname.get((site.path, f"{parent}.{name}"), ())) if parent else []
+                return self._finish(caller, ids or self._method_candidates(name), "method")
+            cls = classes[0]
+            ids = [i for i in self.mro_lookup(cls, (name,), not is_super) if ix.callable(i)]
+            if ids:
+                return self._finish(caller, ids, "self")
+            if not is_super:  # a mixin or abstract base calling what its subclasses define
+                ids = [i for sub in self.descendants(cls)
+                       for i in ix.members.get(sub, {}).get(name, ()) if ix.callable(i)]
+                if ids:
+                    return self._finish(caller, ids, "subclass")
+            if is_super or self.has_open_bases(cls):
+                return Resolution(caller, [], "external", "self")
+            return self._finish(caller, self._method_candidates(name), "method")
+        root = _ROOT_SPLIT.split(receiver, 1)[0]
+        if _IDENT_PATH.match(receiver) and root not in SELF_RECEIVERS:
+            dotted = receiver.replace("::", ".")
+            files, external = self._module_paths_for_local(dotted, site.path)
+            if files:
+                ids = [i for i in self.names_in_module(files, name) if ix.callable(i)]
+                if ids:
+                    return self._finish(caller, ids, "module")
+                members = [i for f in files for i in ix.by_path_name.get((f, name), ()) if ix.callable(i)]
+                return self._finish(caller, members, "module")
+            if external or self._external_root(root, site.path):
+                return Resolution(caller, [], "external", "module")
+            qualified = f"{dotted}.{name}"  # `res.send` where the code defines `res.send = ...`
+            ids = list(ix.by_path_qname.get((site.path, qualified), ()) or ix.by_qname.get(qualified, ()))
+            if ids and len(ids) <= self.max_candidates:
+                return self._finish(caller, ids, "qualified")
+            cls_ids, cls_external = self.lookup_class(dotted, site.path)
+            if cls_external:
+                return Resolution(caller, [], "external", "class")
+            if cls_ids and len(cls_ids) <= self.max_candidates:
+                ids = [i for c in cls_ids for i in self.mro_lookup(c, (name,)) if ix.callable(i)]
+                if ids:
+                    return self._finish(caller, ids, "class")
+            if site.path.endswith(".go") and "." not in dotted:  # Go: pkg.Func, pkg = directory name
+                files = [p for p in ix.modules.dir_keys.get((dotted,), ()) if p.endswith(".go")]
+                ids = [i for i in ix.top_level_named(files, name) if ix.callable(i)]
+                if ids:
+                    return self._finish(caller, ids, "module")
+        elif self._external_root(root, site.path):
+            return Resolution(caller, [], "external", "method")
+        res = self._finish(caller, self._method_candidates(name), "method")
+        if (site.path.endswith(PY_EXTS) and name in PY_BUILTIN_METHODS) or (
+                site.path.endswith(JS_EXTS) and name in JS_BUILTIN_METHODS):
+            res.weight *= BUILTIN_METHOD_FACTOR
+        return res
+
+    def _go_receiver(self, def_id: int | None) -> str | None:
+        """The receiver variable of the Go method around `def_id` (`s` in `func (s *Server) ...`)."""
+        steps = 0
+        while def_id is not None and steps < 16:
+            m = _GO_RECEIVER.match(self.ix.defs[def_id].signature)
+            if m:
+                return m.group(1)
+            def_id = self.ix.parent_of.get(def_id)
+            steps += 1
+        return None
+
+    def _external_root(self, root: str, path: str) -> bool:
+        """A receiver rooted in a builtin, a JS global or a name imported from outside the workspace."""
+        if path.endswith(PY_EXTS) and root in PY_BUILTINS and not self.ix.by_path_name.get((path, root)):
+            return True
+        if path.endswith(JS_EXTS) and root in JS_GLOBALS:
+            return True
+        targets = self.ix.local.get(path, {}).get(root)
+        if targets:
+            return all(self._targets(t, path)[2] for t in targets)
+        return False
