@@ -24,6 +24,7 @@ from typing import Any
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
 
 SCHEMA_VERSION = "1"
+STALE = ""  # the hash of a file row marked for re-parsing
 DB_NAME = "index.sqlite3"
 
 SCHEMA = """
@@ -292,6 +293,11 @@ class IndexStore:
         with self.transaction():
             self._db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?",
                              (info.size, info.mtime_ns, info.path))
+
+    def invalidate_all(self) -> None:
+        """Mark every file for re-parsing (its records stay until it is replaced)."""
+        with self.transaction():
+            self._db.execute("UPDATE files SET hash=?", (STALE,))
 
     def remove_file(self, path: str) -> list[int]:
         """Drop a file and its records; returns the removed chunk ids."""

@@ -30,7 +30,7 @@ from indexing.scan import (
     scan,
     scan_paths,
 )
-from indexing.store import FileRow, IndexStore
+from indexing.store import STALE, FileRow, IndexStore
 
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
@@ -209,7 +209,11 @@ class Workspace:
         with self._lock:
             out = UpdateResult()
             version = _parser_version()
-            force = self.store.get_meta("parser_version") != version
+            if self.store.get_meta("parser_version") != version:
+                # Chunks from another parser version are stale: mark every file for re-parsing, once,
+                # so an interrupted re-index resumes rather than starting over.
+                self.store.invalidate_all()
+                self.store.set_meta("parser_version", version)
             stored = self.store.files()
             with self._cache_lock:
                 overlays = dict(self._overlays)
@@ -227,9 +231,8 @@ class Workspace:
             out.scanned = len(candidates)
             out.skipped_paths = [s for s in result.skipped if s[0] not in keep]
             self._remove(gone, out)
-            self._index(candidates, stored, overlays, force, out, progress)
+            self._index(candidates, stored, overlays, out, progress)
             if paths is None:
-                self.store.set_meta("parser_version", version)
                 self.store.set_meta("updated_at", str(time.time()))
             out.skipped = dict(Counter(reason for _, reason in out.skipped_paths))
             out.errors = dict(Counter(reason for _, reason in out.error_paths))
@@ -266,7 +269,7 @@ class Workspace:
                 out.removed_paths.append(rel)
 
     def _index(self, candidates: list[FileInfo], stored: dict[str, FileRow], overlays: dict[str, bytes],
-               force: bool, out: UpdateResult, progress: Progress | None) -> None:
+               out: UpdateResult, progress: Progress | None) -> None:
         from indexing.parse import parse_file
 
         total, i = len(candidates), 0
@@ -277,18 +280,18 @@ class Workspace:
                 while i < total:
                     info = candidates[i]
                     i += 1
-                    pending += self._index_one(info, stored.get(info.path), overlays.get(info.path), force,
-                                               out, parse_file)
+                    pending += self._index_one(info, stored.get(info.path), overlays.get(info.path), out,
+                                               parse_file)
                     if progress is not None:
                         progress(i, total, info.path)
                     if pending >= _COMMIT_FILES or time.perf_counter() - batch_started > _COMMIT_SECONDS:
                         break
 
-    def _index_one(self, info: FileInfo, row: FileRow | None, overlay: bytes | None, force: bool,
-                   out: UpdateResult, parse_file: Callable[..., ParseResult]) -> int:
+    def _index_one(self, info: FileInfo, row: FileRow | None, overlay: bytes | None, out: UpdateResult,
+                   parse_file: Callable[..., ParseResult]) -> int:
         """Index one candidate; returns 1 when it wrote to the store."""
         same_meta = row is not None and row.language == info.language and row.labels == info.labels \
-            and not force
+            and row.hash != STALE
         if overlay is None and same_meta and row is not None \
                 and (row.size, row.mtime_ns) == (info.size, info.mtime_ns):
             out.unchanged += 1

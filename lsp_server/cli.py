@@ -122,8 +122,9 @@ def cmd_chunks(args: argparse.Namespace) -> int:
 
     root = _root(args.root)
     file = Path(args.file).expanduser()
-    if not file.is_absolute():
-        file = Path.cwd() / file
+    if not file.is_absolute():  # relative to the current directory, else to the root
+        here = Path.cwd() / file
+        file = here if here.exists() or not (root / file).exists() else root / file
     if not file.is_file():
         raise CliError(f"not a file: {args.file}")
     rel = _relpath(root, file)
