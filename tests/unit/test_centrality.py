@@ -1,0 +1,68 @@
+"""PageRank over call edges: mean 1, hubs above leaves, ambiguous votes split, the capped boost."""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import pytest
+from graph_records import Records
+
+from graph.centrality import boost, pagerank
+
+
+def star_graph() -> tuple[Records, int, int]:
+    """Six callers all call `hub`; `hub` calls `leaf` once."""
+    r = Records()
+    hub = r.define("hub.py", "hub", 1, 5)
+    leaf = r.define("leaf.py", "leaf", 1, 5)
+    r.call("hub.py", 2, "leaf", caller="hub")
+    for k in range(6):
+        r.define(f"c{k}.py", f"caller{k}", 1, 5)
+        r.call(f"c{k}.py", 2, "hub", caller=f"caller{k}")
+    return r, hub, leaf
+
+
+def test_pagerank_mean_is_one_and_hub_outranks_a_caller():
+    r, hub, leaf = star_graph()
+    graph = r.build()
+    pr = graph.pagerank
+    assert set(pr) == {d.id for d in r.defs}
+    assert sum(pr.values()) / len(pr) == pytest.approx(1.0)
+    callers = [pr[d.id] for d in r.defs if d.name.startswith("caller")]
+    assert pr[hub] > 2.0 > max(callers)
+    assert pr[leaf] > max(callers)  # the hub passes its rank on
+    assert graph.pagerank is pr  # computed once
+
+
+def test_ambiguous_calls_split_their_vote():
+    r = Records()
+    a = r.define("a.py", "target", 1, 2)
+    b = r.define("b.py", "target", 1, 2)
+    only = r.define("c.py", "only", 1, 2)
+    for k in range(4):
+        r.define(f"m{k}.py", f"main{k}", 1, 5)
+        r.call(f"m{k}.py", 2, "target", caller=f"main{k}")
+        r.call(f"m{k}.py", 3, "only", caller=f"main{k}")
+    pr = r.build().pagerank
+    assert pr[a] == pytest.approx(pr[b])
+    assert pr[only] > pr[a]
+
+
+def test_only_call_edges_count():
+    g = nx.DiGraph()
+    g.add_nodes_from([1, 2, 3, -1])
+    g.add_edge(1, 2, type="inherits", weight=1.0)
+    g.add_edge(-1, 3, type="imports", weight=1.0)
+    assert pagerank(g, [1, 2, 3]) == {1: 1.0, 2: 1.0, 3: 1.0}
+    g.add_edge(1, 3, type="call", weight=1.0)
+    pr = pagerank(g, [1, 2, 3])
+    assert pr[3] > pr[2] and sum(pr.values()) == pytest.approx(3.0)
+    assert pagerank(g, []) == {}
+
+
+def test_boost_is_capped_and_neutral_for_nothing():
+    assert boost(1.0) == pytest.approx(1 + 0.3 * math.log(2))
+    assert boost(1000.0) == 1.5
+    assert boost(0.0) == 1.0 and boost(float("nan")) == 1.0
+    assert boost(3.0, cap=2.0) == pytest.approx(1 + 0.3 * math.log(4))
