@@ -21,7 +21,7 @@ from tree_sitter import Node
 
 from indexing.languages import LangSpec
 
-DEFAULT_MAX_CHARS = 800
+DEFAULT_MAX_CHARS = 550  # ~95% of chunks fit 256 MiniLM tokens (docs/design.md)
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,7 @@ class Span:
     symbol: str | None
     header: str = ""
     defs: int = 0  # declarations packed whole into this span
+    scope: str | None = None  # symbol of the construct whose children this span holds (None: file level)
 
 
 @dataclass
@@ -183,9 +184,8 @@ class _TreeChunker:
             return [self._span(infos, root.start_byte, root.end_byte, (), only)]
         return self._merge_small(self._process(root.children, ()))
 
-    def _process(self, nodes: list[Node], ctx: tuple[DefInfo, ...], head: bool = False) -> list[Span]:
-        """Pack `nodes` into spans; with `head`, a small first span (a split declaration's signature)
-        joins the next one even if that exceeds the budget by up to min_size."""
+    def _process(self, nodes: list[Node], ctx: tuple[DefInfo, ...]) -> list[Span]:
+        """Pack `nodes` (children of the innermost construct in `ctx`) into spans."""
         out: list[Span] = []
         group: list[_Unit] = []
         group_size = 0
@@ -211,7 +211,7 @@ class _TreeChunker:
                 flush()
                 group, group_size = [unit], size
         flush()
-        return self._merge_small(out, head)
+        return self._merge_small(out)
 
     def _split(self, unit: _Unit, ctx: tuple[DefInfo, ...]) -> list[Span]:
         main = unit.nodes[unit.main]
@@ -229,7 +229,7 @@ class _TreeChunker:
                 spans += self._process(after, ctx)
             return spans
         children = [*unit.nodes[: unit.main], *main.children, *unit.nodes[unit.main + 1 :]]
-        return self._process(children, inner, head=unit.info is not None)
+        return self._process(children, inner)
 
     def _group_span(self, group: list[_Unit], ctx: tuple[DefInfo, ...]) -> Span:
         infos = [u.info for u in group if u.info is not None]
@@ -240,19 +240,22 @@ class _TreeChunker:
     ) -> Span:
         header = "\n".join(c.header for c in ctx if c.sig_start < start)
         size = self.size(start, end)
+        scope = ctx[-1].symbol if ctx else None
         if only is not None:
-            return Span(start, end, size, only.kind, only.symbol, header, 1)
+            return Span(start, end, size, only.kind, only.symbol, header, 1, scope)
         if ctx:
             owner = ctx[-1]
             kind = owner.kind if owner.kind in ("function", "method") else "block"
-            return Span(start, end, size, kind, owner.symbol, header, len(infos))
-        return Span(start, end, size, "block", None, header, len(infos))
+            return Span(start, end, size, kind, owner.symbol, header, len(infos), scope)
+        return Span(start, end, size, "block", None, header, len(infos), scope)
 
-    def _merge_small(self, spans: list[Span], head: bool = False) -> list[Span]:
-        """Merge spans under min_size into a neighbour when the result fits the budget."""
-        if head and len(spans) > 1 and spans[0].size < self.min_size:
-            if self.size(spans[0].start, spans[1].end) <= self.budget + self.min_size:
-                spans[0:2] = [self._join(spans[0], spans[1])]
+    def _merge_small(self, spans: list[Span]) -> list[Span]:
+        """Merge spans under min_size into a neighbour of the same scope.
+
+        The merged span must fit the budget; failing that, it may exceed it by up to min_size (so a
+        split function's signature or its last `return` stays with the rest of it). Spans of different
+        scopes (a module-level statement after a split class) are never merged.
+        """
         i = 0
         while i < len(spans) and len(spans) > 1:
             span = spans[i]
@@ -261,31 +264,42 @@ class _TreeChunker:
                 continue
             prev = spans[i - 1] if i > 0 else None
             nxt = spans[i + 1] if i + 1 < len(spans) else None
-            fits_prev = prev is not None and self.size(prev.start, span.end) <= self.budget
-            fits_next = nxt is not None and self.size(span.start, nxt.end) <= self.budget
-            if fits_prev and prev is not None and (prev.defs == 0 or not fits_next):
+            choice = None
+            for slack in (0, self.min_size):
+                prev_ok = prev is not None and self._fits(prev, span, slack)
+                if prev_ok and (prev is not None and prev.defs == 0 or slack or nxt is None):
+                    choice = "prev"
+                elif nxt is not None and self._fits(span, nxt, slack):
+                    choice = "next"
+                elif prev is not None and self._fits(prev, span, slack):
+                    choice = "prev"
+                if choice:
+                    break
+            if choice == "prev" and prev is not None:
                 spans[i - 1] = self._join(prev, span)
                 del spans[i]
-            elif fits_next and nxt is not None:
+            elif choice == "next" and nxt is not None:
                 spans[i] = self._join(span, nxt)
                 del spans[i + 1]
             else:
                 i += 1
         return spans
 
+    def _fits(self, a: Span, b: Span, slack: int) -> bool:
+        return a.scope == b.scope and self.size(a.start, b.end) <= self.budget + slack
+
     def _join(self, a: Span, b: Span) -> Span:
         size = self.size(a.start, b.end)
         defs = a.defs + b.defs
         lead = a if a.defs >= b.defs and (a.defs or a.size >= b.size) else b
         if defs > 1:
-            kind = "block"
-            symbol = a.symbol if a.symbol == b.symbol else None
-            if symbol is not None and a.kind == b.kind:
-                kind = a.kind
+            kind, symbol = "block", a.scope
+            if a.symbol == b.symbol and a.kind == b.kind:
+                kind, symbol = a.kind, a.symbol
         else:
             kind, symbol = lead.kind, lead.symbol
         header = a.header if len(a.header) <= len(b.header) else b.header
-        return Span(a.start, b.end, size, kind, symbol, header, defs)
+        return Span(a.start, b.end, size, kind, symbol, header, defs, a.scope)
 
 
 def chunk_tree(

@@ -14,6 +14,7 @@ Capture conventions in the query files (one match yields one record):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from tree_sitter import Node, QueryCursor
@@ -34,6 +35,7 @@ _BODY_TYPES = frozenset(
     }
 )
 _MAX_SIG = 300
+_XML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _MAX_RECEIVER = 120
 
 
@@ -104,7 +106,7 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
         elif "call" in caps and "callee" in caps:
             receiver = caps["receiver"][0] if "receiver" in caps else None
             raw_calls.append((caps["callee"][0], receiver, caps["call"][0]))
-        elif "import" in caps and "import.module" in caps:
+        elif "import" in caps and ("import.module" in caps or "import.path" in caps):
             imports.append(_import(source, path, caps))
     for key, notes in extra.items():
         entry = found.get(key)
@@ -112,7 +114,7 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
             continue
         for what, text in notes:
             if what == "scope" and entry.scope_name is None:
-                entry.scope_name = text.removesuffix(".prototype")
+                entry.scope_name = _scope_name(text)
             elif what == "base" and text not in entry.bases:
                 entry.bases.append(text)
     defs = sorted(found.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte))
@@ -120,8 +122,20 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
     for d in defs:
         _describe(d, source, spec)
     calls = _calls(raw_calls, defs, source, path)
-    imports.sort(key=lambda i: i.line)
+    # One record per import; a bare `require("x")` match is dropped when a named one covers it.
+    unique = {(i.line, i.module, i.name, i.alias): i for i in imports}
+    named = {(i.line, i.module) for i in unique.values() if i.name or i.alias}
+    kept = [i for i in unique.values() if i.name or i.alias or (i.line, i.module) not in named]
+    imports = sorted(kept, key=lambda i: i.line)
     return Symbols(defs, calls, imports)
+
+
+def _scope_name(text: str) -> str:
+    """`Foo.prototype` -> `Foo`; C++ `ns::Foo<T>` -> `Foo`."""
+    text = text.removesuffix(".prototype")
+    if "<" in text:
+        text = text.split("<", 1)[0]
+    return text.rsplit("::", 1)[-1]
 
 
 def _outer(node: Node, spec: LangSpec) -> Node:
@@ -239,6 +253,7 @@ def _first_doc_line(text: str) -> str:
         for marker in ('"""', "'''", "*/", "]]", '"', "'"):
             if line.endswith(marker):
                 line = line[: -len(marker)].strip()
+        line = _XML_TAG.sub("", line).strip()
         if line:
             return _collapse(line, 200)
     return ""
@@ -286,8 +301,20 @@ def _calls(
     return out
 
 
+def _path_segments(first: Node) -> list[Node]:
+    """`first` and the siblings of the same type that follow it (Scala `import a.b.c`)."""
+    parts = [first]
+    sibling = first.next_named_sibling
+    while sibling is not None and sibling.type == first.type:
+        parts.append(sibling)
+        sibling = sibling.next_named_sibling
+    return parts
+
+
 def _import(source: bytes, path: str, caps: dict[str, list[Node]]) -> Import:
-    module = _text(source, caps["import.module"][0]).strip().strip("\"'`<>")
+    parts = caps.get("import.module") or _path_segments(caps["import.path"][0])
+    module = source[parts[0].start_byte : parts[-1].end_byte].decode("utf-8", errors="replace")
+    module = module.strip().strip("\"'`<>")
     name = _text(source, caps["import.name"][0]) if "import.name" in caps else None
     if name is None and "import.default" in caps:
         name = "default"
