@@ -1,0 +1,130 @@
+"""The search result schema (shared by `codeseek search --json` and `workspace/semanticSearch`) and
+snippets read from the working tree or the editor overlay (the index stores no source text).
+
+Top level: query, intent {name, confidence, source}, strategy ("direct" | "fused"), modalities,
+results [...], index {state, files, chunks, embedded, model}, timings_ms. Each result: path, uri,
+start_line, end_line (1-based, inclusive), symbol, kind, language, labels, score, snippet, explain,
+and when present `depth` (impact_analysis), `also` (the file's other hits folded under it).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from indexing.records import Chunk
+
+SNIPPET_MAX_LINES = 12
+SNIPPET_MAX_CHARS = 1200
+SNIPPET_MAX_LINE_CHARS = 200
+TOP_KEYS = ("query", "intent", "strategy", "modalities", "results", "index", "timings_ms")
+RESULT_KEYS = ("path", "uri", "start_line", "end_line", "symbol", "kind", "language", "labels", "score",
+               "snippet", "explain")
+INDEX_STATES = ("empty", "indexing", "text-only", "embedding", "ready")
+
+
+class SourceCache:
+    """Decoded file text per path for one search (each file read at most once)."""
+
+    def __init__(self, read_bytes: Callable[[str], bytes]) -> None:
+        self._read = read_bytes
+        self._lines: dict[str, list[str] | None] = {}
+
+    def lines(self, path: str) -> list[str] | None:
+        """The file's lines without line ends, or None if it cannot be read."""
+        if path not in self._lines:
+            try:
+                data = self._read(path)
+            except (OSError, KeyError, ValueError):
+                self._lines[path] = None
+            else:
+                self._lines[path] = data.decode("utf-8", errors="replace").splitlines()
+        return self._lines[path]
+
+
+def snippet_for(lines: Sequence[str] | None, start_line: int, end_line: int,
+                max_lines: int = SNIPPET_MAX_LINES, max_chars: int = SNIPPET_MAX_CHARS) -> str:
+    """Lines start..end (1-based, inclusive), common indent removed, blank edges dropped, capped."""
+    if not lines:
+        return ""
+    start = max(1, start_line)
+    end = min(len(lines), max(start, end_line))
+    picked = [line[:SNIPPET_MAX_LINE_CHARS] for line in lines[start - 1:end]]
+    while picked and not picked[-1].strip():
+        picked.pop()
+    while picked and not picked[0].strip():
+        picked.pop(0)
+    cut = len(picked) > max_lines
+    picked = picked[:max_lines]
+    text = textwrap.dedent("\n".join(picked)).rstrip()
+    if len(text) > max_chars:
+        text = text[:max_chars].rstrip()
+        cut = True
+    return text + ("\n..." if cut else "")
+
+
+@dataclass
+class Located:
+    """Where a result points: a chunk, possibly narrowed to exact lines (an exact match, a call site)."""
+
+    chunk: Chunk
+    score: float
+    explain: dict[str, Any]
+    start_line: int = 0  # 0: the chunk's own range
+    end_line: int = 0
+    symbol: str | None = None  # overrides the chunk's symbol (a call site's enclosing definition)
+    kind: str | None = None
+    depth: int | None = None
+    also: list[dict[str, Any]] | None = None
+
+
+def _round(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, dict):
+        return {k: _round(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_round(v) for v in value]
+    return value
+
+
+def result_entry(item: Located, root: Path, sources: SourceCache) -> dict[str, Any]:
+    """One result in the schema, snippet read now."""
+    chunk = item.chunk
+    start = item.start_line or chunk.start_line
+    end = item.end_line or chunk.end_line
+    entry: dict[str, Any] = {
+        "path": chunk.path,
+        "uri": (root / chunk.path).as_uri(),
+        "start_line": start,
+        "end_line": end,
+        "symbol": item.symbol if item.symbol is not None else chunk.symbol,
+        "kind": item.kind or chunk.kind,
+        "language": chunk.language,
+        "labels": list(chunk.labels),
+        "score": round(float(item.score), 6),
+        "snippet": snippet_for(sources.lines(chunk.path), start, end),
+        "explain": _round(item.explain),
+    }
+    if item.depth is not None:
+        entry["depth"] = item.depth
+    if item.also:
+        entry["also"] = _round(item.also)
+    return entry
+
+
+def empty_result(query: str, intent: dict[str, Any], strategy: str, modalities: Sequence[str],
+                 index: dict[str, Any], timings: dict[str, float]) -> dict[str, Any]:
+    """A result document with no hits (the shape never changes)."""
+    return {
+        "query": query,
+        "intent": intent,
+        "strategy": strategy,
+        "modalities": list(modalities),
+        "results": [],
+        "index": index,
+        "timings_ms": {k: round(v, 3) for k, v in timings.items()},
+    }

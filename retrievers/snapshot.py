@@ -1,0 +1,96 @@
+"""An immutable view of the index that one search reads from start to end.
+
+`SearchEngine.refresh` builds a new `Snapshot` after each update (chunks by id and by path,
+definitions by id, the call graph and the PageRank of each chunk's definition) and swaps it in under
+a lock, so a search running on another thread keeps a consistent view while the next one is built.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from indexing.records import Chunk, Definition
+
+if TYPE_CHECKING:
+    from graph.callgraph import CallGraph
+
+
+@dataclass
+class Snapshot:
+    """Chunks, definitions and graph of one index generation."""
+
+    chunks: dict[int, Chunk] = field(default_factory=dict)
+    by_path: dict[str, list[Chunk]] = field(default_factory=dict)  # sorted by (start_line, -end_line)
+    definitions: dict[int, Definition] = field(default_factory=dict)
+    graph: CallGraph | None = None
+    pagerank: dict[int, float] = field(default_factory=dict)  # chunk id -> PageRank (mean 1)
+    files: int = 0
+    _starts: dict[str, list[int]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def build(cls, chunks: Iterable[Chunk], definitions: Iterable[Definition], graph: CallGraph | None,
+              files: int) -> Snapshot:
+        by_id = {c.id: c for c in chunks}
+        by_path: dict[str, list[Chunk]] = {}
+        for c in by_id.values():
+            by_path.setdefault(c.path, []).append(c)
+        for items in by_path.values():
+            items.sort(key=lambda c: (c.start_line, -c.end_line))
+        defs = {d.id: d for d in definitions}
+        snap = cls(by_id, by_path, defs, graph, {}, files)
+        snap._starts = {p: [c.start_line for c in items] for p, items in by_path.items()}
+        snap.pagerank = snap._chunk_pagerank()
+        return snap
+
+    def chunk_at(self, path: str, line: int) -> Chunk | None:
+        """The smallest chunk of `path` containing `line` (None when no chunk does)."""
+        items = self.by_path.get(path)
+        if not items:
+            return None
+        stop = bisect.bisect_right(self._starts[path], line)
+        best: Chunk | None = None
+        for c in items[:stop]:
+            if c.start_line <= line <= c.end_line and (
+                    best is None or c.end_line - c.start_line < best.end_line - best.start_line):
+                best = c
+        return best
+
+    def chunk_id_at(self, path: str, line: int) -> int | None:
+        c = self.chunk_at(path, line)
+        return c.id if c is not None else None
+
+    def chunk_for_definition(self, d: Definition) -> int | None:
+        return self.chunk_id_at(d.path, d.name_line)
+
+    def definition_for_chunk(self, chunk: Chunk) -> Definition | None:
+        """The definition a chunk stands for: same path and qualified name, else the innermost one
+        starting inside the chunk."""
+        if self.graph is None:
+            return None
+        around = self.graph.definitions_at(chunk.path, chunk.end_line)
+        if chunk.symbol:
+            for d in around:
+                if d.qualified_name == chunk.symbol:
+                    return d
+        inside = [d for d in around if d.start_line >= chunk.start_line]
+        return inside[0] if inside else None
+
+    def _chunk_pagerank(self) -> dict[int, float]:
+        if self.graph is None:
+            return {}
+        try:
+            rank = self.graph.pagerank
+        except Exception:  # centrality is a prior: a failure must not stop search
+            return {}
+        by_key = {(d.path, d.qualified_name): d.id for d in self.definitions.values()}
+        out: dict[int, float] = {}
+        for c in self.chunks.values():
+            if not c.symbol:
+                continue
+            def_id = by_key.get((c.path, c.symbol))
+            if def_id is not None and def_id in rank:
+                out[c.id] = rank[def_id]
+        return out
