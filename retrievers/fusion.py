@@ -1,0 +1,247 @@
+"""Weighted Reciprocal Rank Fusion of the retrievers' lists, ranking priors, and per-file dedupe.
+
+The pipeline (docs/design.md "Ranking signals"):
+
+1. `rrf`: each modality's list contributes weight / (k + rank + 1) (rank 0-based) to a chunk's score.
+2. `apply_priors`: additive bonuses in units of the top fused score (definition match, path keywords,
+   file coherence), then multiplicative factors (PageRank, label demotion, re-export/declaration files).
+3. `dedupe_by_file`: one result per file, the file's other hits folded under it.
+
+Every constant lives in `RankingConfig` (retrievers.priors), so tuning needs no code edits, and every
+factor is a named function there whose name appears in the result's `explain` record.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from indexing.records import Chunk
+from retrievers.base import Hit, QueryError
+from retrievers.priors import (
+    DEFAULT_CONFIG,
+    RankingConfig,
+    coherence_bonuses,
+    declaration_factor,
+    definition_bonus,
+    label_factor,
+    pagerank_factor,
+    path_keyword_shares,
+    query_keywords,
+    reexport_factor,
+    wanted_labels,
+)
+
+__all__ = [
+    "MODALITIES", "WEIGHTS", "PRESETS", "Preset", "preset", "weights_for", "Fused", "rrf", "apply_priors",
+    "dedupe_by_file", "fuse", "RankingConfig", "DEFAULT_CONFIG", "wanted_labels",
+]
+
+MODALITIES = ("semantic", "text", "structural", "graph")
+
+# Starting weights per intent (semantic / text / structural / graph), from the architecture brief.
+WEIGHTS: dict[str, dict[str, float]] = {
+    "find_definition": {"semantic": 0.2, "text": 0.1, "structural": 0.6, "graph": 0.1},
+    "find_references": {"semantic": 0.1, "text": 0.2, "structural": 0.2, "graph": 0.5},
+    "understand_code": {"semantic": 0.5, "text": 0.2, "structural": 0.2, "graph": 0.1},
+    "find_similar": {"semantic": 0.4, "text": 0.3, "structural": 0.2, "graph": 0.1},
+    "impact_analysis": {"semantic": 0.1, "text": 0.1, "structural": 0.1, "graph": 0.7},
+    "exact_match": {"semantic": 0.0, "text": 0.9, "structural": 0.1, "graph": 0.0},
+}
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A speed/recall trade-off: RRF k, the modalities run, and how far each retriever over-fetches."""
+
+    name: str
+    k: int
+    modalities: tuple[str, ...]
+    fetch_factor: int  # each retriever is asked for max(limit * fetch_factor, min_fetch) hits
+    min_fetch: int
+    expand_seeds: int  # how many top hits the graph retriever expands to callers/callees (0: none)
+
+    def fetch_limit(self, limit: int) -> int:
+        return max(limit * self.fetch_factor, self.min_fetch)
+
+
+PRESETS: dict[str, Preset] = {
+    "quick": Preset("quick", 40, ("semantic", "structural"), 3, 30, 0),
+    "default": Preset("default", 40, MODALITIES, 4, 50, 5),
+    "thorough": Preset("thorough", 60, MODALITIES, 8, 100, 10),
+}
+
+
+def preset(name: str) -> Preset:
+    """The named preset; QueryError for an unknown name."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise QueryError(f"unknown preset {name!r}; expected one of: {', '.join(PRESETS)}") from None
+
+
+def weights_for(intent: str, chosen: Preset) -> dict[str, float]:
+    """The intent's weights restricted to the preset's modalities.
+
+    If that leaves no positive weight (exact_match under `quick`), the preset's modalities share equally,
+    so the preset still answers.
+    """
+    base = WEIGHTS.get(intent, WEIGHTS["understand_code"])
+    weights = {m: base.get(m, 0.0) for m in chosen.modalities}
+    if not any(w > 0 for w in weights.values()):
+        weights = {m: 1.0 / len(chosen.modalities) for m in chosen.modalities}
+    return weights
+
+
+@dataclass
+class Fused:
+    """One fused result: chunk id, score, the explain record, and hits folded under it by dedupe."""
+
+    chunk_id: int
+    score: float
+    explain: dict[str, Any] = field(default_factory=dict)
+    path: str | None = None  # set by apply_priors; dedupe_by_file groups on it
+    also: list[dict[str, Any]] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Fusion
+
+
+def rrf(ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int) -> list[Fused]:
+    """Weighted Reciprocal Rank Fusion, best first (ties broken by chunk id).
+
+    A modality's contribution to a chunk is weight / (k + rank + 1), rank 0-based among the distinct
+    chunks of its list (a chunk listed twice, e.g. two call sites in one function, keeps its first
+    rank). Modalities without a positive weight are ignored. explain[modality] holds the 1-based rank,
+    the weight, the contribution (`score`) and the retriever's own score (`raw`).
+    """
+    if k < 0:
+        raise QueryError(f"RRF k must be >= 0, got {k}")
+    for name, weight in weights.items():
+        if not math.isfinite(weight) or weight < 0:
+            raise QueryError(f"weight for {name!r} must be a finite number >= 0, got {weight}")
+    by_id: dict[int, Fused] = {}
+    for modality, hits in ranked.items():
+        weight = weights.get(modality, 0.0)
+        if weight <= 0:
+            continue
+        rank = 0
+        for hit in hits:
+            fused = by_id.setdefault(hit.chunk_id, Fused(hit.chunk_id, 0.0))
+            entry = fused.explain.get(modality)
+            if entry is not None:
+                entry["count"] = entry.get("count", 1) + 1
+                continue
+            contribution = weight / (k + rank + 1)
+            fused.score += contribution
+            entry = {"rank": rank + 1, "weight": weight, "score": contribution, "raw": hit.score}
+            if hit.detail:
+                entry["detail"] = hit.detail
+            fused.explain[modality] = entry
+            rank += 1
+    return sorted(by_id.values(), key=lambda f: (-f.score, f.chunk_id))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Priors, dedupe, and the whole pipeline
+
+def apply_priors(
+    fused: Sequence[Fused],
+    chunks: Mapping[int, Chunk],
+    pagerank_for_chunk: Mapping[int, float],
+    query_wants_tests: bool = False,
+    query_wants_docs: bool = False,
+    *,
+    wanted: Collection[str] = (),
+    symbol: str | None = None,
+    identifier_query: bool = False,
+    query_text: str = "",
+    config: RankingConfig = DEFAULT_CONFIG,
+) -> list[Fused]:
+    """Rescore fused results with the ranking priors; best first. Chunks missing from `chunks` drop.
+
+    final = (rrf + top_rrf * (definition + path_keyword + coherence)) * pagerank * label * reexport
+    * declaration. explain gains `rrf`, `bonus` (non-zero additive terms, in top-score units),
+    `factors` (multiplicative terms other than 1), `boost` (their product) and `labels`.
+    """
+    items = [Fused(f.chunk_id, f.score, dict(f.explain), chunks[f.chunk_id].path, list(f.also))
+             for f in fused if f.chunk_id in chunks]
+    if not items:
+        return []
+    want = set(wanted) | ({"test"} if query_wants_tests else set()) | ({"doc"} if query_wants_docs else set())
+    top = max(item.score for item in items)
+    shares = path_keyword_shares(query_keywords(query_text, config.path_keyword_min_prefix),
+                                 {item.path for item in items if item.path}, config)
+    coherence = coherence_bonuses([(i.chunk_id, i.path, i.score) for i in items if i.path], config)
+    for item in items:
+        chunk = chunks[item.chunk_id]
+        bonus = {
+            "definition": definition_bonus(chunk, symbol, identifier_query, config),
+            "path_keyword": config.path_keyword_bonus * shares.get(chunk.path, 0.0),
+            "coherence": coherence.get(item.chunk_id, 0.0),
+        }
+        labels, demoted_by = label_factor(chunk.labels, want, config)
+        factors = {
+            "pagerank": pagerank_factor(pagerank_for_chunk.get(item.chunk_id, 0.0), config),
+            "label": labels,
+            "reexport": reexport_factor(chunk.path, chunk.kind, config),
+            "declaration": declaration_factor(chunk.path, config),
+        }
+        boost = math.prod(factors.values())
+        base = item.score
+        item.score = (base + top * sum(bonus.values())) * boost
+        item.explain.update({
+            "rrf": base,
+            "bonus": {name: value for name, value in bonus.items() if value},
+            "factors": {name: value for name, value in factors.items() if value != 1.0},
+            "boost": boost,
+            "labels": list(chunk.labels),
+        })
+        if demoted_by:
+            item.explain["demoted_as"] = demoted_by
+    return sorted(items, key=lambda f: (-f.score, f.chunk_id))
+
+
+def dedupe_by_file(results: Sequence[Fused], limit: int) -> list[Fused]:
+    """The best result per file, up to `limit` files; the file's other hits go to `also`, best first.
+
+    Results without a path (not passed through apply_priors) are kept as their own entries.
+    """
+    kept: list[Fused] = []
+    by_path: dict[str, Fused] = {}
+    for item in sorted(results, key=lambda f: (-f.score, f.chunk_id)):
+        leader = by_path.get(item.path) if item.path is not None else None
+        if leader is not None:
+            leader.also.append({"chunk_id": item.chunk_id, "score": item.score})
+            continue
+        if len(kept) >= max(limit, 0):
+            continue
+        copy = Fused(item.chunk_id, item.score, dict(item.explain), item.path, list(item.also))
+        kept.append(copy)
+        if item.path is not None:
+            by_path[item.path] = copy
+    return kept
+
+
+def fuse(
+    ranked: Mapping[str, Sequence[Hit]],
+    weights: Mapping[str, float],
+    k: int,
+    *,
+    chunks: Mapping[int, Chunk] | None = None,
+    pagerank_for_chunk: Mapping[int, float] | None = None,
+    wanted: Collection[str] = (),
+    symbol: str | None = None,
+    identifier_query: bool = False,
+    query_text: str = "",
+    config: RankingConfig = DEFAULT_CONFIG,
+) -> list[Fused]:
+    """rrf, then apply_priors when the chunks are given (no dedupe: see dedupe_by_file)."""
+    fused = rrf(ranked, weights, k)
+    if chunks is None:
+        return fused
+    return apply_priors(fused, chunks, pagerank_for_chunk or {}, wanted=wanted, symbol=symbol,
+                        identifier_query=identifier_query, query_text=query_text, config=config)

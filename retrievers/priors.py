@@ -1,0 +1,244 @@
+"""Ranking priors: the named factors fusion applies after RRF, and every constant they use.
+
+Bonuses (definition match, path keywords, file coherence) are in units of the top fused score, as in
+semble's stack; factors (PageRank, label demotion, re-export and declaration files) multiply. Each is a
+small named function so `explain` can name it, and each constant is a `RankingConfig` field so tuning
+on query sets needs no code edits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from indexing.records import Chunk
+from retrievers.scope import Scope
+from retrievers.tokenize import identifiers, split_identifier
+
+
+@dataclass
+class RankingConfig:
+    """Every ranking constant. Bonuses are in units of the top fused (RRF) score."""
+
+    pagerank_coef: float = 0.3  # factor = min(1 + coef * ln(1 + c), cap)
+    pagerank_cap: float = 1.5
+    # Demotion per label unless the query or scope asks for it; a chunk takes its strongest demotion.
+    label_factors: dict[str, float] = field(
+        default_factory=lambda: {
+            "test": 0.3,
+            "doc": 0.4,
+            "example": 0.3,
+            "vendor": 0.15,
+            "generated": 0.1,
+            "config": 1.0,
+        }
+    )
+    definition_bonus: float = 3.0  # identifier query; the chunk defines exactly the queried symbol
+    definition_bonus_partial: float = 1.0  # qualified query ("Session.send"); only the last part matches
+    definition_bonus_embedded: float = 1.0  # identifier embedded in a natural-language query
+    path_keyword_bonus: float = 1.0  # scaled by the share of query words matching stem / parent folder
+    path_keyword_min_prefix: int = 3
+    path_keyword_max_file_share: float = 0.5  # a word matching more of the candidate files is no signal
+    path_keyword_min_files: int = 4  # ... judged only when candidates span at least this many files
+    coherence_bonus: float = 0.2  # best chunk of a file with several hits, by the file's summed score
+    reexport_factor: float = 0.6  # module-level code of __init__.py / index.js / mod.rs ...
+    reexport_names: tuple[str, ...] = (
+        "__init__.py",
+        "index.js",
+        "index.mjs",
+        "index.cjs",
+        "index.ts",
+        "mod.rs",
+        "package-info.java",
+    )
+    declaration_factor: float = 0.7  # TypeScript .d.ts declaration files
+
+
+DEFAULT_CONFIG = RankingConfig()
+
+_DEFINITION_KINDS = frozenset({"function", "method", "class"})
+_STOPWORDS = frozenset(
+    """a an and are as at be by can do does did for from has have how i if in into is it its me my not of
+    on or our the their then there these this those to was we what when where which who why will with
+    you your code function functions method methods class classes file files get set use used using
+    work works find show does handle handles happen happens should would could def fn func defined
+    definition declared implemented calls called callers caller usages usage references impact blast
+    radius breaks break depends change changing""".split()
+)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Named factors
+
+
+def pagerank_factor(c: float, config: RankingConfig = DEFAULT_CONFIG) -> float:
+    """min(1 + coef * ln(1 + c), cap), c = PageRank of the chunk's definition with mean 1."""
+    if not math.isfinite(c) or c <= 0:
+        return 1.0
+    return min(1.0 + config.pagerank_coef * math.log1p(c), config.pagerank_cap)
+
+
+def label_factor(
+    labels: Collection[str], wanted: Collection[str], config: RankingConfig = DEFAULT_CONFIG
+) -> tuple[float, str | None]:
+    """The strongest demotion among the chunk's labels that the query did not ask for, and its label."""
+    factor, which = 1.0, None
+    for label in labels:
+        if label in wanted:
+            continue
+        value = config.label_factors.get(label, 1.0)
+        if value < factor:
+            factor, which = value, label
+    return factor, which
+
+
+def reexport_factor(path: str, kind: str, config: RankingConfig = DEFAULT_CONFIG) -> float:
+    """Module-level code of a re-export file (`__init__.py`, `index.js`, ...) is mostly plumbing."""
+    if kind in _DEFINITION_KINDS:
+        return 1.0
+    return config.reexport_factor if PurePosixPath(path).name in config.reexport_names else 1.0
+
+
+def declaration_factor(path: str, config: RankingConfig = DEFAULT_CONFIG) -> float:
+    """TypeScript declaration files restate an API without implementing it."""
+    return config.declaration_factor if path.endswith(".d.ts") else 1.0
+
+
+def _module_parts(path: str) -> list[str]:
+    p = PurePosixPath(path)
+    parts = [*p.parent.parts, p.stem]
+    return [part for part in parts if part not in ("", ".", "src", "lib")]
+
+
+def definition_match(chunk: Chunk, symbol: str) -> str | None:
+    """'full' if the chunk defines the queried symbol, 'partial' if only its last part matches."""
+    if not chunk.symbol or chunk.kind not in _DEFINITION_KINDS:
+        return None
+    want = [p for p in symbol.split(".") if p]
+    have = [p for p in chunk.symbol.split(".") if p]
+    if not want or not have or want[-1] != have[-1]:
+        return None
+    matched = 0
+    while matched < min(len(want), len(have)) and want[-1 - matched] == have[-1 - matched]:
+        matched += 1
+    if matched == len(want):
+        return "full"
+    rest = want[: len(want) - matched]  # left-over qualifiers must name the module ("sessions.Session")
+    if matched == len(have) and rest == _module_parts(chunk.path)[-len(rest) :]:
+        return "full"
+    return "partial"
+
+
+def definition_bonus(
+    chunk: Chunk, symbol: str | None, identifier_query: bool, config: RankingConfig = DEFAULT_CONFIG
+) -> float:
+    """Bonus (in top-score units) for a chunk that defines the symbol the query names."""
+    if not symbol:
+        return 0.0
+    match = definition_match(chunk, symbol)
+    if match is None:
+        return 0.0
+    if not identifier_query:
+        return config.definition_bonus_embedded
+    return config.definition_bonus if match == "full" else config.definition_bonus_partial
+
+
+def split_words(text: str) -> list[str]:
+    """Lowercased words of text, identifiers split on `_`, camelCase and digits (digits dropped)."""
+    return [part for ident in identifiers(text) for part in split_identifier(ident) if part.isalpha()]
+
+
+def query_keywords(text: str, min_len: int = 3) -> list[str]:
+    """Distinct content words of a query (stopwords dropped, at least `min_len` letters)."""
+    seen: dict[str, None] = {}
+    for word in split_words(text):
+        if len(word) >= min_len and word not in _STOPWORDS:
+            seen.setdefault(word, None)
+    return list(seen)
+
+
+def prefix_match(a: str, b: str, min_prefix: int = 3) -> bool:
+    """Words match when they share a prefix of >= max(min_prefix, shorter length - 2) letters
+    ("dependency" meets "dependencies", "session" meets "sessions", "auth" meets "authentication")."""
+    common = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        common += 1
+    return common >= max(min_prefix, min(len(a), len(b)) - 2)
+
+
+def path_words(path: str) -> set[str]:
+    """Words of a file's stem and its parent folder's name."""
+    p = PurePosixPath(path)
+    name = p.name[: -len(".d.ts")] if p.name.endswith(".d.ts") else p.stem
+    return set(split_words(name)) | set(split_words(p.parent.name))
+
+
+def path_keyword_shares(
+    keywords: Sequence[str], paths: Collection[str], config: RankingConfig = DEFAULT_CONFIG
+) -> dict[str, float]:
+    """Per path, the share of query keywords matching its stem or parent folder.
+
+    A keyword matching more than `path_keyword_max_file_share` of the candidate files (when they span at
+    least `path_keyword_min_files` files) says nothing about any of them and is not counted.
+    """
+    if not keywords or not paths:
+        return {}
+    words = {path: path_words(path) for path in paths}
+    matches = {
+        kw: {path for path, ws in words.items() if any(prefix_match(kw, w, config.path_keyword_min_prefix)
+                                                       for w in ws)}
+        for kw in keywords
+    }
+    if len(paths) >= config.path_keyword_min_files:
+        limit = config.path_keyword_max_file_share * len(paths)
+        matches = {kw: hit for kw, hit in matches.items() if len(hit) <= limit}
+    shares: dict[str, float] = {}
+    for hit in matches.values():
+        for path in hit:
+            shares[path] = shares.get(path, 0.0) + 1.0 / len(keywords)
+    return shares
+
+
+def coherence_bonuses(
+    scored: Sequence[tuple[int, str, float]], config: RankingConfig = DEFAULT_CONFIG
+) -> dict[int, float]:
+    """Bonus for the best chunk of each file with several hits, in proportion to the file's summed
+    score (the file with the highest sum gets the full `coherence_bonus`). Input: (chunk id, path, score)."""
+    by_path: dict[str, list[tuple[int, float]]] = {}
+    for chunk_id, path, score in scored:
+        by_path.setdefault(path, []).append((chunk_id, score))
+    sums = {path: sum(s for _, s in items) for path, items in by_path.items() if len(items) > 1}
+    top_sum = max(sums.values(), default=0.0)
+    if top_sum <= 0:
+        return {}
+    out: dict[int, float] = {}
+    for path, total in sums.items():
+        best = max(by_path[path], key=lambda item: (item[1], -item[0]))
+        out[best[0]] = config.coherence_bonus * total / top_sum
+    return out
+
+
+_WANT_WORDS = {
+    "test": frozenset({"test", "tests", "tested", "testing", "unittest", "pytest", "spec", "specs", "fixture",
+                       "fixtures", "mock", "mocks"}),
+    "doc": frozenset({"doc", "docs", "documentation", "readme", "guide", "tutorial", "changelog",
+                      "docstring"}),
+    "example": frozenset({"example", "examples", "sample", "samples", "demo", "demos"}),
+    "vendor": frozenset({"vendor", "vendored", "vendors", "third_party", "thirdparty"}),
+    "generated": frozenset({"generated", "codegen", "autogenerated", "protobuf"}),
+}
+
+
+def wanted_labels(text: str, scope: Scope | None = None) -> frozenset[str]:
+    """Labels the query text or the include globs ask for; those chunks are not demoted."""
+    words = set(text.lower().replace("-", "_").split()) | set(split_words(text))
+    wanted = {label for label, hints in _WANT_WORDS.items() if words & hints}
+    if scope is not None:
+        wanted |= {label for label in _WANT_WORDS if scope.asks_for(label)}
+    return frozenset(wanted)
+
+

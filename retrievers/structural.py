@@ -1,0 +1,274 @@
+"""The structural retriever: an in-memory index of the workspace's definitions, searched by name.
+
+Match tiers, best first (docs/design.md "Ranking signals"): exact name (case-sensitive, then
+case-insensitive) > qualified name ("Session.request", "sessions.Session") > split-identifier match
+("strip auth" meets `should_strip_auth`, scored by the share of query terms matched), where a name the
+query is a prefix of ranks like a split match of 3/4 of the terms (a little above its own split match).
+Within a tier classes and functions rank above variables, and source files above tests. A natural-
+language query is scored by split-identifier matching over its content words, so "strip credentials"
+still meets `should_strip_auth` partially. Each hit is the chunk containing the definition.
+
+The index is rebuilt from `definitions_provider()` on `index` and lazily after `update`/`remove`
+(dictionaries and sorted lists only: ~40k definitions build in well under a second).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from indexing.labels import labels_for
+from indexing.records import Chunk, Definition
+from retrievers.base import Hit, Query
+from retrievers.priors import prefix_match, query_keywords
+from retrievers.scope import Scope
+from retrievers.tokenize import split_identifier
+
+TOP_KINDS = frozenset({"class", "interface", "struct", "trait", "enum", "type", "function", "method",
+                       "constructor", "protocol", "record", "object", "impl", "module", "macro"})
+VALUE_KINDS = frozenset({"variable", "constant", "field", "property", "attribute", "enum_member"})
+_NOISY_LABELS = frozenset({"test", "example", "vendor", "generated", "doc"})
+_PACKAGE_STEMS = frozenset({"__init__", "index", "mod", "package-info", "lib", "main"})
+
+
+@dataclass(frozen=True)
+class StructuralOptions:
+    """Scores per match tier (a hit's score is its tier plus small within-tier adjustments)."""
+
+    exact: float = 100.0
+    exact_folded: float = 90.0
+    qualified: float = 80.0
+    last_part: float = 65.0  # dotted query: the name equals its last part, the qualifiers do not match
+    split: float = 40.0  # + split_span * share of query terms matched + 5 * share of name parts used
+    split_span: float = 30.0
+    # The query is a prefix of the name ("merge_env" -> merge_environment_settings): split + span * 0.75
+    # + 5 * len(query) / len(name), so above a split match of under ~3/4 of the terms, below a full one.
+    prefix_share: float = 0.75
+    prefix_bonus: float = 3.0  # a name that also has a split match gets this on top of it
+    stem_credit: float = 0.8  # a term matching a name part by prefix ("redirects" ~ "redirect")
+    min_prefix_len: int = 3  # name-prefix tier: the query needs at least this many letters
+    stem_min_prefix: int = 4  # split tier: a term meets a longer/shorter part sharing >= this prefix
+    max_prefix_candidates: int = 500
+
+
+def module_keys(path: str) -> list[str]:
+    """Dotted module names a file is known by, most specific last: `src/requests/sessions.py` ->
+    ["sessions", "requests.sessions"]; an `__init__.py`/`index.js` is known by its folder."""
+    p = PurePosixPath(path)
+    parts = [x for x in (*p.parent.parts, p.stem) if x not in ("", ".")]
+    if parts and parts[-1] in _PACKAGE_STEMS:
+        parts = parts[:-1]
+    return [".".join(parts[-n:]) for n in range(1, min(len(parts), 3) + 1)]
+
+
+class StructuralRetriever:
+    """Definitions index: exact, case-insensitive, qualified, split-identifier and prefix matches."""
+
+    name = "structural"
+
+    def __init__(
+        self,
+        definitions_provider: Callable[[], Sequence[Definition]],
+        chunk_for_definition: Callable[[Definition], int | None],
+        options: StructuralOptions | None = None,
+    ) -> None:
+        self._provider = definitions_provider
+        self._chunk_for = chunk_for_definition
+        self.options = options or StructuralOptions()
+        self._dirty = True
+        self._defs: list[Definition] = []
+        self._by_name: dict[str, list[int]] = {}
+        self._by_folded: dict[str, list[int]] = {}
+        self._by_qualified: dict[str, list[int]] = {}
+        self._by_part: dict[str, list[int]] = {}
+        self._name_parts: list[tuple[str, ...]] = []
+        self._sorted_names: list[tuple[str, int]] = []
+        self._sorted_parts: list[str] = []
+        self._adjust: list[float] = []
+        self._order: list[int] = []
+        self._chunk_cache: dict[int, int | None] = {}
+
+    # -- Retriever interface ---------------------------------------------------------------------------
+
+    def index(self, chunks: Sequence[Chunk]) -> None:
+        self._build(self._provider())
+
+    def update(self, added: Sequence[Chunk], removed_ids: Sequence[int]) -> None:
+        self._dirty = True
+
+    def remove(self, ids: Sequence[int]) -> None:
+        self._dirty = True
+
+    def search(self, query: Query, limit: int) -> list[Hit]:
+        if limit <= 0:
+            return []
+        scope = Scope.build(query.include, query.exclude)
+        unrestricted = not query.include and not query.exclude
+        scored = self.match(query.symbol, query.text, top=limit * 3 + 20 if unrestricted else None)
+        hits: dict[int, Hit] = {}
+        for idx, score, kind in scored:
+            d = self._defs[idx]
+            if not scope.admits(d.path):
+                continue
+            chunk_id = self._chunk_id(idx)
+            if chunk_id is None or chunk_id in hits:
+                continue  # the best-scored definition in a chunk speaks for it
+            hits[chunk_id] = Hit(chunk_id, score, {"def_id": d.id, "match": kind, "name": d.qualified_name,
+                                                   "kind": d.kind, "path": d.path, "line": d.name_line})
+            if len(hits) >= limit:
+                break
+        return list(hits.values())
+
+    # -- Matching --------------------------------------------------------------------------------------
+
+    def definitions(self) -> list[Definition]:
+        """The indexed definitions (rebuilding first if the store changed)."""
+        self._ensure()
+        return self._defs
+
+    def match(
+        self, symbol: str | None, text: str = "", top: int | None = None
+    ) -> list[tuple[int, float, str]]:
+        """(definition index, score, match kind), best first, for a symbol and/or free text; the best
+        `top` only when given (ties: the smaller definition, then path and line)."""
+        self._ensure()
+        best: dict[int, tuple[float, str]] = {}
+        target = (symbol or "").strip()
+        if not target:
+            words = text.split()
+            if len(words) == 1 and split_identifier(words[0]):
+                target = words[0].strip("`'\"()?")
+        terms = list(dict.fromkeys(query_keywords(text))) if text else []
+        if target and not terms:
+            terms = [t for t in dict.fromkeys(split_identifier(target)) if len(t) >= 2]
+        if terms:
+            o = self.options
+            for idx, (credit, matched) in self._split_matches(terms).items():
+                coverage = min(matched / max(len(self._name_parts[idx]), 1), 1.0)
+                best[idx] = (o.split + o.split_span * credit / len(terms) + 5.0 * coverage, "split")
+        if target:
+            for idx, score, kind in self._match_symbol(target):
+                if kind == "prefix" and idx in best and best[idx][1] == "split":
+                    score = max(score, best[idx][0] + self.options.prefix_bonus)
+                if idx not in best or score > best[idx][0]:
+                    best[idx] = (score, kind)
+        adjust, order = self._adjust, self._order
+        scored = [(score + adjust[idx], -order[idx], idx, kind) for idx, (score, kind) in best.items()]
+        ranked = heapq.nlargest(top, scored) if top is not None else sorted(scored, reverse=True)
+        return [(idx, score, kind) for score, _, idx, kind in ranked]
+
+    def _match_symbol(self, target: str) -> list[tuple[int, float, str]]:
+        o = self.options
+        parts = [p for p in target.replace("::", ".").replace("#", ".").split(".") if p]
+        if not parts:
+            return []
+        last = parts[-1]
+        out: list[tuple[int, float, str]] = []
+        if len(parts) > 1:
+            key = ".".join(parts).lower()
+            out += [(i, o.qualified, "qualified") for i in self._by_qualified.get(key, [])]
+            out += [(i, o.last_part, "last_part") for i in self._by_name.get(last, [])]
+            out += [(i, o.last_part - 5.0, "last_part") for i in self._by_folded.get(last.lower(), [])]
+            return out
+        folded = last.lower()
+        if len(folded) >= o.min_prefix_len:
+            start = bisect.bisect_left(self._sorted_names, (folded, -1))
+            for name, idx in self._sorted_names[start:start + o.max_prefix_candidates]:
+                if not name.startswith(folded):
+                    break
+                score = o.split + o.split_span * o.prefix_share + 5.0 * len(folded) / max(len(name), 1)
+                out.append((idx, score, "prefix"))
+        out += [(i, o.exact_folded, "exact_folded") for i in self._by_folded.get(folded, [])]
+        out += [(i, o.exact, "exact") for i in self._by_name.get(last, [])]
+        return out
+
+    def _split_matches(self, terms: Sequence[str]) -> dict[int, tuple[float, int]]:
+        """Per definition: summed term credit (1 per exact part, stem_credit per stem) and terms matched."""
+        out: dict[int, tuple[float, int]] = {}
+        for term in terms:
+            per: dict[int, float] = {}
+            for part, weight in self._parts_for_term(term):
+                for idx in self._by_part.get(part, ()):
+                    if per.get(idx, 0.0) < weight:
+                        per[idx] = weight
+            for idx, weight in per.items():
+                credit, matched = out.get(idx, (0.0, 0))
+                out[idx] = (credit + weight, matched + 1)
+        return out
+
+    def _parts_for_term(self, term: str) -> list[tuple[str, float]]:
+        out = [(term, 1.0)] if term in self._by_part else []
+        n = self.options.stem_min_prefix
+        if len(term) >= n:
+            start = bisect.bisect_left(self._sorted_parts, term[:n])
+            for part in self._sorted_parts[start:]:
+                if not part.startswith(term[:n]):
+                    break
+                if part != term and prefix_match(term, part, n):
+                    out.append((part, self.options.stem_credit))
+        return out
+
+    @staticmethod
+    def _kind_adjust(d: Definition) -> float:
+        """Within a tier: classes/functions +2, other kinds +1, variables 0; tests, docs... -1.5."""
+        adjust = 2.0 if d.kind in TOP_KINDS else 0.0 if d.kind in VALUE_KINDS else 1.0
+        if _NOISY_LABELS.intersection(labels_for(d.path)):
+            adjust -= 1.5
+        return adjust
+
+    # -- Index -----------------------------------------------------------------------------------------
+
+    def _ensure(self) -> None:
+        if self._dirty:
+            self._build(self._provider())
+
+    def _chunk_id(self, idx: int) -> int | None:
+        if idx not in self._chunk_cache:
+            self._chunk_cache[idx] = self._chunk_for(self._defs[idx])
+        return self._chunk_cache[idx]
+
+    def _build(self, definitions: Sequence[Definition]) -> None:
+        defs = list(definitions)
+        by_name: dict[str, list[int]] = {}
+        by_folded: dict[str, list[int]] = {}
+        by_qualified: dict[str, list[int]] = {}
+        by_part: dict[str, list[int]] = {}
+        name_parts: list[tuple[str, ...]] = []
+        adjust: list[float] = []
+        modules: dict[str, list[str]] = {}
+        for idx, d in enumerate(defs):
+            name = d.name
+            by_name.setdefault(name, []).append(idx)
+            folded = name.lower()
+            by_folded.setdefault(folded, []).append(idx)
+            parts = tuple(dict.fromkeys(split_identifier(name)))
+            name_parts.append(parts)
+            for part in parts:
+                by_part.setdefault(part, []).append(idx)
+            qualified = d.qualified_name.lower() or folded
+            mods = modules.get(d.path)
+            if mods is None:
+                mods = modules[d.path] = [m.lower() + "." for m in module_keys(d.path)]
+            keys = [m + qualified for m in mods]
+            if "." in qualified:
+                keys.append(qualified)
+                qparts = qualified.split(".")
+                keys.extend(".".join(qparts[i:]) for i in range(1, len(qparts) - 1))
+            for key in keys:
+                by_qualified.setdefault(key, []).append(idx)
+            adjust.append(self._kind_adjust(d))
+        self._defs = defs
+        self._by_name, self._by_folded, self._by_qualified = by_name, by_folded, by_qualified
+        self._by_part, self._name_parts, self._adjust = by_part, name_parts, adjust
+        self._sorted_names = sorted((name, i) for name, ids in by_folded.items() for i in ids)
+        self._order = [0] * len(defs)
+        # Ties go to the smaller (more specific) definition, then by position.
+        spans = sorted((d.end_line - d.start_line, d.path, d.start_line, i) for i, d in enumerate(defs))
+        for rank, (*_, i) in enumerate(spans):
+            self._order[i] = rank
+        self._sorted_parts = sorted(by_part)
+        self._chunk_cache = {}
+        self._dirty = False

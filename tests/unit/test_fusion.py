@@ -1,0 +1,306 @@
+"""Fusion math: weighted RRF, PageRank boost, label demotions, definition/path/coherence bonuses, dedupe."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from indexing.records import Chunk
+from retrievers.base import Hit, QueryError
+from retrievers.fusion import (
+    MODALITIES,
+    PRESETS,
+    WEIGHTS,
+    Fused,
+    Preset,
+    apply_priors,
+    dedupe_by_file,
+    fuse,
+    preset,
+    rrf,
+    weights_for,
+)
+from retrievers.intent import INTENTS
+from retrievers.priors import (
+    RankingConfig,
+    coherence_bonuses,
+    definition_match,
+    label_factor,
+    pagerank_factor,
+    path_keyword_shares,
+    prefix_match,
+    query_keywords,
+    wanted_labels,
+)
+from retrievers.scope import Scope
+
+
+def chunk(cid: int, path: str, symbol: str | None = None, kind: str = "function",
+          labels: tuple[str, ...] = ("source",)) -> Chunk:
+    return Chunk(path=path, language="python", start_line=cid, end_line=cid + 5, start_byte=0, end_byte=10,
+                 kind=kind, symbol=symbol, labels=labels, content_hash=f"h{cid}", id=cid)
+
+
+def hits(*ids: int) -> list[Hit]:
+    return [Hit(i, 1.0 / (n + 1)) for n, i in enumerate(ids)]
+
+
+# --- weights and presets ---------------------------------------------------------------------------
+
+
+def test_every_intent_has_a_weight_profile_over_the_four_modalities() -> None:
+    assert set(WEIGHTS) == set(INTENTS)
+    for profile in WEIGHTS.values():
+        assert set(profile) == set(MODALITIES)
+        assert sum(profile.values()) == pytest.approx(1.0)
+    assert WEIGHTS["find_definition"] == {"semantic": 0.2, "text": 0.1, "structural": 0.6, "graph": 0.1}
+    assert WEIGHTS["exact_match"]["text"] == 0.9
+
+
+def test_presets() -> None:
+    assert PRESETS["quick"].modalities == ("semantic", "structural")
+    assert (PRESETS["default"].k, PRESETS["thorough"].k) == (40, 60)
+    assert PRESETS["thorough"].fetch_limit(10) > PRESETS["default"].fetch_limit(10)
+    assert PRESETS["default"].fetch_limit(10) == 50 and PRESETS["default"].fetch_limit(20) == 80
+    with pytest.raises(QueryError, match="unknown preset 'fast'"):
+        preset("fast")
+
+
+def test_weights_for_restricts_to_the_preset_and_never_leaves_nothing() -> None:
+    assert weights_for("understand_code", PRESETS["quick"]) == {"semantic": 0.5, "structural": 0.2}
+    assert weights_for("exact_match", PRESETS["quick"]) == {"semantic": 0.0, "structural": 0.1}
+    # a preset whose modalities all have zero weight for the intent shares equally instead
+    semantic_only = Preset("semantic_only", 40, ("semantic",), 3, 30, 0)
+    assert weights_for("exact_match", semantic_only) == {"semantic": 1.0}
+
+
+# --- RRF -------------------------------------------------------------------------------------------
+
+
+def test_rrf_numbers_are_exact() -> None:
+    fused = rrf({"semantic": hits(1, 2, 3), "text": hits(3, 1)}, {"semantic": 0.5, "text": 0.2}, k=40)
+    score = {f.chunk_id: f.score for f in fused}
+    assert score[1] == pytest.approx(0.5 / 41 + 0.2 / 42)
+    assert score[2] == pytest.approx(0.5 / 42)
+    assert score[3] == pytest.approx(0.5 / 43 + 0.2 / 41)
+    assert [f.chunk_id for f in fused] == [1, 3, 2]
+    first = fused[0].explain
+    assert first["semantic"] == {"rank": 1, "weight": 0.5, "score": pytest.approx(0.5 / 41), "raw": 1.0}
+    assert first["text"]["rank"] == 2
+
+
+def test_rrf_k_changes_the_balance_between_top_and_consensus() -> None:
+    # chunk 2 is second and third in two lists; chunks 1 and 3 each top one list
+    ranked = {"semantic": hits(1, 2), "text": hits(3, 4, 2)}
+    weights = {"semantic": 1.0, "text": 1.0}
+    low = {f.chunk_id: f.score for f in rrf(ranked, weights, k=0)}
+    assert low[2] == pytest.approx(1 / 2 + 1 / 3) and low[1] == pytest.approx(1.0)
+    assert [f.chunk_id for f in rrf(ranked, weights, k=0)][:2] == [1, 3]
+    assert [f.chunk_id for f in rrf(ranked, weights, k=60)][0] == 2
+
+
+def test_rrf_repeated_chunks_keep_their_first_rank_and_are_counted() -> None:
+    fused = rrf({"graph": [Hit(7, 1.0), Hit(7, 1.0), Hit(8, 0.5)]}, {"graph": 1.0}, k=40)
+    by_id = {f.chunk_id: f for f in fused}
+    assert by_id[7].explain["graph"]["count"] == 2
+    assert by_id[8].explain["graph"]["rank"] == 2  # rank among distinct chunks
+    assert by_id[8].score == pytest.approx(1.0 / 42)
+
+
+def test_rrf_ignores_zero_weight_modalities_and_rejects_bad_numbers() -> None:
+    fused = rrf({"semantic": hits(1), "text": hits(2)}, {"semantic": 0.0, "text": 0.9}, k=40)
+    assert [f.chunk_id for f in fused] == [2]
+    assert rrf({}, {}, 40) == []
+    with pytest.raises(QueryError):
+        rrf({"text": hits(1)}, {"text": -0.1}, 40)
+    with pytest.raises(QueryError):
+        rrf({"text": hits(1)}, {"text": math.nan}, 40)
+    with pytest.raises(QueryError):
+        rrf({"text": hits(1)}, {"text": 1.0}, -1)
+
+
+def test_rrf_detail_is_carried_into_explain() -> None:
+    fused = rrf({"graph": [Hit(4, 1.0, {"depth": 2})]}, {"graph": 0.7}, 40)
+    assert fused[0].explain["graph"]["detail"] == {"depth": 2}
+
+
+# --- named factors ---------------------------------------------------------------------------------
+
+
+def test_pagerank_factor_formula_and_cap() -> None:
+    assert pagerank_factor(0.0) == 1.0
+    assert pagerank_factor(1.0) == pytest.approx(1 + 0.3 * math.log(2))
+    assert pagerank_factor(3.0) == pytest.approx(1 + 0.3 * math.log(4))
+    assert pagerank_factor(4.5) == 1.5 and pagerank_factor(1e9) == 1.5  # cap reached at c = e^(5/3)-1
+    assert pagerank_factor(math.nan) == 1.0 and pagerank_factor(-2.0) == 1.0
+    assert pagerank_factor(1e9, RankingConfig(pagerank_cap=2.0)) == 2.0
+
+
+def test_label_factor_takes_the_strongest_unwanted_demotion() -> None:
+    assert label_factor(("source",), ()) == (1.0, None)
+    assert label_factor(("test",), ()) == (0.3, "test")
+    assert label_factor(("doc",), ()) == (0.4, "doc")
+    assert label_factor(("test", "vendor"), ()) == (0.15, "vendor")
+    assert label_factor(("generated",), ()) == (0.1, "generated")
+    assert label_factor(("test",), {"test"}) == (1.0, None)
+    assert label_factor(("test", "doc"), {"test"}) == (0.4, "doc")
+
+
+def test_wanted_labels_from_query_words_and_include_globs() -> None:
+    assert wanted_labels("how is retry tested") == {"test"}
+    assert wanted_labels("tests for the pool") == {"test"}
+    assert wanted_labels("where do the docs explain proxies") == {"doc"}
+    assert wanted_labels("example of a custom adapter") == {"example"}
+    assert wanted_labels("how does the pool work") == frozenset()
+    assert wanted_labels("pool", Scope.build(include=["tests/**"])) == {"test"}
+    assert wanted_labels("pool", Scope.build(include=["docs/*.md"])) == {"doc"}
+
+
+def test_prefix_match_and_keywords() -> None:
+    assert prefix_match("dependency", "dependencies")
+    assert prefix_match("session", "sessions") and prefix_match("auth", "authentication")
+    assert prefix_match("proxy", "proxies")
+    assert not prefix_match("cookie", "connection") and not prefix_match("ab", "ab")
+    assert query_keywords("How does the SessionRedirectMixin strip auth?") == [
+        "session", "redirect", "mixin", "strip", "auth"]
+
+
+def test_definition_match() -> None:
+    c = chunk(1, "src/pkg/sessions.py", "Session.send", "method")
+    assert definition_match(c, "send") == "full"
+    assert definition_match(c, "Session.send") == "full"
+    assert definition_match(c, "Adapter.send") == "partial"
+    assert definition_match(c, "sen") is None
+    session = chunk(2, "src/pkg/sessions.py", "Session", "class")
+    assert definition_match(session, "sessions.Session") == "full"
+    assert definition_match(session, "models.Session") == "partial"
+    assert definition_match(chunk(3, "src/pkg/a.py", "send", "block"), "send") is None  # not a definition
+
+
+def test_path_keyword_shares_ignore_words_matching_most_files() -> None:
+    paths = ["pkg/cookies.py", "pkg/sessions.py", "pkg/adapters.py", "pkg/utils.py", "pkg/auth.py"]
+    shares = path_keyword_shares(["cookie", "session"], paths)
+    assert shares == {"pkg/cookies.py": 0.5, "pkg/sessions.py": 0.5}
+    # "pkg" names every file's folder: no signal, not counted (but still in the denominator)
+    shares = path_keyword_shares(["pkg", "cookie"], paths)
+    assert shares == {"pkg/cookies.py": 0.5}
+    # with few candidate files the share rule is not applied
+    assert path_keyword_shares(["pkg"], paths[:2]) == {"pkg/cookies.py": 1.0, "pkg/sessions.py": 1.0}
+
+
+def test_coherence_bonuses() -> None:
+    bonus = coherence_bonuses([(1, "a.py", 0.02), (2, "a.py", 0.01), (3, "b.py", 0.01), (4, "b.py", 0.005),
+                               (5, "c.py", 0.03)])
+    assert bonus == {1: pytest.approx(0.2), 3: pytest.approx(0.2 * 0.015 / 0.03)}
+
+
+# --- apply_priors ----------------------------------------------------------------------------------
+
+
+def test_apply_priors_pagerank_boost_and_test_demotion_exact() -> None:
+    chunks = {1: chunk(1, "src/a.py", "alpha"),
+              2: chunk(2, "tests/test_a.py", "test_alpha", labels=("test",))}
+    fused = rrf({"semantic": hits(2, 1)}, {"semantic": 1.0}, k=0)  # 2 -> 1.0, 1 -> 0.5
+    out = apply_priors(fused, chunks, {1: 3.0})
+    by_id = {f.chunk_id: f for f in out}
+    assert by_id[1].score == pytest.approx(0.5 * (1 + 0.3 * math.log(4)))
+    assert by_id[2].score == pytest.approx(1.0 * 0.3)
+    assert [f.chunk_id for f in out] == [1, 2]
+    assert by_id[2].explain["factors"] == {"label": 0.3} and by_id[2].explain["demoted_as"] == "test"
+    assert by_id[1].explain["boost"] == pytest.approx(1 + 0.3 * math.log(4))
+    assert by_id[1].explain["rrf"] == pytest.approx(0.5)
+    assert by_id[2].explain["labels"] == ["test"]
+    # the query asks for tests: no demotion
+    asked = {f.chunk_id: f.score for f in apply_priors(fused, chunks, {}, query_wants_tests=True)}
+    assert asked[2] == pytest.approx(1.0)
+
+
+def test_apply_priors_boost_is_capped_at_one_and_a_half() -> None:
+    chunks = {1: chunk(1, "a.py", "f")}
+    out = apply_priors(rrf({"text": hits(1)}, {"text": 1.0}, 0), chunks, {1: 500.0})
+    assert out[0].score == pytest.approx(1.5)
+
+
+def test_doc_vendor_and_generated_demotions() -> None:
+    chunks = {1: chunk(1, "docs/guide.md", None, "section", ("doc",)),
+              2: chunk(2, "vendor/lib/x.py", "x", labels=("vendor",)),
+              3: chunk(3, "api/x_pb2.py", "X", labels=("generated",)),
+              4: chunk(4, "src/x.py", "y")}
+    fused = [Fused(i, 1.0) for i in (1, 2, 3, 4)]
+    score = {f.chunk_id: f.score for f in apply_priors(fused, chunks, {})}
+    assert score == pytest.approx({1: 0.4, 2: 0.15, 3: 0.1, 4: 1.0})
+    wanted = {f.chunk_id: f.score for f in apply_priors(fused, chunks, {}, query_wants_docs=True)}
+    assert wanted[1] == pytest.approx(1.0)
+
+
+def test_definition_bonus_for_identifier_queries() -> None:
+    chunks = {1: chunk(1, "src/caller.py", "uses_target"),
+              2: chunk(2, "src/impl.py", "Mixin.target", "method")}
+    fused = [Fused(1, 0.03), Fused(2, 0.01)]
+    out = apply_priors(fused, chunks, {}, symbol="target", identifier_query=True)
+    assert [f.chunk_id for f in out] == [2, 1]
+    assert out[0].score == pytest.approx(0.01 + 3.0 * 0.03)
+    assert out[0].explain["bonus"] == {"definition": 3.0}
+    # embedded in a natural-language question: the smaller bonus
+    nl = {f.chunk_id: f.score for f in apply_priors(fused, chunks, {}, symbol="target")}
+    assert nl[2] == pytest.approx(0.01 + 1.0 * 0.03)
+
+
+def test_path_keyword_bonus() -> None:
+    chunks = {1: chunk(1, "src/retry.py", "backoff"), 2: chunk(2, "src/pool.py", "grow")}
+    fused = [Fused(2, 0.02), Fused(1, 0.015)]
+    out = apply_priors(fused, chunks, {}, query_text="how do retries use backoff")
+    by_id = {f.chunk_id: f for f in out}
+    # keywords: retries, backoff -> "retries" meets the file stem "retry": share 1/2
+    assert by_id[1].score == pytest.approx(0.015 + 0.02 * 0.5)
+    assert by_id[1].explain["bonus"] == {"path_keyword": 0.5}
+    assert out[0].chunk_id == 1
+
+
+def test_reexport_and_declaration_files_are_penalized() -> None:
+    chunks = {1: chunk(1, "pkg/__init__.py", None, "block"),
+              2: chunk(2, "app/__init__.py", "setup", "function"),
+              3: chunk(3, "types/index.d.ts", "Foo", "class"),
+              4: chunk(4, "lib/index.js", None, "block")}
+    score = {f.chunk_id: f.score for f in apply_priors([Fused(i, 1.0) for i in chunks], chunks, {})}
+    assert score == pytest.approx({1: 0.6, 2: 1.0, 3: 0.7, 4: 0.6})
+
+
+def test_apply_priors_drops_unknown_chunks_and_handles_empty_input() -> None:
+    assert apply_priors([Fused(99, 1.0)], {}, {}) == []
+    assert apply_priors([], {}, {}) == []
+
+
+def test_config_fields_change_the_ranking_without_code_edits() -> None:
+    chunks = {1: chunk(1, "tests/test_a.py", "a", labels=("test",))}
+    cfg = RankingConfig(label_factors={"test": 0.9})
+    assert apply_priors([Fused(1, 1.0)], chunks, {}, config=cfg)[0].score == pytest.approx(0.9)
+
+
+# --- dedupe and the whole pipeline -----------------------------------------------------------------
+
+
+def test_dedupe_by_file_folds_other_hits_under_the_best() -> None:
+    results = [Fused(1, 0.9, path="a.py"), Fused(2, 0.8, path="b.py"), Fused(3, 0.7, path="a.py"),
+               Fused(4, 0.6, path="c.py"), Fused(5, 0.5, path="a.py"), Fused(6, 0.4, path="b.py")]
+    out = dedupe_by_file(results, limit=2)
+    assert [(f.chunk_id, f.path) for f in out] == [(1, "a.py"), (2, "b.py")]
+    assert out[0].also == [{"chunk_id": 3, "score": 0.7}, {"chunk_id": 5, "score": 0.5}]
+    assert out[1].also == [{"chunk_id": 6, "score": 0.4}]
+    assert results[0].also == []  # input untouched
+    assert dedupe_by_file(results, 0) == []
+    assert [f.chunk_id for f in dedupe_by_file([Fused(1, 1.0), Fused(2, 0.5)], 5)] == [1, 2]
+
+
+def test_fuse_runs_rrf_then_priors() -> None:
+    chunks = {1: chunk(1, "src/a.py", "a"), 2: chunk(2, "src/b.py", "b")}
+    ranked = {"semantic": hits(1, 2), "structural": hits(2)}
+    weights = {"semantic": 0.5, "structural": 0.2}
+    plain = fuse(ranked, weights, 40)
+    # chunk 2: 0.5/42 + 0.2/41 = 0.01678 beats chunk 1: 0.5/41 = 0.01220
+    assert plain[0].path is None and [f.chunk_id for f in plain] == [2, 1]
+    with_priors = fuse(ranked, weights, 40, chunks=chunks, pagerank_for_chunk={2: 1.0})
+    by_id = {f.chunk_id: f.score for f in with_priors}
+    assert by_id[2] == pytest.approx((0.5 / 42 + 0.2 / 41) * (1 + 0.3 * math.log(2)))
+    assert by_id[1] == pytest.approx(0.5 / 41)
