@@ -79,7 +79,7 @@ export function toDisplayItems(result: SemanticSearchResult): DisplayItem[] {
 
 /** The QuickPick title: the intent the server chose, how sure it was, and the index state. */
 export function resultSummary(result: SemanticSearchResult): string {
-  const intent = result.intent;
+  const intent = result.intent ?? { name: 'none', confidence: Number.NaN, source: 'none' };
   const confidence = Number.isFinite(intent.confidence) ? intent.confidence.toFixed(2) : '?';
   const total = Object.values(result.timings_ms ?? {}).reduce((a, b) => a + b, 0);
   const count = result.results.length;
@@ -191,7 +191,7 @@ export function summarizeStatus(raw: unknown): StatusSummary {
   if (entries.length === 0) {
     return { state: 'unknown', files: 0, chunks: 0, embedded: 0, model: null, folders: 0 };
   }
-  const states = entries.map((e) => (typeof e.state === 'string' ? e.state : 'unknown'));
+  const states = entries.map((e) => (typeof e.state === 'string' ? e.state : 'unknown')).map((s) => (READY_STATES.has(s) ? 'ready' : s));
   const model = entries.map((e) => e.model).find((m): m is string => typeof m === 'string') ?? null;
   return {
     state: states.find((s) => s !== 'ready') ?? 'ready',
@@ -203,9 +203,12 @@ export function summarizeStatus(raw: unknown): StatusSummary {
   };
 }
 
+/** States with no background work left ("text-only": ready, with embeddings turned off). */
+const READY_STATES = new Set(['ready', 'text-only']);
+
 /** Whether the index answers searches completely (no more background work pending). */
 export function isReady(summary: Pick<StatusSummary, 'state'>): boolean {
-  return summary.state === 'ready';
+  return READY_STATES.has(summary.state);
 }
 
 /** Status-bar text for the index state, e.g. `$(database) codeseek: ready · 84 files`. */

@@ -71,6 +71,7 @@ export interface SearchIntent {
 }
 
 export interface IndexInfo {
+  /** starting | indexing | embedding | ready | text-only (ready, embeddings off) | error | stopped */
   state: string;
   files: number;
   chunks: number;
@@ -98,7 +99,8 @@ export interface SearchResultItem {
 
 export interface SemanticSearchResult {
   query: string;
-  intent: SearchIntent;
+  /** null when nothing could be searched yet (no folder open, or indexing has not finished phase 1). */
+  intent: SearchIntent | null;
   strategy: string;
   modalities: string[];
   results: SearchResultItem[];

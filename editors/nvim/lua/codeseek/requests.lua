@@ -181,6 +181,9 @@ function M.status_summary(raw)
   summary.state = 'ready'
   for _, e in ipairs(entries) do
     local state = type(e.state) == 'string' and e.state or 'unknown'
+    if state == 'text-only' then -- ready, with embeddings turned off
+      state = 'ready'
+    end
     if summary.state == 'ready' and state ~= 'ready' then
       summary.state = state
     end

@@ -196,7 +196,7 @@ describe('codeseek serve driven with the extension requests', () => {
     const [item] = toDisplayItems(result);
     assert.equal(item?.description, 'shop/pricing.py:8');
     assert.match(item?.label ?? '', /apply_discount$/);
-    assert.match(resultSummary(result), new RegExp(`intent ${result.intent.name} `));
+    assert.match(resultSummary(result), new RegExp(`intent ${result.intent?.name} `));
     assert.equal(result.index.state, 'ready');
   });
 
@@ -223,14 +223,14 @@ describe('codeseek serve driven with the extension requests', () => {
 
   it('answers the find_references fallback of "Show Callers" with the call sites', async () => {
     const result = await search(callersParams('apply_discount', settings.searchLimit));
-    assert.equal(result.intent.name, 'find_references');
+    assert.equal(result.intent?.name, 'find_references');
     const places = new Set(result.results.map((r) => `${r.path}:${r.start_line}`));
     assert.ok(places.has('shop/pricing.py:23') && places.has('shop/cart.py:40'), JSON.stringify([...places]));
   });
 
   it('lists what a change would affect, as "Show Impact" does', async () => {
     const result = await search(impactParams('apply_discount', settings.searchLimit));
-    assert.equal(result.intent.name, 'impact_analysis');
+    assert.equal(result.intent?.name, 'impact_analysis');
     const found = new Map(result.results.map((r) => [`${r.path}:${r.start_line}`, r]));
     for (const place of ['shop/pricing.py:21', 'shop/cart.py:38', 'shop/pricing.py:26']) {
       assert.ok(found.has(place), `${place} missing from impact: ${JSON.stringify([...found.keys()])}`);
