@@ -20,6 +20,7 @@ import numpy as np
 from tree_sitter import Node
 
 from indexing.languages import LangSpec
+from indexing.symbols import body_of as _body
 
 DEFAULT_MAX_CHARS = 550  # ~95% of chunks fit 256 MiniLM tokens (docs/design.md)
 
@@ -83,8 +84,8 @@ class _Unit:
     extra: list[Node] = field(default_factory=list)
 
 
-_WS = b" \t\r\n\x0b\x0c"
-_CONT = bytes(range(0x80, 0xC0))
+# Keywords that close a construct (anonymous nodes on their own line otherwise open the next unit).
+_CLOSERS = frozenset({"end", "fi", "done", "esac", "endif", "endfor", "endforeach", "endwhile", "endswitch"})
 
 
 class NonWhitespace:
@@ -152,9 +153,15 @@ class _TreeChunker:
                 else:
                     pending.append(node)
                 continue
-            if not node.is_named and last is not None and not pending:
-                last.nodes.append(node)  # closing syntax stays with what it closes
-                continue
+            if not node.is_named:
+                opener = node.type not in _CLOSERS and node.type.replace("_", "a").isalnum()
+                same_line = last is not None and node.start_point.row == last.nodes[-1].end_point.row
+                if last is not None and not pending and (same_line or not opener):
+                    last.nodes.append(node)  # closing syntax stays with what it closes
+                    continue
+                if opener:  # a keyword that opens what follows (`impl`, `export`, `class`)
+                    pending.append(node)
+                    continue
             if pending and not self._attached(pending[-1], node):
                 units.append(_Unit(nodes=pending, main=len(pending) - 1))  # detached comment block
                 pending = []
@@ -228,8 +235,14 @@ class _TreeChunker:
             if after:
                 spans += self._process(after, ctx)
             return spans
-        children = [*unit.nodes[: unit.main], *main.children, *unit.nodes[unit.main + 1 :]]
-        return self._process(children, inner)
+        children: list[Node] = []
+        body = _body(main) if unit.info is not None else None
+        for child in main.children:  # a split declaration is cut at statement boundaries of its body
+            if body is not None and child.start_byte == body.start_byte and child.end_byte == body.end_byte:
+                children.extend(child.children)
+            else:
+                children.append(child)
+        return self._process([*unit.nodes[: unit.main], *children, *unit.nodes[unit.main + 1 :]], inner)
 
     def _group_span(self, group: list[_Unit], ctx: tuple[DefInfo, ...]) -> Span:
         infos = [u.info for u in group if u.info is not None]

@@ -175,7 +175,8 @@ def _qualify(defs: list[DefNode], scopes: list[tuple[int, int, str]]) -> None:
         stack.append((end, d.qualified, d.kind in CLASS_KINDS))
 
 
-def _body(node: Node) -> Node | None:
+def body_of(node: Node) -> Node | None:
+    """The body of a declaration (the `body` field, else its last body-like child)."""
     body = node.child_by_field_name("body")
     if body is not None:
         return body
@@ -193,7 +194,7 @@ def _describe(d: DefNode, source: bytes, spec: LangSpec) -> None:
     sig_start = max(node.start_byte, line_start) if node.start_point.row < name_row else node.start_byte
     line_end = source.find(b"\n", d.name_node.end_byte)
     line_end = len(source) if line_end < 0 else line_end
-    body = _body(node)
+    body = body_of(node)
     sig_end = min(line_end, node.end_byte)
     if body is not None and sig_start < body.start_byte < line_end:
         sig_end = body.start_byte
@@ -211,12 +212,11 @@ def _describe(d: DefNode, source: bytes, spec: LangSpec) -> None:
 
 def _docstring(body: Node, source: bytes) -> str:
     first = body.named_children[0] if body.named_child_count else None
-    if first is None or first.type != "expression_statement" or not first.named_child_count:
+    if first is not None and first.type == "expression_statement" and first.named_child_count:
+        first = first.named_children[0]  # older grammars wrap the string in an expression statement
+    if first is None or first.type != "string":
         return ""
-    string = first.named_children[0]
-    if string.type != "string":
-        return ""
-    return _first_doc_line(_text(source, string))
+    return _first_doc_line(_text(source, first))
 
 
 def _leading_comment(outer: Node, source: bytes, spec: LangSpec) -> str:

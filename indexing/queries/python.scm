@@ -10,10 +10,9 @@
 
 ; Module-level constants: UPPER_CASE = ...
 (module
-  (expression_statement
-    (assignment
-      left: (identifier) @name
-      (#match? @name "^[A-Z][A-Z0-9_]+$"))) @definition.constant)
+  (assignment
+    left: (identifier) @name
+    (#match? @name "^[A-Z][A-Z0-9_]+$")) @definition.constant)
 
 ; Calls
 (call
