@@ -1,0 +1,230 @@
+"""The graph retriever: answers from the call graph (graph.callgraph.CallGraph).
+
+- find_references: resolve the queried symbol, then one hit per call site that may call it (the chunk
+  holding the call line; detail: path, line, column, caller and callee definition ids), every resolved
+  site; then subclasses (a class's other usages). If the symbol resolves to nothing in the workspace
+  (a library function), the unresolved call sites written with that name are returned instead.
+- impact_analysis: the transitive callers of the resolved definitions with their depth (default 2),
+  nearest first, more central (PageRank) first at equal depth.
+- other intents: `expand(seeds, limit)` turns the top hits of the other retrievers into their callees
+  and callers, so a question whose words match a caller still reaches the function doing the work;
+  `search` does the same from the definitions the query's symbol resolves to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from graph.callgraph import CallGraph
+from graph.errors import GraphError
+from indexing.records import CallSite, Chunk, Definition
+from retrievers.base import Hit, Query, RetrieverError
+from retrievers.scope import Scope
+
+
+@dataclass(frozen=True)
+class GraphRetrieverOptions:
+    """Impact depth, how many seeds `expand` follows, how much a caller counts against a callee."""
+
+    impact_depth: int = 2
+    expand_seeds: int = 5
+    caller_factor: float = 0.8  # expansion: callers of a seed rank below its callees
+    max_resolved: int = 8  # definitions of one ambiguous name followed at most
+
+
+class GraphRetriever:
+    """Call sites, impact sets and caller/callee expansion from the call graph."""
+
+    name = "graph"
+
+    def __init__(
+        self,
+        graph_provider: Callable[[], CallGraph],
+        chunk_at: Callable[[str, int], int | None],
+        chunk_by_id: Callable[[int], Chunk | None] | None = None,
+        options: GraphRetrieverOptions | None = None,
+    ) -> None:
+        self._graph_provider = graph_provider
+        self._chunk_at = chunk_at
+        self._chunk_by_id = chunk_by_id
+        self.options = options or GraphRetrieverOptions()
+
+    # The graph is rebuilt by its provider when the store changes; nothing to keep in step here.
+    def index(self, chunks: Sequence[Chunk]) -> None:
+        return None
+
+    def update(self, added: Sequence[Chunk], removed_ids: Sequence[int]) -> None:
+        return None
+
+    def remove(self, ids: Sequence[int]) -> None:
+        return None
+
+    def _graph(self) -> CallGraph:
+        try:
+            return self._graph_provider()
+        except GraphError as exc:
+            raise RetrieverError(f"call graph unavailable: {exc}") from exc
+
+    def search(self, query: Query, limit: int) -> list[Hit]:
+        if limit <= 0:
+            return []
+        scope = Scope.build(query.include, query.exclude)
+        symbol = query.symbol or _lone_identifier(query.text)
+        if query.intent == "find_references":
+            hits = self.references(symbol) if symbol else []
+        elif query.intent == "impact_analysis":
+            hits = self.impact(symbol, self.options.impact_depth) if symbol else []
+        elif symbol:
+            cg = self._graph()
+            defs = cg.resolve(symbol)[: self.options.max_resolved]
+            seeds = [Hit(cid, 1.0, {"def_id": d.id, "relation": "definition", "path": d.path,
+                                    "line": d.name_line})
+                     for d in defs if (cid := self._chunk_at(d.path, d.name_line)) is not None]
+            hits = _dedupe(seeds) + self.expand(seeds, limit)
+        else:
+            hits = []
+        return [h for h in hits if scope.admits(h.detail.get("path", ""))][:limit]
+
+    # -- references and impact -------------------------------------------------------------------------
+
+    def references(self, symbol: str) -> list[Hit]:
+        """One hit per call site that may call a definition `symbol` names, then its subclasses."""
+        cg = self._graph()
+        defs = cg.resolve(symbol)[: self.options.max_resolved]
+        hits: list[Hit] = []
+        seen: set[tuple[str, int, int]] = set()
+        for order, d in enumerate(defs):
+            for site, caller in cg.callers(d.id):
+                key = (site.path, site.line, site.column)
+                if key in seen:
+                    continue
+                seen.add(key)
+                weight = _edge_weight(cg, caller, d.id)
+                hit = self._site_hit(site, caller, d.id, weight / (1.0 + 0.01 * order))
+                if hit is not None:
+                    hits.append(hit)
+        for d in defs:
+            for sub in cg.subclasses(d.id):
+                sd = cg.definition(sub)
+                chunk_id = self._chunk_at(sd.path, sd.name_line)
+                if chunk_id is not None:
+                    detail = {"relation": "inherits", "path": sd.path, "line": sd.name_line,
+                              "column": sd.name_column, "caller_def_id": sub, "callee_def_id": d.id}
+                    hits.append(Hit(chunk_id, 0.5, detail))
+        if not defs:
+            name = symbol.replace("::", ".").replace("#", ".").split(".")[-1].removesuffix("()")
+            for site in cg.unresolved_named(name):
+                around = cg.definitions_at(site.path, site.line)
+                hit = self._site_hit(site, around[0].id if around else None, None, 0.25)
+                if hit is not None:
+                    hit.detail["resolved"] = False
+                    hits.append(hit)
+        hits.sort(key=lambda h: (-h.score, h.detail["path"], h.detail["line"], h.detail.get("column", 0)))
+        return hits
+
+    def _site_hit(self, site: CallSite, caller: int | None, callee: int | None, score: float) -> Hit | None:
+        chunk_id = self._chunk_at(site.path, site.line)
+        if chunk_id is None:
+            return None
+        detail: dict[str, Any] = {"relation": "call", "path": site.path, "line": site.line,
+                                  "column": site.column, "end_column": site.end_column,
+                                  "callee": site.callee, "caller": site.caller,
+                                  "caller_def_id": caller, "callee_def_id": callee}
+        return Hit(chunk_id, score, detail)
+
+    def impact(self, symbol: str, depth: int = 2) -> list[Hit]:
+        """Definitions that may break if `symbol` changes: transitive callers with their depth."""
+        cg = self._graph()
+        defs = cg.resolve(symbol)[: self.options.max_resolved]
+        depth_of: dict[int, tuple[int, int]] = {}  # affected id -> (depth, target id)
+        for d in defs:
+            for affected, dist in cg.impact(d.id, depth):
+                if affected not in depth_of or dist < depth_of[affected][0]:
+                    depth_of[affected] = (dist, d.id)
+        rank = cg.pagerank
+        ordered = sorted(depth_of.items(), key=lambda kv: (kv[1][0], -rank.get(kv[0], 0.0),
+                                                           cg.definition(kv[0]).path,
+                                                           cg.definition(kv[0]).start_line))
+        hits = []
+        for affected, (dist, target) in ordered:
+            ad = cg.definition(affected)
+            chunk_id = self._chunk_at(ad.path, ad.name_line)
+            if chunk_id is not None:
+                detail = {"relation": "impact", "depth": dist, "def_id": affected, "target_def_id": target,
+                          "name": ad.qualified_name, "path": ad.path, "line": ad.name_line}
+                hits.append(Hit(chunk_id, 1.0 / dist, detail))
+        return hits
+
+    # -- expansion -------------------------------------------------------------------------------------
+
+    def expand(self, seed_hits: Sequence[Hit], limit: int) -> list[Hit]:
+        """Callees and callers of the top seeds' definitions, as extra candidates (seeds excluded)."""
+        if limit <= 0 or not seed_hits:
+            return []
+        cg = self._graph()
+        seed_ids = {h.chunk_id for h in seed_hits}
+        best: dict[int, Hit] = {}
+        for rank, seed in enumerate(seed_hits[: self.options.expand_seeds]):
+            for d in self._seed_definitions(cg, seed):
+                neighbours = [(c, "callee", 1.0) for c in cg.callees(d.id)]
+                callers = dict.fromkeys(c for _, c in cg.callers(d.id) if c is not None)
+                neighbours += [(c, "caller", self.options.caller_factor) for c in callers]
+                for other, relation, factor in neighbours:
+                    if other < 0:
+                        continue  # module pseudo node
+                    od = cg.definition(other)
+                    chunk_id = self._chunk_at(od.path, od.name_line)
+                    if chunk_id is None or chunk_id in seed_ids:
+                        continue
+                    edge = (d.id, other) if relation == "callee" else (other, d.id)
+                    score = factor * _edge_weight(cg, *edge) / (rank + 1)
+                    if chunk_id not in best or score > best[chunk_id].score:
+                        best[chunk_id] = Hit(chunk_id, score, {"relation": relation, "via": seed.chunk_id,
+                                                               "def_id": other, "name": od.qualified_name,
+                                                               "path": od.path, "line": od.name_line})
+        ordered = sorted(best.values(), key=lambda h: (-h.score, h.detail["path"], h.detail["line"]))
+        return ordered[:limit]
+
+    def _seed_definitions(self, cg: CallGraph, seed: Hit) -> list[Definition]:
+        """The definition(s) a seed hit stands for: its def id, else the chunk's own definition."""
+        def_id = seed.detail.get("def_id") if seed.detail else None
+        if isinstance(def_id, int):
+            try:
+                return [cg.definition(def_id)]
+            except GraphError:
+                pass
+        chunk = self._chunk_by_id(seed.chunk_id) if self._chunk_by_id else None
+        if chunk is None:
+            return []
+        around = cg.definitions_at(chunk.path, chunk.end_line)
+        if chunk.symbol:
+            named = [d for d in around if d.qualified_name == chunk.symbol]
+            if named:
+                return named[:1]
+        inside = [d for d in around if d.start_line >= chunk.start_line]
+        return inside[:1] or around[:1]
+
+
+def _edge_weight(cg: CallGraph, caller: int | None, callee: int | None) -> float:
+    if caller is None or callee is None or not cg.graph.has_edge(caller, callee):
+        return 1.0
+    return float(cg.graph.edges[caller, callee].get("weight", 1.0))
+
+
+def _dedupe(hits: list[Hit]) -> list[Hit]:
+    seen: set[int] = set()
+    out = []
+    for h in hits:
+        if h.chunk_id not in seen:
+            seen.add(h.chunk_id)
+            out.append(h)
+    return out
+
+
+def _lone_identifier(text: str) -> str | None:
+    words = text.strip().strip("`").split()
+    if len(words) == 1 and (words[0][:1].isalpha() or words[0][:1] in "_$"):
+        return words[0]
+    return None
