@@ -1,0 +1,284 @@
+"""The semantic retriever: chunk embeddings cached in the store, searched in an in-memory VectorIndex.
+
+Each chunk is embedded as `embed_text(chunk, text)`: its path (middle dropped when long), its
+enclosing-scope header, its symbol and its code with the common indent and blank lines removed.
+Vectors are cached in the store's `embeddings` table under `cache_key(model_id, chunk)`, so an
+unchanged chunk is embedded once, across runs; a warm start reads vectors without loading the model
+(the model loads at the first query). The store meta records the model id, dims and normalization;
+when another model is configured `model_changed` is set (the engine announces it) and every chunk
+is embedded again under the new model's keys; vectors of two models never meet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import textwrap
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from indexing.records import Chunk
+from retrievers.base import Hit, Query, RetrieverError
+from retrievers.embedder import Embedder
+from retrievers.vectors import VectorIndex, VectorOptions
+
+EMBED_TEXT_VERSION = 1  # bump when embed_text changes: it is part of every cache key
+Progress = Callable[[int, int], None]
+
+
+class EmbeddingCache(Protocol):
+    """What the retriever needs from the store (indexing.store.IndexStore provides it)."""
+
+    def get_embeddings(self, model_id: str, keys: Sequence[str]) -> dict[str, bytes]: ...
+    def put_embeddings(self, model_id: str, items: Mapping[str, bytes]) -> None: ...
+    def get_meta(self, key: str) -> str | None: ...
+    def set_meta(self, key: str, value: str) -> None: ...
+
+
+@dataclass
+class SemanticOptions:
+    """Embedding text shape, write batching and vector search tuning."""
+
+    max_path_chars: int = 48
+    max_chars: int = 1500  # of normalized code per chunk (the default model reads 256 tokens)
+    write_batch: int = 64  # chunks embedded and written to the cache per step
+    vectors: VectorOptions | None = None
+
+
+def truncate_path(path: str, max_chars: int = 48) -> str:
+    """Keep both ends of a long path: "src/requests/…/adapters.py"."""
+    if len(path) <= max_chars:
+        return path
+    parts = path.split("/")
+    if len(parts) < 3:
+        return path[: max_chars // 2] + "…" + path[-(max_chars - max_chars // 2 - 1) :]
+    head, tail = [parts[0]], [parts[-1]]
+    i, j = 1, len(parts) - 2
+    take_head = True
+    while i <= j:
+        part = parts[i] if take_head else parts[j]
+        trial = head + [part] if take_head else head
+        trial_tail = tail if take_head else [part] + tail
+        if len("/".join(trial + ["…"] + trial_tail)) > max_chars:
+            break
+        head, tail = trial, trial_tail
+        i, j = (i + 1, j) if take_head else (i, j - 1)
+        take_head = not take_head
+    return "/".join(head + ["…"] + tail) if i <= j else path
+
+
+def normalize_code(text: str) -> str:
+    """Blank lines dropped, trailing spaces stripped, the common indent removed."""
+    lines = [line.rstrip() for line in text.expandtabs(4).splitlines() if line.strip()]
+    return textwrap.dedent("\n".join(lines))
+
+
+def embed_text(chunk: Chunk, text: str, max_chars: int = 1500, max_path_chars: int = 48) -> str:
+    """The text embedded for a chunk: path, enclosing header, symbol, normalized code."""
+    parts = [truncate_path(chunk.path, max_path_chars)]
+    if chunk.header.strip():
+        parts.append(chunk.header.strip())
+    if chunk.symbol:
+        parts.append(chunk.symbol)
+    parts.append(normalize_code(text)[:max_chars])
+    return "\n".join(parts)
+
+
+def cache_key(model_id: str, chunk: Chunk, document_prefix: str = "", text: str | None = None,
+              options: SemanticOptions | None = None) -> str:
+    """blake2b over the model and everything `embed_text` is made of.
+
+    The chunk's content hash stands for its code, so a cache lookup needs no file read; a chunk
+    without a content hash is keyed by its text (which must then be given).
+    """
+    opts = options or SemanticOptions()
+    body = chunk.content_hash or hashlib.blake2b((text or "").encode("utf-8", "replace")).hexdigest()
+    material = "\0".join((
+        model_id, str(EMBED_TEXT_VERSION), document_prefix, str(opts.max_chars),
+        truncate_path(chunk.path, opts.max_path_chars), chunk.header.strip(), chunk.symbol or "", body,
+    ))
+    return hashlib.blake2b(material.encode("utf-8", "replace"), digest_size=16).hexdigest()
+
+
+class SemanticRetriever:
+    """Embeds chunks (cache first), answers queries by cosine similarity; name "semantic"."""
+
+    name = "semantic"
+
+    def __init__(self, store: EmbeddingCache, read_text: Callable[[Chunk], str | None],
+                 embedder: Embedder | str | None = None, options: SemanticOptions | None = None) -> None:
+        self.store = store
+        self.embedder = embedder if isinstance(embedder, Embedder) else Embedder(embedder)
+        self.options = options or SemanticOptions()
+        self._read_text = read_text
+        self._lock = threading.RLock()
+        self._chunks: dict[int, Chunk] = {}
+        self._keys: dict[int, str] = {}
+        self._pending: set[int] = set()
+        self._vectors: VectorIndex | None = None
+        self.previous_model = store.get_meta("embedding.model")
+        self.model_changed = self.previous_model is not None and self.previous_model != self.model_id
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id
+
+    def _key(self, chunk: Chunk) -> str:
+        # Only the prefix known without loading the model is keyed: a model's own prompts are part
+        # of the model, named by its id already.
+        prefix = (self.embedder.configured_prefixes or ("", ""))[1]
+        if chunk.content_hash:
+            return cache_key(self.model_id, chunk, prefix, options=self.options)
+        text = self._text_of(chunk) or ""
+        return cache_key(self.model_id, chunk, prefix, text=text, options=self.options)
+
+    def _text_of(self, chunk: Chunk) -> str | None:
+        try:
+            return self._read_text(chunk)
+        except (OSError, UnicodeError, ValueError, KeyError):
+            return None
+
+    def _record_meta(self, dims: int) -> None:
+        if self.store.get_meta("embedding.model") != self.model_id:
+            self.store.set_meta("embedding.model", self.model_id)
+        if self.store.get_meta("embedding.dims") != str(dims):
+            self.store.set_meta("embedding.dims", str(dims))
+        if self.store.get_meta("embedding.normalized") != "true":
+            self.store.set_meta("embedding.normalized", "true")
+
+    def _add_vectors(self, ids: list[int], matrix: np.ndarray) -> None:
+        if not ids:
+            return
+        if self._vectors is None or self._vectors.dims != matrix.shape[1]:
+            self._vectors = VectorIndex(matrix.shape[1], self.options.vectors)
+        self._vectors.add(ids, matrix)
+        self._record_meta(matrix.shape[1])
+
+    def _load_cached(self, chunks: Sequence[Chunk]) -> None:
+        """Take vectors for `chunks` from the cache; the rest become pending. Caller holds the lock."""
+        keys = {c.id: self._key(c) for c in chunks}
+        self._keys.update(keys)
+        cached = self.store.get_embeddings(self.model_id, list(dict.fromkeys(keys.values())))
+        dims = self._vectors.dims if self._vectors is not None else None
+        ids: list[int] = []
+        rows: list[np.ndarray] = []
+        for c in chunks:
+            blob = cached.get(keys[c.id])
+            if blob is not None and len(blob) % 2 == 0 and (dims is None or len(blob) == 2 * dims):
+                dims = len(blob) // 2
+                ids.append(c.id)
+                rows.append(np.frombuffer(blob, dtype="<f2"))
+            else:
+                self._pending.add(c.id)
+        if ids:
+            self._add_vectors(ids, np.vstack(rows).astype(np.float32))
+
+    # ----- Retriever ---------------------------------------------------------------------------
+
+    def index(self, chunks: Sequence[Chunk], *, embed: bool = True, progress: Progress | None = None) -> None:
+        """Hold exactly `chunks`: cached vectors are loaded, the rest embedded (unless `embed=False`)."""
+        with self._lock:
+            self._chunks = {c.id: c for c in chunks}
+            self._keys, self._pending, self._vectors = {}, set(), None
+            self._load_cached(chunks)
+        if embed:
+            self.embed_pending(progress)
+
+    def update(self, added: Sequence[Chunk], removed_ids: Sequence[int], *, embed: bool = True,
+               progress: Progress | None = None) -> None:
+        with self._lock:
+            self._drop(list(removed_ids) + [c.id for c in added])
+            self._chunks.update((c.id, c) for c in added)
+            self._load_cached(added)
+        if embed:
+            self.embed_pending(progress)
+
+    def remove(self, ids: Sequence[int]) -> None:
+        with self._lock:
+            self._drop(ids)
+
+    def _drop(self, ids: Sequence[int]) -> None:
+        for i in ids:
+            self._chunks.pop(i, None)
+            self._keys.pop(i, None)
+            self._pending.discard(i)
+        if self._vectors is not None:
+            self._vectors.remove(ids)
+
+    def ids(self) -> set[int]:
+        """Chunk ids held, embedded or pending."""
+        with self._lock:
+            return set(self._chunks)
+
+    def pending(self) -> int:
+        """Chunks not yet embedded."""
+        return len(self._pending)
+
+    def embedded(self) -> int:
+        return len(self._vectors) if self._vectors is not None else 0
+
+    def embed_pending(self, progress: Progress | None = None,
+                      should_stop: Callable[[], bool] | None = None) -> int:
+        """Embed pending chunks in batches, writing each batch to the cache; returns how many."""
+        with self._lock:
+            todo = sorted(self._pending, key=lambda i: (self._chunks[i].path, self._chunks[i].start_line))
+        total, done, embedded = len(todo), 0, 0
+        step = max(1, self.options.write_batch)
+        for start in range(0, total, step):
+            if should_stop is not None and should_stop():
+                break
+            batch = [self._chunks.get(i) for i in todo[start : start + step]]
+            items = [(c, self._text_of(c)) for c in batch if c is not None]
+            ready = [(c, t) for c, t in items if t is not None and t.strip()]
+            texts = [embed_text(c, t, self.options.max_chars, self.options.max_path_chars) for c, t in ready]
+            base = done
+
+            def report(d: int, _t: int, base: int = base) -> None:
+                if progress is not None:
+                    progress(base + d, total)
+
+            matrix = self.embedder.encode_documents(texts, progress=report) if texts else None
+            with self._lock:
+                # A chunk removed or replaced while its batch was embedding is not added.
+                live = [k for k, (c, _) in enumerate(ready) if self._chunks.get(c.id) is c]
+                if matrix is not None and live:
+                    half = matrix[live].astype("<f2")
+                    self.store.put_embeddings(self.model_id, {
+                        self._keys[ready[k][0].id]: half[n].tobytes() for n, k in enumerate(live)})
+                    self._add_vectors([ready[k][0].id for k in live], half.astype(np.float32))
+                    embedded += len(live)
+                for c, _ in items:  # unreadable or empty chunks are not retried until they change
+                    self._pending.discard(c.id)
+            done = min(start + step, total)
+            if progress is not None:
+                progress(done, total)
+        return embedded
+
+    def search(
+        self, query: Query, limit: int, candidates_filter: Callable[[int], bool] | None = None
+    ) -> list[Hit]:
+        """Chunks nearest to the query's embedding (`detail["cosine"]`); loads the model if needed."""
+        with self._lock:
+            vectors = self._vectors
+        if vectors is None or len(vectors) == 0 or limit <= 0 or not query.text.strip():
+            return []
+        q = self.embedder.encode_query(query.text)
+        if q.shape[0] != vectors.dims:
+            raise RetrieverError(f"query vector has {q.shape[0]} dims, the index {vectors.dims}")
+        with self._lock:
+            found = vectors.search(q, limit, allowed=candidates_filter)
+        return [Hit(cid, score, {"cosine": round(score, 4)}) for cid, score in found]
+
+    def similar(self, chunk_id: int, limit: int) -> list[Hit]:
+        """Chunks nearest to a chunk's own vector (itself excluded)."""
+        with self._lock:
+            if self._vectors is None:
+                return []
+            vec = self._vectors.vector(chunk_id)
+            if vec is None:
+                return []
+            found = self._vectors.search(vec, limit, allowed=lambda i: i != chunk_id)
+        return [Hit(cid, score, {"cosine": round(score, 4)}) for cid, score in found]
