@@ -179,7 +179,7 @@ def apply_priors(
     for item in items:
         chunk = chunks[item.chunk_id]
         bonus = {
-            "definition": definition_bonus(chunk, symbol, identifier_query, config),
+            "definition": definition_bonus(chunk, symbol, identifier_query, config, _structural_match(item)),
             "path_keyword": config.path_keyword_bonus * shares.get(chunk.path, 0.0),
             "coherence": coherence.get(item.chunk_id, 0.0),
         }
@@ -203,6 +203,12 @@ def apply_priors(
         if demoted_by:
             item.explain["demoted_as"] = demoted_by
     return sorted(items, key=lambda f: (-f.score, f.chunk_id))
+
+
+def _structural_match(item: Fused) -> str | None:
+    detail = item.explain.get("structural", {}).get("detail") or {}
+    match = detail.get("match")
+    return match if isinstance(match, str) else None
 
 
 def dedupe_by_file(results: Sequence[Fused], limit: int) -> list[Fused]:

@@ -131,13 +131,30 @@ def definition_match(chunk: Chunk, symbol: str) -> str | None:
     return "partial"
 
 
+# Structural match kinds (retrievers.structural) that say "this chunk holds the named definition".
+_STRUCTURAL_DEFINES = {"exact": "full", "qualified": "full", "exact_folded": "partial",
+                       "last_part": "partial"}
+
+
 def definition_bonus(
-    chunk: Chunk, symbol: str | None, identifier_query: bool, config: RankingConfig = DEFAULT_CONFIG
+    chunk: Chunk,
+    symbol: str | None,
+    identifier_query: bool,
+    config: RankingConfig = DEFAULT_CONFIG,
+    structural_match: str | None = None,
 ) -> float:
-    """Bonus (in top-score units) for a chunk that defines the symbol the query names."""
+    """Bonus (in top-score units) for a chunk that defines the symbol the query names.
+
+    The chunk defines it when its own symbol matches (`definition_match`) or when the structural
+    retriever found the definition in it (`structural_match`, its detail's `match`): a class merged
+    into a block chunk of small classes has no chunk symbol of its own.
+    """
     if not symbol:
         return 0.0
     match = definition_match(chunk, symbol)
+    by_index = _STRUCTURAL_DEFINES.get(structural_match or "")
+    if match != "full" and by_index is not None:
+        match = by_index if match is None or by_index == "full" else match
     if match is None:
         return 0.0
     if not identifier_query:

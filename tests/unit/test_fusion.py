@@ -247,6 +247,23 @@ def test_definition_bonus_for_identifier_queries() -> None:
     assert nl[2] == pytest.approx(0.01 + 1.0 * 0.03)
 
 
+def test_definition_bonus_from_the_structural_match_of_a_merged_chunk() -> None:
+    # small classes merged into one block chunk: no chunk symbol, but the definitions index found it there
+    chunks = {1: chunk(1, "pkg/exceptions.py", None, "block"),
+              2: chunk(2, "pkg/utils.py", "rewind", "function")}
+    ranked = {"structural": [Hit(1, 100.0, {"match": "exact", "name": "RewindError"})],
+              "text": [Hit(2, 9.0), Hit(1, 5.0)]}
+    fused = rrf(ranked, {"structural": 0.6, "text": 0.1}, 40)
+    out = apply_priors(fused, chunks, {}, symbol="RewindError", identifier_query=True)
+    assert out[0].chunk_id == 1 and out[0].explain["bonus"]["definition"] == 3.0
+    folded = rrf({"structural": [Hit(1, 90.0, {"match": "exact_folded"})]}, {"structural": 1.0}, 40)
+    partial = apply_priors(folded, chunks, {}, symbol="rewinderror", identifier_query=True)
+    assert partial[0].explain["bonus"]["definition"] == 1.0
+    split = rrf({"structural": [Hit(1, 60.0, {"match": "split"})]}, {"structural": 1.0}, 40)
+    plain = apply_priors(split, chunks, {}, symbol="Rewind", identifier_query=True)
+    assert "definition" not in plain[0].explain["bonus"]
+
+
 def test_path_keyword_bonus() -> None:
     chunks = {1: chunk(1, "src/retry.py", "backoff"), 2: chunk(2, "src/pool.py", "grow")}
     fused = [Fused(2, 0.02), Fused(1, 0.015)]
