@@ -21,9 +21,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import attrs
 import cattrs
 from pygls.exceptions import JsonRpcException
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+    default_converter,
+)
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +67,20 @@ def _describe(exc: BaseException) -> str:
 
 def error_response(msg_id: int | str | None, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+
+
+def _raw(obj: dict[str, Any], cls: type) -> Any:
+    """Build a generic message keeping params/result as plain JSON (pygls makes namedtuples of them,
+    which renames keys and drops one called `type_name`)."""
+    return cls(**{f.name: obj.get(f.name) for f in attrs.fields(cls)})
+
+
+def converter() -> cattrs.Converter:
+    """pygls' converter, except that messages of custom methods keep their params as plain JSON."""
+    conv = default_converter()
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        conv.register_structure_hook(cls, _raw)
+    return conv
 
 
 class HardenedProtocol(LanguageServerProtocol):

@@ -1,0 +1,301 @@
+"""The LSP handlers of codeseek: each gets its params, calls domain code and returns LSP types.
+
+`create_server()` builds a `CodeseekServer` and registers every handler on it. Requests that read
+the index are `async` and run their work in the server's query pool (`ls.run_query`), which makes
+them cancellable with `$/cancelRequest`; notifications only record state and schedule indexing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from lsp_server import convert, features_nav, features_search, hover
+from lsp_server.features_nav import Target
+from lsp_server.options import to_json
+from lsp_server.server import DEBOUNCE_S, SEARCH_METHOD, CodeseekServer, bad_params
+
+log = logging.getLogger("codeseek.lsp")
+INDEX_OPTIONS = ("model", "index_dir", "excludes", "max_file_size", "embeddings")
+COMMANDS = ("codeseek.reindex", "codeseek.status")
+
+
+# --- lifecycle ------------------------------------------------------------------------------------
+
+
+def initialize(ls: CodeseekServer, params: lsp.InitializeParams) -> None:
+    ls.init_options = params.initialization_options
+
+
+async def initialized(ls: CodeseekServer, params: lsp.InitializedParams) -> None:
+    config = await _configuration(ls)
+    ls.apply_options(ls.init_options, config)
+    folders = list(ls.workspace.folders.values())
+    paths = [convert.uri_to_path(f.uri) for f in folders]
+    if not paths and ls.workspace.root_uri:
+        paths = [convert.uri_to_path(ls.workspace.root_uri)]
+    for path in paths:
+        if path is not None:
+            ls.add_root(path)
+    await _register_watchers(ls)
+
+
+async def _configuration(ls: CodeseekServer) -> Any:
+    caps = ls.client_capabilities.workspace
+    if not (caps and caps.configuration):
+        return None
+    try:
+        items = [lsp.ConfigurationItem(section="codeseek")]
+        answer = await asyncio.wait_for(
+            ls.workspace_configuration_async(lsp.ConfigurationParams(items=items)), 5.0)
+    except Exception as exc:
+        log.warning("workspace/configuration failed: %s", exc)
+        return None
+    return answer[0] if answer else None
+
+
+async def _register_watchers(ls: CodeseekServer) -> None:
+    caps = ls.client_capabilities.workspace
+    watched = caps.did_change_watched_files if caps else None
+    if not (watched and watched.dynamic_registration):
+        return
+    options = lsp.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[lsp.FileSystemWatcher(glob_pattern="**/*")])
+    registration = lsp.Registration(id="codeseek-watch", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                                    register_options=options)
+    try:
+        await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
+    except Exception as exc:
+        log.warning("file watcher registration failed: %s", exc)
+
+
+def shutdown(ls: CodeseekServer, params: Any) -> None:
+    ls.stop_roots()
+
+
+async def did_change_configuration(ls: CodeseekServer, params: lsp.DidChangeConfigurationParams) -> None:
+    before = ls.options
+    config = await _configuration(ls)
+    if config is None and isinstance(params.settings, dict):
+        config = params.settings.get("codeseek", params.settings)
+    after = ls.apply_options(ls.init_options, config)
+    if any(getattr(before, k) != getattr(after, k) for k in INDEX_OPTIONS):
+        await asyncio.get_running_loop().run_in_executor(None, ls.restart_roots)
+
+
+# --- documents and files --------------------------------------------------------------------------
+
+
+def _overlay(ls: CodeseekServer, uri: str, text: str | None) -> bool:
+    found = ls.locate(uri)
+    if found is None:
+        return False
+    root, rel = found
+    if text is None:
+        root.workspace.clear_overlay(rel)
+    else:
+        root.workspace.set_overlay(rel, text)
+    return True
+
+
+def did_open(ls: CodeseekServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    if _overlay(ls, params.text_document.uri, params.text_document.text):
+        ls.schedule(params.text_document.uri, DEBOUNCE_S)
+
+
+def did_change(ls: CodeseekServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    doc = ls.workspace.get_text_document(params.text_document.uri)
+    if _overlay(ls, doc.uri, doc.source):
+        ls.schedule(doc.uri, DEBOUNCE_S)
+
+
+def did_save(ls: CodeseekServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    if params.text is not None:
+        _overlay(ls, params.text_document.uri, params.text)
+    ls.schedule(params.text_document.uri, 0.0)
+
+
+def did_close(ls: CodeseekServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    if _overlay(ls, params.text_document.uri, None):
+        ls.schedule(params.text_document.uri, 0.0)
+
+
+def did_change_watched_files(ls: CodeseekServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    by_root: dict[Any, set[str]] = {}
+    for change in params.changes:
+        found = ls.locate(change.uri)
+        if found is None:
+            continue
+        root, rel = found
+        paths = by_root.setdefault(root, set())
+        paths.add(rel)
+        if change.type == lsp.FileChangeType.Deleted:  # a deleted folder: every file under it
+            paths.update(p for p in root.workspace.store.files() if p.startswith(rel + "/"))
+    for root, paths in by_root.items():
+        root.request_paths(paths)
+
+
+def did_change_workspace_folders(ls: CodeseekServer, params: lsp.DidChangeWorkspaceFoldersParams) -> None:
+    for folder in params.event.removed:
+        path = convert.uri_to_path(folder.uri)
+        if path is not None:
+            ls.remove_root(path)
+    for folder in params.event.added:
+        path = convert.uri_to_path(folder.uri)
+        if path is not None:
+            ls.add_root(path)
+
+
+# --- requests -------------------------------------------------------------------------------------
+
+
+async def semantic_search(ls: CodeseekServer, params: Any) -> dict[str, Any]:
+    request = features_search.parse_params(params, ls.options.preset)
+    return await ls.run_query(features_search.search_roots, list(ls.roots.values()), request)
+
+
+def _target(ls: CodeseekServer, uri: str, position: lsp.Position) -> Target | None:
+    found = ls.locate(uri)
+    if found is None:
+        return None
+    root, rel = found
+    try:
+        doc = ls.workspace.get_text_document(uri)
+        lines = doc.lines
+        if not 0 <= position.line < len(lines):
+            return None
+        where = doc.position_codec.position_from_client_units(lines, position)
+    except (OSError, ValueError) as exc:  # the file is gone or unreadable
+        log.info("no text for %s: %s", uri, exc)
+        return None
+    return features_nav.find_target(root, rel, position.line + 1, lines[position.line], where.character)
+
+
+async def references(ls: CodeseekServer, params: lsp.ReferenceParams) -> list[lsp.Location] | None:
+    def run() -> list[lsp.Location] | None:
+        target = _target(ls, params.text_document.uri, params.position)
+        if target is None:
+            return None
+        return features_nav.references(target, params.context.include_declaration, ls.encoding())
+    return await ls.run_query(run)
+
+
+async def prepare_call_hierarchy(ls: CodeseekServer, params: lsp.CallHierarchyPrepareParams
+                                 ) -> list[lsp.CallHierarchyItem] | None:
+    def run() -> list[lsp.CallHierarchyItem] | None:
+        target = _target(ls, params.text_document.uri, params.position)
+        if target is None or not target.definitions:
+            return None
+        return [features_nav.hierarchy_item(target.root, target.definitions[0], ls.encoding())]
+    return await ls.run_query(run)
+
+
+def _item_root(ls: CodeseekServer, item: lsp.CallHierarchyItem) -> Any:
+    data = item.data if isinstance(item.data, dict) else {}
+    root = ls.roots.get(convert.Path(str(data.get("root", ""))))
+    if root is None:
+        found = ls.locate(item.uri)
+        root = found[0] if found else None
+    return root, data
+
+
+async def incoming_calls(ls: CodeseekServer, params: lsp.CallHierarchyIncomingCallsParams
+                         ) -> list[lsp.CallHierarchyIncomingCall] | None:
+    def run() -> list[lsp.CallHierarchyIncomingCall] | None:
+        root, data = _item_root(ls, params.item)
+        d = features_nav.item_definition(root, data) if root is not None else None
+        return None if d is None else features_nav.incoming_calls(root, d, ls.encoding())
+    return await ls.run_query(run)
+
+
+async def outgoing_calls(ls: CodeseekServer, params: lsp.CallHierarchyOutgoingCallsParams
+                         ) -> list[lsp.CallHierarchyOutgoingCall] | None:
+    def run() -> list[lsp.CallHierarchyOutgoingCall] | None:
+        root, data = _item_root(ls, params.item)
+        d = features_nav.item_definition(root, data) if root is not None else None
+        return None if d is None else features_nav.outgoing_calls(root, d, ls.encoding())
+    return await ls.run_query(run)
+
+
+async def on_hover(ls: CodeseekServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    if not ls.options.hover:
+        return None
+
+    def run() -> lsp.Hover | None:
+        target = _target(ls, params.text_document.uri, params.position)
+        if target is None or not target.definitions:
+            return None
+        d = target.definitions[0]
+        language = ls.workspace.get_text_document(params.text_document.uri).language_id
+        row = target.root.workspace.store.file(d.path)
+        text = hover.build(target.root, target.graph, d, row.language if row else language,
+                           target.root.similar_to if ls.options.embeddings else None)
+        return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
+    return await ls.run_query(run)
+
+
+async def workspace_symbol(ls: CodeseekServer, params: lsp.WorkspaceSymbolParams
+                           ) -> list[lsp.WorkspaceSymbol]:
+    return await ls.run_query(features_nav.workspace_symbols, list(ls.roots.values()), params.query,
+                              ls.encoding())
+
+
+# --- commands -------------------------------------------------------------------------------------
+
+
+def _roots_for(ls: CodeseekServer, args: tuple[Any, ...]) -> list[Any]:
+    if not args:
+        return list(ls.roots.values())
+    spec = args[0]
+    uri = spec.get("root") if isinstance(spec, dict) else spec
+    if not isinstance(uri, str):
+        raise bad_params(f"codeseek command argument must be a root URI or {{root: URI}}, got {spec!r}")
+    found = ls.locate(uri.rstrip("/") + "/x") or ls.locate(uri)
+    if found is None:
+        raise bad_params(f"{uri} is not a workspace folder")
+    return [found[0]]
+
+
+async def cmd_reindex(ls: CodeseekServer, *args: Any) -> dict[str, Any]:
+    roots = _roots_for(ls, args)
+    for root in roots:
+        root.request_full()
+    return {"queued": [str(r.root) for r in roots]}
+
+
+async def cmd_status(ls: CodeseekServer, *args: Any) -> dict[str, Any]:
+    roots = _roots_for(ls, args)
+    states = await ls.run_query(lambda: [r.status() for r in roots])
+    return {"version": ls.version, "roots": states, "options": to_json(ls.options)}
+
+
+def create_server() -> CodeseekServer:
+    """A server with every codeseek feature registered."""
+    ls = CodeseekServer()
+    features: list[tuple[str, Any, Any]] = [
+        (lsp.INITIALIZE, initialize, None),
+        (lsp.INITIALIZED, initialized, None),
+        (lsp.SHUTDOWN, shutdown, None),
+        (lsp.WORKSPACE_DID_CHANGE_CONFIGURATION, did_change_configuration, None),
+        (lsp.TEXT_DOCUMENT_DID_OPEN, did_open, None),
+        (lsp.TEXT_DOCUMENT_DID_CHANGE, did_change, None),
+        (lsp.TEXT_DOCUMENT_DID_SAVE, did_save, lsp.SaveOptions(include_text=False)),
+        (lsp.TEXT_DOCUMENT_DID_CLOSE, did_close, None),
+        (lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, did_change_watched_files, None),
+        (lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, did_change_workspace_folders, None),
+        (SEARCH_METHOD, semantic_search, None),
+        (lsp.TEXT_DOCUMENT_REFERENCES, references, None),
+        (lsp.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY, prepare_call_hierarchy, None),
+        (lsp.CALL_HIERARCHY_INCOMING_CALLS, incoming_calls, None),
+        (lsp.CALL_HIERARCHY_OUTGOING_CALLS, outgoing_calls, None),
+        (lsp.TEXT_DOCUMENT_HOVER, on_hover, None),
+        (lsp.WORKSPACE_SYMBOL, workspace_symbol, None),
+    ]
+    for method, handler, options in features:
+        ls.feature(method, options)(handler)
+    ls.command("codeseek.reindex")(cmd_reindex)
+    ls.command("codeseek.status")(cmd_status)
+    return ls

@@ -1,0 +1,310 @@
+"""Background indexing for one workspace folder: a worker thread that never blocks requests.
+
+A `RootIndex` owns one folder's `Workspace` (store + overlays) and `SearchEngine`. Its worker thread
+runs jobs in two phases:
+
+1. scan, parse, chunks, definitions, call graph, text index (`engine.refresh(embed=False)`): after it
+   search, references, call hierarchy, hover and symbols answer from the new index;
+2. embeddings (`engine.refresh(embed=True)`): only chunks whose content hash has no cached vector are
+   embedded, so an edit to one function re-embeds that one chunk.
+
+Jobs coalesce: while a job runs, further requests (a full rescan, changed paths) are merged into the
+next one. Progress goes to a `ProgressSink` (the server turns it into `$/progress`). Requests read the
+store through per-thread SQLite connections (WAL) and the graph through immutable snapshots, so they
+never wait for the worker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from graph.callgraph import CallGraph
+from indexing.records import Chunk, Definition
+from indexing.scan import ScanOptions
+from indexing.workspace import Workspace, WorkspaceOptions, default_index_dir
+from lsp_server.options import ServerOptions
+from retrievers.embedder import shared_embedder
+from retrievers.engine import EngineOptions, SearchEngine
+
+log = logging.getLogger(__name__)
+
+# Index states, as search results and codeseek.status report them.
+STARTING, INDEXING, EMBEDDING, READY, ERROR, STOPPED = (
+    "starting", "indexing", "embedding", "ready", "error", "stopped")
+REPORT_INTERVAL = 0.1  # seconds between two progress reports of one job
+
+
+class ProgressHandle(Protocol):
+    def report(self, percentage: int, message: str) -> None: ...
+
+    def end(self, message: str) -> None: ...
+
+
+class ProgressSink(Protocol):
+    def begin(self, title: str, message: str) -> ProgressHandle: ...
+
+
+class _NoProgress:
+    def report(self, percentage: int, message: str) -> None:
+        pass
+
+    def end(self, message: str) -> None:
+        pass
+
+
+class NullSink:
+    """Progress that goes nowhere (tests, clients without workDoneProgress)."""
+
+    def begin(self, title: str, message: str) -> ProgressHandle:
+        return _NoProgress()
+
+
+def index_dir_for(root: Path, options: ServerOptions, first: bool) -> Path:
+    """Where a root's index lives.
+
+    The `indexDir` option is a base folder: each root gets `<indexDir>/<sha1(root)[:16]>`. Without it
+    the first root uses the workspace default ($CODESEEK_INDEX_DIR, else the user cache per root), so
+    the CLI and the server share one index; further roots under $CODESEEK_INDEX_DIR get
+    `$CODESEEK_INDEX_DIR/roots/<sha1(root)[:16]>`.
+    """
+    key = hashlib.sha1(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    if options.index_dir:
+        return Path(options.index_dir) / key
+    if first or not os.environ.get("CODESEEK_INDEX_DIR"):
+        return default_index_dir(root)
+    return default_index_dir(root) / "roots" / key
+
+
+@dataclass
+class _Pending:
+    full: bool = False
+    paths: set[str] = field(default_factory=set)
+    embed: bool = False
+
+    def empty(self) -> bool:
+        return not (self.full or self.paths or self.embed)
+
+
+class RootIndex:
+    """One workspace folder: its workspace, engine, state and worker thread."""
+
+    def __init__(self, root: Path, options: ServerOptions, sink: ProgressSink | None = None,
+                 first: bool = True, on_error: Callable[[str], None] | None = None) -> None:
+        self.options = options
+        scan = ScanOptions(max_file_size=options.max_file_size, excludes=tuple(options.excludes))
+        self.workspace = Workspace(root, WorkspaceOptions(index_dir=index_dir_for(root, options, first),
+                                                          scan=scan))
+        self.root = self.workspace.root
+        embedder = shared_embedder(options.model) if options.embeddings else None
+        self.engine = SearchEngine(self.workspace, EngineOptions(
+            model=options.model, embeddings=options.embeddings, preset=options.preset, embedder=embedder))
+        self.sink: ProgressSink = sink or NullSink()
+        self.on_error = on_error
+        self.state = STARTING
+        self.error: str | None = None
+        self.phase1_done = threading.Event()  # set once the first phase 1 has finished
+        self.last_job: dict[str, Any] = {}
+        self._graph: CallGraph | None = None
+        self._cond = threading.Condition()
+        self._pending = _Pending()
+        self._busy = False
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name=f"codeseek-index:{self.root.name}",
+                                        daemon=True)
+
+    # -- control -------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the worker and queue the initial full update."""
+        self.request_full()
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the worker (after the file it is on) and close the store."""
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        self.state = STOPPED
+        try:
+            self.workspace.close()
+        except Exception:  # closing a cache must not fail shutdown
+            log.exception("closing the index of %s", self.root)
+
+    def request_full(self) -> None:
+        self._request(full=True)
+
+    def request_paths(self, paths: Iterable[str]) -> None:
+        self._request(paths=set(paths))
+
+    def _request(self, full: bool = False, paths: set[str] | None = None) -> None:
+        with self._cond:
+            self._pending.full |= full
+            self._pending.paths |= paths or set()
+            self._cond.notify_all()
+
+    def idle(self) -> bool:
+        """True when no job runs or waits."""
+        with self._cond:
+            return not self._busy and self._pending.empty()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until idle (tests, `codeseek.reindex` with wait); False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._busy or not self._pending.empty():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
+
+    # -- reads ---------------------------------------------------------------------------------------
+    @property
+    def graph(self) -> CallGraph | None:
+        """The call graph of the last completed phase 1 (None before the first one)."""
+        return self._graph
+
+    def relpath(self, path: Path) -> str | None:
+        try:
+            rel = self.workspace.relpath(path)
+        except Exception:
+            return None
+        return None if rel.startswith("../") else rel
+
+    def current_state(self) -> str:
+        """starting / indexing / embedding / error / stopped while that holds, else the engine's state
+        (ready, text-only when there are no vectors, empty when there is nothing to index)."""
+        if self.state != READY:
+            return self.state
+        return str(self.engine.index_info().get("state", READY))
+
+    def model_loaded(self) -> bool:
+        semantic = self.engine.semantic
+        return semantic is not None and semantic.embedder.loaded
+
+    def status(self) -> dict[str, Any]:
+        """Index state and counts for `codeseek.status`."""
+        counts = self.workspace.store.counts()
+        info = self.engine.index_info()
+        return {
+            "root": str(self.root),
+            "state": self.current_state(),
+            "idle": self.idle(),
+            "files": counts.get("files", 0),
+            "chunks": counts.get("chunks", 0),
+            "definitions": counts.get("definitions", 0),
+            "embedded": int(info.get("embedded", 0)),
+            "model": info.get("model"),
+            "model_loaded": self.model_loaded(),
+            "index_dir": str(self.workspace.index_dir),
+            "overlays": len(self.workspace.overlays()),
+            "error": self.error,
+            "last_job": dict(self.last_job),
+        }
+
+    def similar_to(self, d: Definition, limit: int = 3) -> list[tuple[Chunk, float]]:
+        """Chunks nearest (by embedding) to the chunk of `d`, outside `d` itself; [] without vectors."""
+        semantic = self.engine.semantic
+        if semantic is None or semantic.embedded() == 0:
+            return []
+        own = [c for c in self.workspace.store.chunks_for_path(d.path)
+               if c.start_line <= d.name_line <= c.end_line]
+        if not own:
+            return []
+        chunk = min(own, key=lambda c: c.end_line - c.start_line)
+        out: list[tuple[Chunk, float]] = []
+        for hit in semantic.similar(chunk.id, limit * 4):
+            other = self.workspace.store.chunk(hit.chunk_id)
+            if other is None or (other.path == d.path and other.start_line <= d.end_line
+                                 and other.end_line >= d.start_line):
+                continue
+            out.append((other, hit.score))
+            if len(out) >= limit:
+                break
+        return out
+
+    # -- worker --------------------------------------------------------------------------------------
+    def _take(self) -> _Pending | None:
+        with self._cond:
+            while self._pending.empty() and not self._stop:
+                self._busy = False
+                self._cond.notify_all()
+                self._cond.wait()
+            if self._stop:
+                self._busy = False
+                self._cond.notify_all()
+                return None
+            job, self._pending = self._pending, _Pending()
+            self._busy = True
+            return job
+
+    def _run(self) -> None:
+        while (job := self._take()) is not None:
+            try:
+                self._job(job)
+            except Exception as exc:
+                log.exception("indexing %s failed", self.root)
+                self.state = ERROR
+                self.error = f"{type(exc).__name__}: {exc}"
+                if self.on_error is not None:
+                    self.on_error(f"codeseek: indexing {self.root.name} failed: {self.error}")
+
+    def _job(self, job: _Pending) -> None:
+        started = time.perf_counter()
+        paths = None if job.full else sorted(job.paths)
+        self.state = INDEXING
+        name = self.root.name
+        handle = self.sink.begin(f"codeseek: indexing {name}",
+                                 "scanning" if paths is None else f"{len(paths)} changed file(s)")
+        try:
+            result = self.engine.refresh(embed=False, progress=_Throttled(handle, "files"), paths=paths)
+            self._graph = self.workspace.call_graph()
+            self.phase1_done.set()
+        finally:
+            handle.end(f"{self.workspace.store.counts().get('chunks', 0)} chunks indexed")
+        phase1 = time.perf_counter() - started
+        self.last_job = {"paths": "all" if paths is None else len(paths), "phase1_s": round(phase1, 3),
+                         "parsed": result.parsed, "unchanged": result.unchanged, "notes": result.notes}
+        for note in result.notes:
+            if self.on_error is not None:
+                self.on_error(f"codeseek: {note}")
+        semantic = self.engine.semantic
+        if semantic is not None and not self._stop:
+            if semantic.pending():
+                self.state = EMBEDDING
+                handle = self.sink.begin(f"codeseek: embedding {name}", f"{semantic.pending()} chunks")
+                try:
+                    done = self.engine.refresh(embed=True, progress=_Throttled(handle, "chunks"), paths=[])
+                finally:
+                    handle.end(f"{semantic.embedded()} chunks embedded")
+                self.last_job["embedded"] = done.embedded
+            # Load the model now (a warm restart embeds nothing) so the first query does not wait.
+            semantic.embedder.load()
+            self.last_job["phase2_s"] = round(time.perf_counter() - started - phase1, 3)
+        self.state = READY
+        self.error = None
+
+
+class _Throttled:
+    """Turns engine progress callbacks into at most ~10 `$/progress` reports a second."""
+
+    def __init__(self, handle: ProgressHandle, noun: str) -> None:
+        self.handle, self.noun = handle, noun
+        self.last = 0.0
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self.last < REPORT_INTERVAL:
+            return
+        self.last = now
+        percentage = min(max(int(100 * done / total) if total else 100, 0), 100)
+        self.handle.report(percentage, f"{phase} {done}/{total} {self.noun}")

@@ -1,0 +1,295 @@
+"""The codeseek language server (pygls): one `CodeseekServer` owns the roots and options; handlers are thin.
+
+Each handler gets its params, calls domain code (`features_search`, `features_nav`, `hover`,
+`indexer`) and returns LSP types built by `convert`. Requests that touch the index run in a small
+thread pool as asyncio tasks, so `$/cancelRequest` cancels them and a long one never blocks the
+message loop; indexing runs in one worker thread per root (`indexer.RootIndex`).
+
+Run: `codeseek serve` (stdio), `codeseek serve --tcp HOST:PORT`, or `python -m lsp_server.server`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, BinaryIO, TypeVar
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.io_ import StdinAsyncReader, StdoutWriter
+from pygls.lsp.server import LanguageServer
+
+from lsp_server import convert, transport
+from lsp_server.indexer import ProgressHandle, RootIndex
+from lsp_server.options import ServerOptions, parse_options
+
+log = logging.getLogger("codeseek.lsp")
+T = TypeVar("T")
+SEARCH_METHOD = "workspace/semanticSearch"
+DEBOUNCE_S = 0.3
+
+
+class _Progress:
+    """One `$/progress` token, driven from any thread through the event loop."""
+
+    def __init__(self, server: CodeseekServer, token: str, title: str, message: str) -> None:
+        self.server, self.token = server, token
+        server.call_soon(self._begin, title, message)
+
+    def _begin(self, title: str, message: str) -> None:
+        self.server.work_done_progress.begin(self.token, lsp.WorkDoneProgressBegin(
+            title=title, message=message, percentage=0, cancellable=False))
+
+    def report(self, percentage: int, message: str) -> None:
+        self.server.call_soon(self.server.work_done_progress.report, self.token,
+                              lsp.WorkDoneProgressReport(message=message, percentage=percentage))
+
+    def end(self, message: str) -> None:
+        self.server.call_soon(self.server.work_done_progress.end, self.token,
+                              lsp.WorkDoneProgressEnd(message=message))
+
+
+class _NoProgress:
+    def report(self, percentage: int, message: str) -> None:
+        pass
+
+    def end(self, message: str) -> None:
+        pass
+
+
+class CodeseekServer(LanguageServer):
+    """Language server state: options, one RootIndex per workspace folder, debounce timers."""
+
+    def __init__(self) -> None:
+        super().__init__("codeseek", "0.1.0", protocol_cls=transport.HardenedProtocol,
+                         converter_factory=transport.converter,
+                         text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.options = ServerOptions()
+        self.init_options: Any = None
+        self.roots: dict[Path, RootIndex] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.queries = ThreadPoolExecutor(max_workers=2, thread_name_prefix="codeseek-query")
+        self._shown: set[str] = set()
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._progress_ids = 0
+        self._lock = threading.Lock()
+
+    # -- transport -------------------------------------------------------------------------------------
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve JSON-RPC over stdio with codeseek's hardened framing."""
+        self._stop_event = threading.Event()
+        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(self._serve(reader))
+        except (BrokenPipeError, KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.stop_roots()
+            self.shutdown()
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve one client over TCP (the process ends when it disconnects)."""
+        self._stop_event = stop = threading.Event()
+
+        async def main() -> None:
+            done = asyncio.Event()
+
+            async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+                self.protocol.set_writer(writer)  # type: ignore[arg-type]
+                await self._serve(reader)
+                done.set()
+
+            server = await asyncio.start_server(connection, host, port)
+            log.info("codeseek listening on %s:%s", host, port)
+            async with server:
+                await done.wait()
+            stop.set()
+
+        try:
+            asyncio.run(main())
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.stop_roots()
+            self.shutdown()
+
+    async def _serve(self, reader: transport.AsyncReader) -> None:
+        self.loop = asyncio.get_running_loop()
+        assert self._stop_event is not None
+        protocol = self.protocol
+        assert isinstance(protocol, transport.HardenedProtocol)
+        await transport.read_messages(self._stop_event, reader, protocol, self._report_handler_error)
+
+    def _report_handler_error(self, exc: Exception) -> None:
+        log.error("handler error: %s", exc)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log out-of-band errors; pygls' default pops a message box for each."""
+        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+
+    # -- threads -> loop ---------------------------------------------------------------------------------
+    def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run `fn(*args)` on the event loop thread (all writes to the client happen there)."""
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:  # the loop closed meanwhile
+            pass
+
+    async def run_query(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a read-only query in the query pool; awaiting it makes the request cancellable."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.queries, fn, *args)
+
+    # -- messages and progress ---------------------------------------------------------------------------
+    def notify_user(self, message: str, level: lsp.MessageType = lsp.MessageType.Warning) -> None:
+        """Log a message, and show it once per server lifetime (thread-safe)."""
+        log.warning(message)
+        self.call_soon(self.window_log_message, lsp.LogMessageParams(type=level, message=message))
+        with self._lock:
+            if message in self._shown:
+                return
+            self._shown.add(message)
+        self.call_soon(self.window_show_message, lsp.ShowMessageParams(type=level, message=message))
+
+    def supports_progress(self) -> bool:
+        caps = getattr(self.protocol, "client_capabilities", None)
+        window = caps.window if caps is not None else None
+        return bool(window and window.work_done_progress)
+
+    def begin(self, title: str, message: str) -> ProgressHandle:
+        """A progress report (ProgressSink for the indexer); created and answered on the loop."""
+        if not self.supports_progress() or self.loop is None:
+            return _NoProgress()
+        with self._lock:
+            self._progress_ids += 1
+            token = f"codeseek-{os.getpid()}-{self._progress_ids}"
+        future = asyncio.run_coroutine_threadsafe(self.work_done_progress.create_async(token), self.loop)
+        try:
+            future.result(timeout=5.0)
+        except Exception as exc:  # the client refused or did not answer: go without progress
+            log.info("no progress token (%s)", exc)
+            return _NoProgress()
+        return _Progress(self, token, title, message)
+
+    # -- options and roots -------------------------------------------------------------------------------
+    def apply_options(self, *raw: Any) -> ServerOptions:
+        """Merge option sources (later wins), reporting bad values; returns the new options."""
+        options = ServerOptions()
+        for item in raw:
+            options, problems = parse_options(item, options)
+            for problem in problems:
+                self.notify_user(f"codeseek: {problem}")
+        self.options = options
+        return options
+
+    def add_root(self, path: Path) -> RootIndex | None:
+        path = Path(os.path.realpath(path))
+        if path in self.roots:
+            return self.roots[path]
+        try:
+            root = RootIndex(path, self.options, sink=self, first=not self.roots,
+                             on_error=lambda m: self.notify_user(m, lsp.MessageType.Error))
+        except Exception as exc:
+            self.notify_user(f"codeseek: cannot index {path}: {exc}", lsp.MessageType.Error)
+            return None
+        self.roots[path] = root
+        root.start()
+        return root
+
+    def remove_root(self, path: Path) -> None:
+        root = self.roots.pop(Path(os.path.realpath(path)), None)
+        if root is not None:
+            threading.Thread(target=root.stop, daemon=True).start()
+
+    def stop_roots(self) -> None:
+        for root in list(self.roots.values()):
+            root.stop(timeout=2.0)
+        self.roots.clear()
+
+    def restart_roots(self) -> None:
+        """Re-create every root with the current options (index-affecting options changed)."""
+        paths = list(self.roots)
+        self.stop_roots()
+        for path in paths:
+            self.add_root(path)
+
+    def locate(self, uri: str) -> tuple[RootIndex, str] | None:
+        """The root holding a document URI and its workspace-relative path (innermost root wins)."""
+        path = convert.uri_to_path(uri)
+        if path is None:
+            return None
+        best: tuple[RootIndex, str] | None = None
+        for root in self.roots.values():
+            rel = root.relpath(path)
+            if rel is not None and (best is None or len(str(root.root)) > len(str(best[0].root))):
+                best = (root, rel)
+        return best
+
+    def encoding(self) -> str:
+        enc = getattr(self.protocol, "server_capabilities", None)
+        value = getattr(enc, "position_encoding", None) if enc is not None else None
+        return str(getattr(value, "value", value) or "utf-16")
+
+    def schedule(self, uri: str, delay: float) -> None:
+        """Re-index one document after `delay` seconds (debounced: a newer call replaces an older)."""
+        found = self.locate(uri)
+        if found is None or self.loop is None:
+            return
+        root, rel = found
+        timer = self._timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        self._timers[uri] = self.loop.call_later(delay, self._fire, uri, root, rel)
+
+    def _fire(self, uri: str, root: RootIndex, rel: str) -> None:
+        self._timers.pop(uri, None)
+        root.request_paths([rel])
+
+
+def bad_params(message: str) -> JsonRpcInvalidParams:
+    return JsonRpcInvalidParams(message)
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Entry point of `codeseek serve`: stdio unless `args.tcp` is "HOST:PORT"."""
+    log_file = getattr(args, "log_file", None)
+    handler: logging.Handler = (logging.FileHandler(log_file) if log_file
+                                else logging.StreamHandler(sys.stderr))
+    logging.basicConfig(handlers=[handler], level=os.environ.get("CODESEEK_LOG", "INFO").upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from lsp_server.handlers import create_server
+
+    server = create_server()
+    tcp = getattr(args, "tcp", None)
+    if tcp:
+        host, _, port = str(tcp).rpartition(":")
+        server.start_tcp(host, int(port))
+        return 0
+    # The protocol owns the real stdout; anything else printed (a library's progress bar) goes to stderr.
+    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    server.start_io(sys.stdin.buffer, protocol_out)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lsp_server.server",
+                                     description="codeseek language server")
+    parser.add_argument("--tcp", default=None, metavar="HOST:PORT")
+    parser.add_argument("--log-file", default=None, metavar="FILE")
+    return serve(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""Helpers for the language-server end-to-end tests: a real server subprocess, a copied sample
+workspace, initialization with the capabilities editors send, and waiting for index states."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.uris import from_fs_path
+from pytest_lsp import LanguageClient
+from pytest_lsp.client import register_lsp_features
+
+from lsp_server.transport import converter
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "tests" / "workspace" / "sample"
+SERVER_CMD = [sys.executable, "-m", "lsp_server.server"]
+
+
+def copy_sample(dest: Path) -> Path:
+    """A private copy of the sample workspace (tests edit it)."""
+    root = dest / "sample"
+    shutil.copytree(SAMPLE, root)
+    return root
+
+
+def uri(root: Path, rel: str) -> str:
+    return from_fs_path(str(root / rel)) or ""
+
+
+def line_of(root: Path, rel: str, text: str) -> int:
+    """0-based number of the one line of `rel` containing `text` (fails if not exactly one)."""
+    lines = (root / rel).read_text().splitlines()
+    hits = [i for i, line in enumerate(lines) if text in line]
+    assert len(hits) == 1, f"{text!r} occurs on lines {hits} of {rel}"
+    return hits[0]
+
+
+def position_of(root: Path, rel: str, text: str, word: str | None = None) -> lsp.Position:
+    """Position of `word` (default: `text`) inside the one line of `rel` that contains `text`."""
+    line = line_of(root, rel, text)
+    content = (root / rel).read_text().splitlines()[line]
+    column = content.index(text) + (text.index(word) if word else 0)
+    return lsp.Position(line=line, character=column)
+
+
+def word_range(root: Path, rel: str, text: str, word: str) -> tuple[int, int, int]:
+    """(line, start, end) of `word` within the line containing `text`, 0-based, for exact asserts."""
+    pos = position_of(root, rel, text, word)
+    return pos.line, pos.character, pos.character + len(word)
+
+
+def server_env(index_dir: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"CODESEEK_INDEX_DIR": str(index_dir), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": str(REPO), "CODESEEK_LOG": "WARNING"})
+    env.update(extra)
+    return env
+
+
+def capabilities() -> lsp.ClientCapabilities:
+    """What a modern editor announces: progress, configuration, dynamic watchers, folders, markdown."""
+    return lsp.ClientCapabilities(
+        window=lsp.WindowClientCapabilities(work_done_progress=True),
+        workspace=lsp.WorkspaceClientCapabilities(
+            configuration=True, workspace_folders=True,
+            did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)),
+        text_document=lsp.TextDocumentClientCapabilities(
+            hover=lsp.HoverClientCapabilities(content_format=[lsp.MarkupKind.Markdown]),
+            call_hierarchy=lsp.CallHierarchyClientCapabilities()),
+    )
+
+
+async def start(root: Path | list[Path], index_dir: Path, options: dict[str, Any] | None = None,
+                config: dict[str, Any] | None = None, caps: lsp.ClientCapabilities | None = None,
+                **env: str) -> LanguageClient:
+    """Start the server, initialize it on `root` (or several roots) and return the client."""
+    client = LanguageClient(converter_factory=converter)  # custom results stay plain JSON
+    register_lsp_features(client)
+    if config is not None:
+        client.set_configuration(config, section="codeseek")
+    registrations: list[lsp.Registration] = []
+
+    @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+    def register(params: lsp.RegistrationParams) -> None:
+        registrations.extend(params.registrations)
+
+    client.registrations = registrations  # type: ignore[attr-defined]
+    await client.start_io(*SERVER_CMD, env=server_env(index_dir, **env), cwd=str(REPO))
+    roots = root if isinstance(root, list) else [root]
+    await client.initialize_session(lsp.InitializeParams(
+        capabilities=caps or capabilities(),
+        root_uri=from_fs_path(str(roots[0])),
+        workspace_folders=[lsp.WorkspaceFolder(uri=from_fs_path(str(r)) or "", name=r.name) for r in roots],
+        initialization_options=options if options is not None else {"embeddings": False},
+    ))
+    return client
+
+
+async def status(client: LanguageClient) -> dict[str, Any]:
+    result = await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="codeseek.status", arguments=[]))
+    assert isinstance(result, dict)
+    return result
+
+
+async def wait_state(client: LanguageClient, states: tuple[str, ...] = ("ready",), timeout: float = 60.0,
+                     roots: int = 1) -> dict[str, Any]:
+    """Poll codeseek.status until every root is in one of `states` and idle."""
+    deadline = time.monotonic() + timeout
+    last: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        last = await status(client)
+        got = last.get("roots", [])
+        if len(got) >= roots and all(r["state"] in states and r.get("idle", True) for r in got):
+            return last
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"index never reached {states}: {last}")
+
+
+async def search(client: LanguageClient, params: dict[str, Any]) -> Any:
+    return await client.protocol.send_request_async("workspace/semanticSearch", params)
+
+
+def open_doc(client: LanguageClient, root: Path, rel: str, language: str = "python") -> str:
+    text = (root / rel).read_text()
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+        text_document=lsp.TextDocumentItem(uri=uri(root, rel), language_id=language, version=1, text=text)))
+    return text
+
+
+def replace_all(client: LanguageClient, root: Path, rel: str, text: str, version: int = 2) -> None:
+    """didChange replacing the whole buffer (an unsaved edit)."""
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        text_document=lsp.VersionedTextDocumentIdentifier(uri=uri(root, rel), version=version),
+        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+
+
+def strip_ansi(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
