@@ -6,7 +6,7 @@
 2. reference phrases ("who calls X", "usages of X", "where is X used")         -> find_references 0.90
 3. impact phrases ("blast radius", "what breaks if I change X")               -> impact_analysis 0.90
 4. a quoted string or an error / traceback / format-string line               -> exact_match 0.85-0.90
-5. one bare CamelCase, snake_case or dotted identifier                        -> find_definition 0.60-0.80
+5. one bare CamelCase, snake_case, dotted or Capitalized identifier          -> find_definition 0.60-0.80
 6. "how", "why", "explain", "where do we", "what does"                       -> understand_code 0.75
 7. "similar to", "like this", "code like"                                     -> find_similar 0.70
 8. anything else                                                              -> understand_code 0.40
@@ -62,6 +62,7 @@ _FILE_EXT_RE = re.compile(
     r"md|rst|txt|json|ya?ml|toml|ini|cfg|html|css|lock)$",
     re.IGNORECASE,
 )
+_TITLE_RE = re.compile(r"^[A-Z][a-z0-9]{2,}$")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 # Words that never name a symbol on their own in a question ("who calls the function ...").
@@ -101,7 +102,12 @@ def _is_strong_identifier(token: str) -> bool:
 
 
 def _identifier_confidence(token: str) -> float:
-    """How surely a lone token is an identifier someone wants the definition of (0 = not one)."""
+    """How surely a lone token is an identifier someone wants the definition of (0 = not one).
+
+    A single Capitalized word ("Session", "Router") is most likely a class: 0.60, the lowest tier.
+    """
+    if _TITLE_RE.match(token):
+        return 0.60
     if not _is_strong_identifier(token):
         return 0.0
     bare = token[:-2] if token.endswith("()") else token
@@ -119,16 +125,22 @@ def _tokens(text: str) -> list[str]:
     return _TOKEN_RE.findall(text)
 
 
-def _embedded_symbol(text: str) -> str | None:
-    """The strongest identifier named anywhere in `text`: a backticked one first, then by shape."""
+def _embedded_symbol(text: str, sentence: bool = True) -> str | None:
+    """The strongest identifier named anywhere in `text`: a backticked one first, then by shape.
+
+    In a sentence (not a fragment after "who calls"), a capitalized first word is not a name."""
     best: tuple[float, str] | None = None
-    for token in _tokens(text):
+    for position, token in enumerate(_tokens(text)):
         if token.startswith("`"):
             inner = token.strip("`").strip()
             if _IDENT_ONLY_RE.match(inner):
                 return _clean_symbol(inner)
             continue
+        if sentence and position == 0 and _TITLE_RE.match(token):
+            continue  # a sentence's first word is capitalized anyway
         conf = _identifier_confidence(token)
+        if _TITLE_RE.match(token):
+            conf = 0.50  # "how does Session ...": weaker than any identifier with code shape
         if conf and (best is None or conf > best[0]):
             best = (conf, token)
     return _clean_symbol(best[1]) if best else None
@@ -136,7 +148,7 @@ def _embedded_symbol(text: str) -> str | None:
 
 def _symbol_after(fragment: str) -> str | None:
     """The symbol a phrase like "who calls ..." names: the first meaningful token, or a strong one."""
-    strong = _embedded_symbol(fragment)
+    strong = _embedded_symbol(fragment, sentence=False)
     if strong:
         return strong
     words = [t for t in _tokens(fragment) if t.lower() not in _FILLER]

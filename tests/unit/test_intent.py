@@ -58,6 +58,9 @@ NAMED = [
     ("MAX_BODY_SIZE", "find_definition", "MAX_BODY_SIZE"),
     ("`build_graph`", "find_definition", "build_graph"),
     ("XMLParser", "find_definition", "XMLParser"),
+    ("Session", "find_definition", "Session"),
+    ("who calls Session", "find_references", "Session"),
+    ("usages of Router in the app", "find_references", "Router"),
 ]
 
 
@@ -77,6 +80,7 @@ CONFIDENCE = [
     ("http.server.HTTPServer", 0.80),
     ("parse_args", 0.75),
     ("MAX_BODY_SIZE", 0.70),
+    ("Session", 0.60),  # a single Capitalized word: most likely a class
     ("how is the cache invalidated", 0.75),
     ("similar to parse_args", 0.70),
     ("retry backoff jitter", 0.40),
@@ -159,6 +163,9 @@ def test_embedded_identifiers_become_the_symbol() -> None:
     assert classify("what does HTTPAdapter do with retries").symbol == "HTTPAdapter"
     assert classify("why is cache_key computed twice").symbol == "cache_key"
     assert classify("how are cookies persisted").symbol is None
+    assert classify("how does Session keep cookies").symbol == "Session"
+    assert classify("Where do we keep cookies").symbol is None  # a sentence's first word
+    assert classify("why does Router skip parse_body").symbol == "parse_body"  # code shape beats Title
 
 
 SIMILAR = ["similar to parse_args", "code like this loop", "find code similar to the tokenizer",
