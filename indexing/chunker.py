@@ -72,6 +72,7 @@ class Span:
     header: str = ""
     defs: int = 0  # declarations packed whole into this span
     scope: str | None = None  # symbol of the construct whose children this span holds (None: file level)
+    opens: bool = False  # the first span of a split declaration (holds its signature)
 
 
 @dataclass
@@ -235,14 +236,13 @@ class _TreeChunker:
             if after:
                 spans += self._process(after, ctx)
             return spans
-        children: list[Node] = []
         body = _body(main) if unit.info is not None else None
-        for child in main.children:  # a split declaration is cut at statement boundaries of its body
-            if body is not None and child.start_byte == body.start_byte and child.end_byte == body.end_byte:
-                children.extend(child.children)
-            else:
-                children.append(child)
-        return self._process([*unit.nodes[: unit.main], *children, *unit.nodes[unit.main + 1 :]], inner)
+        # A split declaration is cut at the statement boundaries of its body.
+        children = _expand_to(main, body) if body is not None else main.children
+        spans = self._process([*unit.nodes[: unit.main], *children, *unit.nodes[unit.main + 1 :]], inner)
+        if spans and unit.info is not None:
+            spans[0].opens = True
+        return spans
 
     def _group_span(self, group: list[_Unit], ctx: tuple[DefInfo, ...]) -> Span:
         infos = [u.info for u in group if u.info is not None]
@@ -282,7 +282,7 @@ class _TreeChunker:
                 prev_ok = prev is not None and self._fits(prev, span, slack)
                 if prev_ok and (prev is not None and prev.defs == 0 or slack or nxt is None):
                     choice = "prev"
-                elif nxt is not None and self._fits(span, nxt, slack):
+                elif nxt is not None and self._fits(span, nxt, slack, forward=True):
                     choice = "next"
                 elif prev is not None and self._fits(prev, span, slack):
                     choice = "prev"
@@ -298,8 +298,14 @@ class _TreeChunker:
                 i += 1
         return spans
 
-    def _fits(self, a: Span, b: Span, slack: int) -> bool:
-        return a.scope == b.scope and self.size(a.start, b.end) <= self.budget + slack
+    def _fits(self, a: Span, b: Span, slack: int, forward: bool = False) -> bool:
+        """Whether a and b may merge: same scope (or a leads into the signature span of a split
+        declaration) and within the budget; the slack is only for pieces of statements, never to
+        pack a whole declaration into another."""
+        same = a.scope == b.scope or (forward and b.opens)
+        if slack and (a.defs or b.defs):
+            return False
+        return same and self.size(a.start, b.end) <= self.budget + slack
 
     def _join(self, a: Span, b: Span) -> Span:
         size = self.size(a.start, b.end)
@@ -312,7 +318,21 @@ class _TreeChunker:
         else:
             kind, symbol = lead.kind, lead.symbol
         header = a.header if len(a.header) <= len(b.header) else b.header
-        return Span(a.start, b.end, size, kind, symbol, header, defs, a.scope)
+        scope = b.scope if b.opens else a.scope
+        return Span(a.start, b.end, size, kind, symbol, header, defs, scope, a.opens or b.opens)
+
+
+def _expand_to(node: Node, body: Node) -> list[Node]:
+    """The children of `node`, with the ancestors of `body` opened down to the body's children."""
+    out: list[Node] = []
+    for child in node.children:
+        if (child.start_byte, child.end_byte, child.type) == (body.start_byte, body.end_byte, body.type):
+            out.extend(child.children)
+        elif child.start_byte <= body.start_byte and body.end_byte <= child.end_byte and child.child_count:
+            out.extend(_expand_to(child, body))
+        else:
+            out.append(child)
+    return out
 
 
 def chunk_tree(

@@ -76,7 +76,7 @@ def _parse(path: str, source: bytes, language: str | None, opts: ChunkOptions) -
             return result
         result.status = "partial"
         result.error = where
-    infos = {(d.outer.start_byte, d.outer.end_byte): _info(d) for d in symbols.defs}
+    infos = {(d.outer.start_byte, d.outer.end_byte): _info(d) for d in symbols.scopes + symbols.defs}
     spans = chunk_tree(root, source, spec_for(language), infos, opts)
     result.chunks = _spans(spans, path, source, language)
     return result

@@ -64,6 +64,7 @@ class Symbols:
     defs: list[DefNode]
     calls: list[CallSite]
     imports: list[Import]
+    scopes: list[DefNode] = field(default_factory=list)  # `impl` blocks: qualify, but define nothing
 
 
 def _text(source: bytes, node: Node) -> str:
@@ -79,10 +80,10 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
     """Run the language's query over the tree and build definitions, calls and imports."""
     query = load_query(lang)
     if query is None:
-        return Symbols([], [], [])
+        return Symbols([], [], [], [])
     spec = spec_for(lang)
     found: dict[tuple[int, int, str], DefNode] = {}
-    scopes: list[tuple[int, int, str]] = []
+    scopes: list[DefNode] = []
     raw_calls: list[tuple[Node, Node | None, Node]] = []
     imports: list[Import] = []
     extra: dict[tuple[int, int, str], list[tuple[str, str]]] = {}
@@ -102,7 +103,8 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
             notes.extend(("base", _collapse(_text(source, b), 200)) for b in caps.get("base", ()))
         elif "scope" in caps and "name" in caps:
             node = caps["scope"][0]
-            scopes.append((node.start_byte, node.end_byte, _collapse(_text(source, caps["name"][0]), 200)))
+            name_node = caps["name"][0]
+            scopes.append(DefNode(node, "impl", _collapse(_text(source, name_node), 200), name_node, node))
         elif "call" in caps and "callee" in caps:
             receiver = caps["receiver"][0] if "receiver" in caps else None
             raw_calls.append((caps["callee"][0], receiver, caps["call"][0]))
@@ -119,7 +121,7 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
                 entry.bases.append(text)
     defs = sorted(found.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte))
     _qualify(defs, scopes)
-    for d in defs:
+    for d in defs + scopes:
         _describe(d, source, spec)
     calls = _calls(raw_calls, defs, source, path)
     # One record per import; a bare `require("x")` match is dropped when a named one covers it.
@@ -127,7 +129,9 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
     named = {(i.line, i.module) for i in unique.values() if i.name or i.alias}
     kept = [i for i in unique.values() if i.name or i.alias or (i.line, i.module) not in named]
     imports = sorted(kept, key=lambda i: i.line)
-    return Symbols(defs, calls, imports)
+    for scope in scopes:
+        scope.qualified = scope.name
+    return Symbols(defs, calls, imports, scopes)
 
 
 def _scope_name(text: str) -> str:
@@ -145,11 +149,11 @@ def _outer(node: Node, spec: LangSpec) -> Node:
     return outer
 
 
-def _qualify(defs: list[DefNode], scopes: list[tuple[int, int, str]]) -> None:
+def _qualify(defs: list[DefNode], scopes: list[DefNode]) -> None:
     """Set qualified names and parents by nesting (defs sorted by start, outer first)."""
     items: list[tuple[int, int, int, DefNode | str]] = [
         (d.node.start_byte, -d.node.end_byte, 1, d) for d in defs
-    ] + [(s, -e, 0, name) for s, e, name in scopes]
+    ] + [(s.node.start_byte, -s.node.end_byte, 0, s.name) for s in scopes]
     items.sort(key=lambda t: (t[0], t[1], t[2]))
     stack: list[tuple[int, str, bool]] = []  # (end byte, qualified name, class-like)
     for start, neg_end, _order, item in items:
@@ -175,14 +179,19 @@ def _qualify(defs: list[DefNode], scopes: list[tuple[int, int, str]]) -> None:
         stack.append((end, d.qualified, d.kind in CLASS_KINDS))
 
 
-def body_of(node: Node) -> Node | None:
-    """The body of a declaration (the `body` field, else its last body-like child)."""
+def body_of(node: Node, depth: int = 0) -> Node | None:
+    """The body of a declaration: its `body` field, else its last body-like child, else (for
+    `const f = () => {...}`, `x.y = function () {...}`) the body of the function value inside."""
     body = node.child_by_field_name("body")
     if body is not None:
         return body
     for child in reversed(node.named_children):
         if child.type in _BODY_TYPES:
             return child
+    if depth < 3:
+        for child in reversed(node.named_children):
+            if child.child_count and (found := body_of(child, depth + 1)) is not None:
+                return found
     return None
 
 
