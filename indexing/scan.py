@@ -20,7 +20,7 @@ import errno
 import os
 import stat
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,16 +107,21 @@ class _Ignores:
         self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
         self._extra = pathspec.GitIgnoreSpec.from_lines(options.excludes) if options.excludes else None
 
-    def spec_for(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+    def spec_for(self, rel_dir: str,
+                 present: frozenset[str] | None = None) -> pathspec.GitIgnoreSpec | None:
+        """The combined spec of `rel_dir`'s ignore files (`present`: its entry names, when known)."""
         if rel_dir in self._specs:
             return self._specs[rel_dir]
         lines: list[str] = []
         if self.options.use_ignore_files:
-            base = self.root / rel_dir if rel_dir else self.root
             names = IGNORE_FILES if rel_dir else (".git/info/exclude", *IGNORE_FILES)
             for name in names:
+                if present is not None and name.split("/", 1)[0] not in present:
+                    continue
+                path = os.path.join(self.root, rel_dir, name)
                 try:
-                    text = (base / name).read_text(encoding="utf-8", errors="replace")
+                    with open(path, encoding="utf-8", errors="replace") as fh:
+                        text = fh.read()
                 except OSError:
                     continue
                 lines.extend(text.splitlines())
@@ -124,19 +129,31 @@ class _Ignores:
         self._specs[rel_dir] = spec
         return spec
 
-    def ignored(self, rel: str, is_dir: bool) -> bool:
-        """Whether `rel` is ignored; the deepest ignore file with a matching pattern decides."""
+    def active(self, rel_dir: str) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
+        """The specs that apply inside `rel_dir`, deepest first."""
+        parts = rel_dir.split("/") if rel_dir else []
+        found = []
+        for depth in range(len(parts), -1, -1):
+            sub = "/".join(parts[:depth])
+            spec = self.spec_for(sub)
+            if spec is not None:
+                found.append((sub, spec))
+        return tuple(found)
+
+    def ignored(self, rel: str, is_dir: bool,
+                specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] | None = None) -> bool:
+        """Whether `rel` is ignored; the deepest ignore file with a matching pattern decides.
+
+        `specs`: the active specs of `rel`'s directory (deepest first), when the caller has them.
+        """
         if self._extra is not None:
             verdict = self._extra.check_file(rel + "/" if is_dir else rel).include
             if verdict is not None:
                 return verdict
-        parts = rel.split("/")
-        for depth in range(len(parts) - 1, -1, -1):
-            rel_dir = "/".join(parts[:depth])
-            spec = self.spec_for(rel_dir)
-            if spec is None:
-                continue
-            sub = "/".join(parts[depth:])
+        if specs is None:
+            specs = self.active(rel.rsplit("/", 1)[0] if "/" in rel else "")
+        for rel_dir, spec in specs:
+            sub = rel[len(rel_dir) + 1:] if rel_dir else rel
             verdict = spec.check_file(sub + "/" if is_dir else sub).include
             if verdict is not None:
                 return verdict
@@ -146,7 +163,9 @@ class _Ignores:
 class Scanner:
     """One scan of one root; `walk()` for the whole tree, `check()` for named paths."""
 
-    def __init__(self, root: Path, options: ScanOptions) -> None:
+    def __init__(self, root: Path, options: ScanOptions,
+                 known: Mapping[str, tuple[int, int]] | None = None) -> None:
+        self.known = known or {}
         self.root = Path(os.path.realpath(root))
         self.real_root = str(self.root)
         self.options = options
@@ -183,7 +202,9 @@ class Scanner:
         if st.st_size > self.options.max_file_size:
             self.skip(rel, TOO_LARGE)
             return
-        reason = self.sniff(full, st.st_size)
+        # A file accepted before with the same size and mtime need not be read again.
+        same = self.known.get(rel) == (st.st_size, st.st_mtime_ns)
+        reason = None if same else self.sniff(full, st.st_size)
         if reason is not None:
             self.skip(rel, reason)
             return
@@ -214,10 +235,12 @@ class Scanner:
         return name in COVERAGE_DIRS and not os.path.exists(os.path.join(full, "__init__.py"))
 
     def walk(self) -> ScanResult:
-        # Stack of (relative dir, absolute dir, real paths of the dirs on the way down).
-        stack: list[tuple[str, str, frozenset[str]]] = [("", self.real_root, frozenset({self.real_root}))]
+        Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
+        # Stack of (relative dir, absolute dir, real paths of the dirs on the way down, parent's specs).
+        stack: list[tuple[str, str, frozenset[str], Specs]] = [
+            ("", self.real_root, frozenset({self.real_root}), ())]
         while stack:
-            rel_dir, full_dir, ancestors = stack.pop()
+            rel_dir, full_dir, ancestors, parent_specs = stack.pop()
             try:
                 entries = sorted(os.scandir(full_dir), key=lambda e: e.name)
             except FileNotFoundError:
@@ -226,7 +249,9 @@ class Scanner:
             except OSError:
                 self.skip(rel_dir + "/", UNREADABLE)
                 continue
-            subdirs: list[tuple[str, str, frozenset[str]]] = []
+            own = self.ignores.spec_for(rel_dir, frozenset(e.name for e in entries))
+            specs = ((rel_dir, own), *parent_specs) if own is not None else parent_specs
+            subdirs: list[tuple[str, str, frozenset[str], Specs]] = []
             for entry in entries:
                 rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
                 try:
@@ -238,7 +263,7 @@ class Scanner:
                     if self.skip_dir_by_name(entry.name, entry.path):
                         self.skip(rel + "/", EXCLUDED_DIR)
                         continue
-                    if self.ignores.ignored(rel, True):
+                    if self.ignores.ignored(rel, True, specs):
                         self.skip(rel + "/", IGNORED)
                         continue
                     real = os.path.realpath(entry.path) if is_link else entry.path
@@ -247,9 +272,9 @@ class Scanner:
                     elif real in ancestors:
                         self.skip(rel + "/", SYMLINK_LOOP)
                     else:
-                        subdirs.append((rel, entry.path, ancestors | {real}))
+                        subdirs.append((rel, entry.path, ancestors | {real}, specs))
                     continue
-                if self.ignores.ignored(rel, False):
+                if self.ignores.ignored(rel, False, specs):
                     self.skip(rel, IGNORED)
                     continue
                 if is_link or entry.is_file(follow_symlinks=False):
@@ -285,9 +310,14 @@ class Scanner:
         self.consider_file(rel, full, os.path.islink(full))
 
 
-def scan(root: Path, options: ScanOptions | None = None) -> ScanResult:
-    """Walk `root` and return the indexable files and every skip with its reason."""
-    return Scanner(root, options or ScanOptions()).walk()
+def scan(root: Path, options: ScanOptions | None = None,
+         known: Mapping[str, tuple[int, int]] | None = None) -> ScanResult:
+    """Walk `root` and return the indexable files and every skip with its reason.
+
+    `known`: (size, mtime_ns) of files accepted by an earlier scan; those are not read again when
+    they still match (the binary and minified checks would give the same answer).
+    """
+    return Scanner(root, options or ScanOptions(), known).walk()
 
 
 def relative_path(root: Path, path: str | os.PathLike[str]) -> str | None:

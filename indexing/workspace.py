@@ -218,7 +218,8 @@ class Workspace:
             with self._cache_lock:
                 overlays = dict(self._overlays)
             if paths is None:
-                result = scan(self.root, self.options.scan)
+                known = {p: (r.size, r.mtime_ns) for p, r in stored.items()}
+                result = scan(self.root, self.options.scan, known)
                 candidates = self._with_overlays(result, overlays, None)
                 keep = {f.path for f in candidates}
                 gone = [p for p in stored if p not in keep]
@@ -239,6 +240,7 @@ class Workspace:
             out.languages = self.store.languages()
             if out.changed:
                 self._generation += 1
+                self.store.set_meta("revision", str(self.revision + 1))
             out.seconds = time.perf_counter() - started
             return out
 
@@ -339,6 +341,19 @@ class Workspace:
 
     def imports(self) -> list[Import]:
         return self.store.imports()
+
+    @property
+    def revision(self) -> int:
+        """A persisted counter that increments whenever an update changes the index."""
+        return int(self.store.get_meta("revision") or 0)
+
+    def error_counts(self) -> dict[str, int]:
+        """Indexed files whose parse reported a problem, by reason (over the whole index)."""
+        counts: Counter[str] = Counter()
+        for row in self.store.files().values():
+            if row.error:
+                counts.update(_error_reasons(ParseResult(status=row.status, error=row.error)))
+        return dict(counts)
 
     @property
     def generation(self) -> int:

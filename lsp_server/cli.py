@@ -68,6 +68,20 @@ def _update(ws: Workspace, show_progress: bool) -> UpdateResult:
         return ws.update(progress=progress)
 
 
+def _call_edges(ws: Workspace) -> int | None:
+    """Call edges in the graph; remembered per index revision so an unchanged re-run builds nothing."""
+    revision = str(ws.revision)
+    cached = (ws.store.get_meta("call_edges") or "").split(":")
+    if len(cached) == 2 and cached[0] == revision and cached[1].isdigit():
+        return int(cached[1])
+    try:
+        edges = int(ws.call_graph().stats()["call_edges"])
+    except ImportError:
+        return None
+    ws.store.set_meta("call_edges", f"{revision}:{edges}")
+    return edges
+
+
 def _counts(counter: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
 
@@ -79,23 +93,22 @@ def cmd_index(args: argparse.Namespace) -> int:
         result = _update(ws, not args.quiet and sys.stderr.isatty())
         counts = ws.store.counts()
         graph_started = time.perf_counter()
-        try:
-            call_edges: int | None = int(ws.call_graph().stats()["call_edges"])
-        except ImportError:
-            call_edges = None
+        call_edges = _call_edges(ws)
         seconds = result.seconds + time.perf_counter() - graph_started
+        errors = ws.error_counts()
         summary = {
             "root": str(ws.root), "index_dir": str(ws.index_dir), "files": counts["files"],
             "languages": result.languages, "parsed": result.parsed, "unchanged": result.unchanged,
             "removed": len(result.removed_paths), "chunks": counts["chunks"],
             "definitions": counts["definitions"], "call_sites": counts["calls"], "call_edges": call_edges,
-            "skipped": result.skipped, "errors": result.errors, "seconds": round(seconds, 3),
+            "skipped": result.skipped, "errors": errors, "run_errors": result.errors,
+            "seconds": round(seconds, 3),
         }
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
     skipped = sum(result.skipped.values())
-    errors = sum(result.errors.values())
+    n_errors = sum(errors.values())
     lines = [
         f"indexed {summary['root']}",
         f"  index        {summary['index_dir']}",
@@ -106,7 +119,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         f"  definitions  {counts['definitions']}",
         f"  call edges   {call_edges if call_edges is not None else 'n/a'} ({counts['calls']} call sites)",
         f"  skipped      {skipped}" + (f" ({_counts(result.skipped)})" if skipped else ""),
-        f"  errors       {errors}" + (f" ({_counts(result.errors)})" if errors else ""),
+        f"  errors       {n_errors}" + (f" ({_counts(errors)})" if n_errors else ""),
         f"  seconds      {seconds:.2f}",
     ]
     print("\n".join(lines))

@@ -204,7 +204,7 @@ def test_kill_9_mid_index_leaves_a_consistent_index_that_the_next_run_completes(
     assert 0 < len(partial["files"]) < 400
     for path, digest in partial["files"].items():  # every file row is complete, never half-written
         assert digest == clean["files"][path]
-        assert partial["chunks"].get(path) == clean["chunks"][path]
+        assert partial["chunks"].get(path) == clean["chunks"][path], (path, partial["chunks"].get(path))
     rerun = codeseek("index", str(root), "--index-dir", str(killed_dir), "--json", check=True)
     done = json.loads(rerun.stdout)
     assert done["parsed"] == 400 - len(partial["files"]) and done["unchanged"] == len(partial["files"])

@@ -196,3 +196,17 @@ def test_relative_path_normalizes_and_refuses_outside(tmp_path: Path) -> None:
     assert relative_path(tmp_path, "../z.py") is None
     assert relative_path(tmp_path, tmp_path) is None
     assert relative_path(tmp_path, "/") is None
+
+
+def test_known_files_are_not_read_again(tmp_path: Path) -> None:
+    path = write(tmp_path, "a.py", b"x = 1\n")
+    first = scan(tmp_path, ScanOptions())
+    info = first.files[0]
+    st = path.stat()
+    path.write_bytes(b"\x00 = 1\n")  # same size; restore the mtime: indistinguishable without reading
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert reasons(scan(tmp_path, ScanOptions()))["a.py"] == sc.BINARY
+    trusted = scan(tmp_path, ScanOptions(), known={"a.py": (info.size, info.mtime_ns)})
+    assert accepted(trusted) == ["a.py"]
+    stale = scan(tmp_path, ScanOptions(), known={"a.py": (info.size, info.mtime_ns - 1)})
+    assert reasons(stale)["a.py"] == sc.BINARY
