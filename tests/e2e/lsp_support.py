@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import shutil
 import sys
 import time
@@ -143,5 +142,40 @@ def replace_all(client: LanguageClient, root: Path, rel: str, text: str, version
         content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)]))
 
 
-def strip_ansi(text: str) -> str:
-    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+def doc_id(root: Path, rel: str) -> lsp.TextDocumentIdentifier:
+    return lsp.TextDocumentIdentifier(uri=uri(root, rel))
+
+
+async def references(client: LanguageClient, root: Path, rel: str, text: str, word: str,
+                     declaration: bool) -> list[lsp.Location] | None:
+    """textDocument/references with the cursor on `word` in the line containing `text`."""
+    return await client.text_document_references_async(lsp.ReferenceParams(
+        text_document=doc_id(root, rel), position=position_of(root, rel, text, word),
+        context=lsp.ReferenceContext(include_declaration=declaration)))
+
+
+async def prepare(client: LanguageClient, root: Path, rel: str, text: str,
+                  word: str) -> list[lsp.CallHierarchyItem] | None:
+    return await client.text_document_prepare_call_hierarchy_async(lsp.CallHierarchyPrepareParams(
+        text_document=doc_id(root, rel), position=position_of(root, rel, text, word)))
+
+
+async def hover(client: LanguageClient, root: Path, rel: str, text: str, word: str) -> lsp.Hover | None:
+    return await client.text_document_hover_async(lsp.HoverParams(
+        text_document=doc_id(root, rel), position=position_of(root, rel, text, word)))
+
+
+def spans(ranges: list[lsp.Range]) -> list[tuple[int, int, int]]:
+    """(line, start, end) of single-line ranges."""
+    return [(r.start.line, r.start.character, r.end.character) for r in ranges]
+
+
+def location(loc: lsp.Location, root: Path) -> tuple[str, int, int, int]:
+    """(workspace-relative path, line, start, end) of a single-line location."""
+    rel = loc.uri.split(root.name + "/", 1)[1]
+    return rel, loc.range.start.line, loc.range.start.character, loc.range.end.character
+
+
+def at(root: Path, rel: str, text: str, word: str) -> tuple[str, int, int, int]:
+    """The expected location of `word` within the line of `rel` containing `text`."""
+    return (rel, *word_range(root, rel, text, word))
