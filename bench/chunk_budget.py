@@ -15,7 +15,6 @@ import os
 import statistics
 import textwrap
 import time
-from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -54,7 +53,8 @@ def main() -> None:
     tokenizer = AutoTokenizer.from_pretrained(str(get_model_path()))
     files = corpus_files()
     print(f"{len(files)} source files (requests/src, express/lib); window {WINDOW} tokens")
-    print(f"{'budget':>6} {'chunks':>6} {'fit%':>6} {'p50':>5} {'p90':>5} {'p95':>5} {'max':>5} {'parse ms':>9}")
+    columns = ("budget", "chunks", "fit%", "p50", "p90", "p95", "max", "parse ms")
+    print(" ".join(f"{c:>6}" for c in columns))
     for budget in (int(b) for b in args.budgets.split(",")):
         options = ChunkOptions(max_chars=budget)
         counts: list[int] = []

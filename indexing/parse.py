@@ -8,15 +8,15 @@ such case is reported in `ParseResult.status` and `ParseResult.error`.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 
 from tree_sitter import Node
 
-from indexing.chunker import ChunkOptions, DefInfo, Span, chunk_tree, line_spans, markdown_spans
+from indexing.chunker import ChunkOptions, DefInfo, Span, chunk_tree
 from indexing.languages import GRAMMARS, get_parser, spec_for
 from indexing.records import Chunk, ParseResult
 from indexing.symbols import CLASS_KINDS, DefNode, extract, to_definitions
+from indexing.textchunks import line_spans, markdown_spans
 
 DEFAULT_OPTIONS = ChunkOptions()
 # Above this share of bytes inside ERROR nodes the tree is not trusted for chunking.
@@ -130,11 +130,10 @@ def _spans(spans: list[Span], path: str, source: bytes, language: str | None) ->
 def _to_chunks(
     chunks: list[Chunk], path: str, source: bytes, language: str | None, labels: tuple[str, ...]
 ) -> list[Chunk]:
-    newlines = _newlines(source)
+    lines = _LineCounter(source)
     for chunk in chunks:
-        chunk.start_line = bisect.bisect_right(newlines, chunk.start_byte - 1) + 1
-        chunk.end_line = bisect.bisect_right(newlines, chunk.end_byte - 2) + 1 if chunk.end_byte > 0 else 1
-        chunk.end_line = max(chunk.end_line, chunk.start_line)
+        chunk.start_line = lines.line_of(chunk.start_byte)
+        chunk.end_line = max(chunk.start_line, lines.line_of(max(chunk.start_byte, chunk.end_byte - 1)))
         chunk.labels = labels
         chunk.language = language
         chunk.path = path
@@ -142,15 +141,22 @@ def _to_chunks(
     return chunks
 
 
+class _LineCounter:
+    """1-based line of a byte offset; counts incrementally for increasing offsets."""
+
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        self.offset = 0
+        self.line = 1
+
+    def line_of(self, offset: int) -> int:
+        if offset < self.offset:
+            self.offset, self.line = 0, 1
+        self.line += self.source.count(b"\n", self.offset, offset)
+        self.offset = offset
+        return self.line
+
+
 def content_hash(data: bytes) -> str:
     """The chunk content hash: blake2b, 16-byte digest, hex."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def _newlines(source: bytes) -> list[int]:
-    out: list[int] = []
-    pos = source.find(b"\n")
-    while pos != -1:
-        out.append(pos)
-        pos = source.find(b"\n", pos + 1)
-    return out

@@ -6,10 +6,11 @@ import textwrap
 
 import pytest
 
-from indexing.chunker import ChunkOptions, NonWhitespace, cut_spans, line_spans, markdown_spans
+from indexing.chunker import ChunkOptions, NonWhitespace, cut_spans
 from indexing.languages import get_parser
 from indexing.parse import parse_file
 from indexing.records import Chunk
+from indexing.textchunks import line_spans, markdown_spans
 
 EXT = {
     "python": "py",
