@@ -8,7 +8,9 @@ tree for reading and indexing. The call graph is built on demand and cached unti
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import os
 import threading
 import time
@@ -110,10 +112,31 @@ def _error_reasons(result: ParseResult) -> list[str]:
     return reasons
 
 
-def _parser_version() -> str:
-    from indexing import parse
+# The modules and queries whose code decides what a parse yields.
+_PARSER_FILES = ("parse.py", "chunker.py", "symbols.py", "languages.py", "labels.py", "records.py")
 
-    return str(getattr(parse, "PARSER_VERSION", "0"))
+
+@functools.lru_cache(maxsize=1)
+def parser_fingerprint() -> str:
+    """A digest of the parsing code, its queries and the grammar pack: when it changes, every file is
+    re-parsed. Computed from the files rather than by importing the parser, so an unchanged re-run
+    does not pay for loading the parsing stack."""
+    here = Path(__file__).resolve().parent
+    digest = hashlib.blake2b(digest_size=8)
+    names = [*_PARSER_FILES, *sorted(f"queries/{p.name}" for p in (here / "queries").glob("*.scm"))]
+    for name in names:
+        try:
+            data = (here / name).read_bytes()
+        except OSError:
+            continue
+        digest.update(name.encode() + b"\0" + data + b"\0")
+    for module in ("tree_sitter_language_pack", "tree_sitter"):
+        spec = importlib.util.find_spec(module)
+        origin = spec.origin if spec is not None else None
+        if origin:
+            st = os.stat(origin)
+            digest.update(f"{module}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return digest.hexdigest()
 
 
 class Workspace:
@@ -208,7 +231,7 @@ class Workspace:
         started = time.perf_counter()
         with self._lock:
             out = UpdateResult()
-            version = _parser_version()
+            version = parser_fingerprint()
             if self.store.get_meta("parser_version") != version:
                 # Chunks from another parser version are stale: mark every file for re-parsing, once,
                 # so an interrupted re-index resumes rather than starting over.
@@ -272,8 +295,6 @@ class Workspace:
 
     def _index(self, candidates: list[FileInfo], stored: dict[str, FileRow], overlays: dict[str, bytes],
                out: UpdateResult, progress: Progress | None) -> None:
-        from indexing.parse import parse_file
-
         total, i = len(candidates), 0
         while i < total:
             # One commit per batch of files (or half a second); each file is still atomic on its own.
@@ -282,15 +303,14 @@ class Workspace:
                 while i < total:
                     info = candidates[i]
                     i += 1
-                    pending += self._index_one(info, stored.get(info.path), overlays.get(info.path), out,
-                                               parse_file)
+                    pending += self._index_one(info, stored.get(info.path), overlays.get(info.path), out)
                     if progress is not None:
                         progress(i, total, info.path)
                     if pending >= _COMMIT_FILES or time.perf_counter() - batch_started > _COMMIT_SECONDS:
                         break
 
-    def _index_one(self, info: FileInfo, row: FileRow | None, overlay: bytes | None, out: UpdateResult,
-                   parse_file: Callable[..., ParseResult]) -> int:
+    def _index_one(self, info: FileInfo, row: FileRow | None, overlay: bytes | None,
+                   out: UpdateResult) -> int:
         """Index one candidate; returns 1 when it wrote to the store."""
         same_meta = row is not None and row.language == info.language and row.labels == info.labels \
             and row.hash != STALE
@@ -320,6 +340,8 @@ class Workspace:
                 return 1
             out.unchanged += 1
             return 0
+        from indexing.parse import parse_file  # imported on first use: an unchanged tree never loads it
+
         try:
             result = parse_file(info.path, data, info.language, info.labels)
         except Exception as exc:  # parse_file promises not to raise; keep indexing if it does
