@@ -11,8 +11,8 @@ Formats read:
   min(10, targets) ones).
 - our own sets (`bench/queries/*.json`): `{"name", "corpus": {"kind": "sdist"|"npm"|"self", "name",
   "version", "root": subfolder or ""}, "prefix": "", "queries": [{"id", "query", "category", "targets":
-  [{"path", "line"} | {"path", "start", "end"} | {"path"}]}]}`; scored like the seed set (any target
-  counts), plus NDCG@10 over the targets.
+  [{"path", "line"} | {"path", "symbol"} | {"path", "start", "end"} | {"path"}]}]}`; scored like the
+  seed set (any target counts), plus NDCG@10 over the targets.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ class Target:
     line: int | None = None
     start: int | None = None
     end: int | None = None
+    symbol: str | None = None  # a definition's qualified name: the evaluator fills in its line
 
     def matches(self, path: str, start_line: int, end_line: int, suffix: bool = False) -> bool:
         """Does a result at path:start_line-end_line hit this target?"""
@@ -80,7 +81,7 @@ def _target(raw: Any) -> Target:
         if m:
             return Target(m["path"], start=int(m["start"]), end=int(m["end"]))
         return Target(raw)
-    return Target(raw["path"], raw.get("line"), raw.get("start"), raw.get("end"))
+    return Target(raw["path"], raw.get("line"), raw.get("start"), raw.get("end"), raw.get("symbol"))
 
 
 # semble's published NDCG@10 per repository (shared/eval/README.md).

@@ -38,7 +38,7 @@ class SourceCache:
         if path not in self._lines:
             try:
                 data = self._read(path)
-            except (OSError, KeyError, ValueError):
+            except Exception:  # an unreadable or vanished file shows no snippet, never an error
                 self._lines[path] = None
             else:
                 self._lines[path] = data.decode("utf-8", errors="replace").splitlines()

@@ -1,0 +1,239 @@
+"""`codeseek search` and `codeseek eval`: bring the index up to date, search, print.
+
+`run_search(args) -> int`: refresh the index (only new chunks are embedded; `--no-embed` runs without
+the semantic retriever and never loads the model), then one query (human output or `--json`, exactly
+the result schema) or `--batch FILE` (JSON lines `{"id", "query", ...}` in, one JSON line per query
+out, `{"id", ...result}` or `{"id", "error"}`; the model is loaded once). Exit status: 0 with results,
+1 when a valid query found nothing, 2 for bad input (the message says what is wrong).
+
+`run_eval(args) -> int`: the retrieval evaluation of `bench/eval_public.py` (the repository's bench/
+folder must be present: it holds the corpora fetcher and the query sets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from indexing.workspace import Workspace, WorkspaceOptions
+from retrievers.base import QueryError
+from retrievers.engine import EngineOptions, RefreshResult, SearchEngine, SearchRequest
+
+BATCH_KEYS = ("id", "query", "limit", "preset", "intent", "include", "exclude")
+SNIPPET_LINES = 6
+
+
+class SearchCliError(Exception):
+    """Bad input to `codeseek search`; exit status 2."""
+
+
+def _err(message: str) -> None:
+    print(f"codeseek: error: {message}", file=sys.stderr)
+
+
+def _open(args: argparse.Namespace) -> SearchEngine:
+    root = Path(args.root or ".").expanduser()
+    if not root.is_dir():
+        raise SearchCliError(f"root is not a directory: {root}")
+    index_dir = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
+    workspace = Workspace(root.resolve(), WorkspaceOptions(index_dir=index_dir))
+    return SearchEngine(workspace, EngineOptions(embeddings=not args.no_embed))
+
+
+def refresh(engine: SearchEngine, show_progress: bool) -> RefreshResult:
+    """Refresh with a progress bar on stderr when it is a terminal."""
+    if not show_progress:
+        result = engine.refresh(embed=engine.semantic is not None)
+    else:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        columns = (TextColumn("{task.description:<9}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+            tasks: dict[str, Any] = {}
+
+            def progress(phase: str, done: int, total: int) -> None:
+                if phase not in tasks:
+                    tasks[phase] = bar.add_task(phase, total=total)
+                bar.update(tasks[phase], completed=done, total=total)
+
+            result = engine.refresh(embed=engine.semantic is not None, progress=progress)
+    for note in result.notes:
+        print(f"codeseek: note: {note}", file=sys.stderr)
+    return result
+
+
+def _request(args: argparse.Namespace, query: Any) -> SearchRequest:
+    return SearchRequest(query=query, limit=args.limit, preset=args.preset, intent=args.intent or None,
+                         include=tuple(args.include or ()), exclude=tuple(args.exclude or ()))
+
+
+def run_search(args: argparse.Namespace) -> int:
+    """The `codeseek search` command (see the module docstring)."""
+    try:
+        if args.batch and args.query is not None:
+            raise SearchCliError("give either QUERY or --batch FILE, not both")
+        if not args.batch and args.query is None:
+            raise SearchCliError("a query is required (or --batch FILE)")
+        if args.batch and not Path(args.batch).is_file() and args.batch != "-":
+            raise SearchCliError(f"batch file not found: {args.batch}")
+        if not args.batch:
+            _validate_early(args)
+        engine = _open(args)
+    except (SearchCliError, QueryError) as exc:
+        _err(str(exc))
+        return 2
+    try:
+        refresh(engine, sys.stderr.isatty() and not args.json and not args.batch)
+        if args.batch:
+            return _run_batch(engine, args)
+        try:
+            result = engine.search(_request(args, args.query))
+        except QueryError as exc:
+            _err(str(exc))
+            return 2
+        if args.json:
+            print(json.dumps(result, ensure_ascii=False))
+        else:
+            print_human(result, sys.stdout)
+        return 0 if result["results"] else 1
+    finally:
+        engine.close()
+        engine.workspace.close()
+
+
+def _validate_early(args: argparse.Namespace) -> None:
+    """Reject a bad query before indexing anything."""
+    from retrievers.request import validate
+
+    validate(_request(args, args.query))
+
+
+def _batch_lines(path: str) -> Iterator[tuple[int, str]]:
+    stream: TextIO = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    try:
+        for number, line in enumerate(stream, 1):
+            if line.strip():
+                yield number, line
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+
+
+def _run_batch(engine: SearchEngine, args: argparse.Namespace) -> int:
+    failures = 0
+    for number, line in _batch_lines(args.batch):
+        ident: Any = None
+        try:
+            item = json.loads(line)
+            if not isinstance(item, dict):
+                raise QueryError(f"line {number}: expected a JSON object {{\"id\", \"query\"}}")
+            ident = item.get("id", number)
+            unknown = sorted(set(item) - set(BATCH_KEYS))
+            if unknown:
+                raise QueryError(f"line {number}: unknown key(s) {', '.join(unknown)}")
+            request = SearchRequest(
+                query=item.get("query", ""), limit=item.get("limit", args.limit),
+                preset=item.get("preset", args.preset), intent=item.get("intent", args.intent or None),
+                include=tuple(item.get("include", args.include or ())),
+                exclude=tuple(item.get("exclude", args.exclude or ())))
+            out: dict[str, Any] = {"id": ident, **engine.search(request)}
+        except json.JSONDecodeError as exc:
+            out = {"id": ident if ident is not None else number,
+                   "error": f"line {number}: invalid JSON: {exc}"}
+            failures += 1
+        except (QueryError, TypeError) as exc:
+            out = {"id": ident if ident is not None else number, "error": str(exc)}
+            failures += 1
+        print(json.dumps(out, ensure_ascii=False), flush=True)
+    return 0 if failures == 0 else 2
+
+
+# -- human output ------------------------------------------------------------------------------------
+def print_human(result: dict[str, Any], stream: TextIO) -> None:
+    """One block per result under a line naming the intent and the route."""
+    from rich.console import Console
+    from rich.syntax import Syntax
+    from rich.text import Text
+
+    tty = stream.isatty()
+    console = Console(file=stream, highlight=False, soft_wrap=not tty, width=None if tty else 160)
+    intent = result["intent"]
+    index = result["index"]
+    head = Text()
+    head.append(f"{intent['name']}", style="bold")
+    head.append(f" ({intent['confidence']:.2f}, {intent['source']})  ")
+    route = result["strategy"] + (": " + " + ".join(result["modalities"]) if result["modalities"] else "")
+    head.append(f"route {route}  ", style="cyan")
+    total_ms = result["timings_ms"].get("total", 0)
+    head.append(f"{len(result['results'])} results in {total_ms:.0f} ms", style="dim")
+    console.print(head)
+    if index["state"] != "ready":
+        note = f"index {index['state']}: {index['chunks']} chunks, {index['embedded']} embedded"
+        if index["state"] == "text-only":
+            note += " (semantic search is off)"
+        console.print(Text(note, style="yellow"))
+    if not result["results"]:
+        console.print(Text("no results", style="dim"))
+        return
+    for n, r in enumerate(result["results"], 1):
+        console.print()
+        line = Text()
+        line.append(f"{n:>2}. ", style="dim")
+        line.append(f"{r['path']}:{r['start_line']}-{r['end_line']}", style="bold green")
+        if r.get("symbol"):
+            line.append(f"  {r['symbol']}", style="bold")
+        line.append(f"  {r['kind']}", style="magenta")
+        if r.get("depth") is not None:
+            line.append(f"  depth {r['depth']}", style="yellow")
+        if r["labels"] and r["labels"] != ["source"]:
+            line.append(f"  [{', '.join(r['labels'])}]", style="yellow")
+        line.append(f"  score {r['score']:.4f}", style="dim")
+        console.print(line)
+        snippet = "\n".join(r["snippet"].splitlines()[:SNIPPET_LINES])
+        if snippet:
+            language = r["language"]
+            lexer = language if language and language not in ("text", "markdown", "rst") else "text"
+            console.print(Syntax(snippet, lexer, start_line=r["start_line"], line_numbers=True,
+                                 theme="ansi_dark", word_wrap=False, background_color="default"))
+        also = r.get("also") or []
+        if also:
+            names = ", ".join(f"{a.get('symbol') or 'lines'} {a['start_line']}-{a['end_line']}"
+                              for a in also[:3])
+            console.print(Text(f"    also in this file: {names}", style="dim"))
+
+
+# -- eval --------------------------------------------------------------------------------------------
+def run_eval(args: argparse.Namespace) -> int:
+    """The `codeseek eval` command: bench/eval_public.py's evaluation."""
+    repo = Path(__file__).resolve().parent.parent
+    if not (repo / "bench" / "eval_public.py").exists():
+        _err("`codeseek eval` needs the codeseek source tree (bench/eval_public.py); run it from a checkout")
+        return 2
+    if str(repo) not in sys.path:
+        sys.path.insert(0, str(repo))
+    from bench import eval_public
+
+    try:
+        sets = [eval_public.find_set(args.queries)] if args.queries else eval_public.default_sets()
+    except SystemExit as exc:
+        _err(str(exc))
+        return 2
+    if (args.root or args.index_dir) and len(sets) != 1:
+        _err("--root and --index-dir need one query set (QUERIES)")
+        return 2
+    root = Path(args.root).expanduser().resolve() if args.root else None
+    if root is not None and not root.is_dir():
+        _err(f"root is not a directory: {root}")
+        return 2
+    index_dir = Path(args.index_dir).expanduser() if args.index_dir else None
+    reports = eval_public.run(sets, embed=not args.no_embed, limit=args.limit, preset=args.preset,
+                              quiet=bool(args.json), root=root, index_dir=index_dir)
+    if args.json:
+        print(json.dumps(reports, indent=2))
+    return 0

@@ -1,0 +1,280 @@
+"""The search engine: the one entry point the CLI and the LSP server call.
+
+`SearchEngine(workspace, options)` owns the four retrievers and keeps them in step with the store:
+
+- `refresh(embed, progress, paths)`: phase 1 runs `workspace.update` and brings the text index, the
+  structural index and the call graph up to date (searches answer from then on, without semantic);
+  phase 2 embeds the chunks that have no cached vector. The first refresh in a process reconciles
+  the text index and the vectors with the store's chunk ids (a killed run leaves them behind or
+  ahead); later refreshes apply the update's added and removed chunks.
+- `search(request) -> dict`: validate, classify the intent (or take the request's), route direct or
+  fused (`retrievers.routing`), and build the result document (`retrievers.results`).
+
+Thread-safety: the LSP server searches from request handlers while `refresh` runs on a worker thread.
+Each refresh builds a new `Snapshot` (chunks, definitions, graph, PageRank) and a structural index of
+its own, and swaps them in under a lock; a search takes the current pair once and reads only it. The
+text and semantic retrievers are long-lived and guard themselves (tantivy readers see the last commit;
+the vector index has its own lock). While vectors are missing, results say so in `index.state`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from indexing.workspace import UpdateResult, Workspace
+from retrievers import routing
+from retrievers.base import Query, QueryError, RetrieverError
+from retrievers.embedder import Embedder
+from retrievers.graph_retriever import GraphRetriever
+from retrievers.intent import Intent, classify, override
+from retrievers.priors import RankingConfig
+from retrievers.request import PRESETS, CheckedRequest, SearchRequest, validate
+from retrievers.results import Located, SourceCache, empty_result, result_entry
+from retrievers.semantic import SemanticRetriever
+from retrievers.snapshot import Snapshot
+from retrievers.structural import StructuralRetriever
+from retrievers.text import TextRetriever
+
+__all__ = ["EngineOptions", "QueryError", "RefreshResult", "RetrieverError", "SearchEngine", "SearchRequest"]
+
+log = logging.getLogger(__name__)
+Progress = Callable[[str, int, int], None]  # (phase, done, total): ("indexing", 12, 84), ("embedding", ...)
+
+
+@dataclass
+class EngineOptions:
+    """How the engine searches. `embedder` shares one loaded model between engines (tests, batch)."""
+
+    model: str | None = None  # sentence-transformers id or path; None: packaged all-MiniLM-L6-v2
+    embeddings: bool = True  # False: no semantic retriever, the model is never loaded
+    preset: str = "default"
+    limit: int = 10
+    ranking: RankingConfig = field(default_factory=RankingConfig)
+    embedder: Embedder | None = None
+
+    def __post_init__(self) -> None:
+        if self.preset not in PRESETS:
+            raise QueryError(f"unknown preset {self.preset!r}; expected one of: {', '.join(PRESETS)}")
+
+
+@dataclass
+class RefreshResult:
+    """What one refresh did."""
+
+    update: UpdateResult | None  # None when `paths=[]` (no workspace update asked)
+    chunks: int = 0
+    definitions: int = 0
+    embedded: int = 0  # chunks embedded by this refresh
+    pending: int = 0  # chunks still without a vector
+    reconciled: bool = False  # the first refresh in this process checked the indexes against the store
+    state: str = "empty"
+    notes: list[str] = field(default_factory=list)  # e.g. the embedding model changed
+    seconds: dict[str, float] = field(default_factory=dict)  # update, sync, graph, embed
+
+    # Counters of the workspace update, for callers that summarize a refresh like an update.
+    @property
+    def parsed(self) -> int:
+        return self.update.parsed if self.update else 0
+
+    @property
+    def unchanged(self) -> int:
+        return self.update.unchanged if self.update else 0
+
+    @property
+    def scanned(self) -> int:
+        return self.update.scanned if self.update else 0
+
+
+class SearchEngine:
+    """Retrievers kept in step with one workspace's index; `search` answers with the result schema."""
+
+    def __init__(self, workspace: Workspace, options: EngineOptions | None = None) -> None:
+        self.workspace = workspace
+        self.options = options or EngineOptions()
+        self._refresh_lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _view and _phase
+        self._view: tuple[Snapshot, StructuralRetriever] | None = None
+        self._phase = "empty"  # "indexing" / "embedding" while a refresh runs those phases
+        self._synced = False
+        self.text = TextRetriever(workspace.index_dir, workspace.chunk_text)
+        self.semantic: SemanticRetriever | None = None
+        if self.options.embeddings:
+            embedder = self.options.embedder or self.options.model
+            self.semantic = SemanticRetriever(workspace.store, workspace.chunk_text, embedder)
+
+    def close(self) -> None:
+        self.text.close()
+
+    # -- refresh -------------------------------------------------------------------------------------
+    def refresh(self, embed: bool = True, progress: Progress | None = None,
+                paths: Iterable[str] | None = None) -> RefreshResult:
+        """Update the index (all files, or `paths`; `paths=[]`: none), then embed new chunks if `embed`."""
+        with self._refresh_lock:
+            out = RefreshResult(update=None)
+            if self.semantic is not None and self.semantic.model_changed and not self._synced:
+                out.notes.append(f"embedding model changed from {self.semantic.previous_model} to "
+                                 f"{self.semantic.model_id}: every chunk is embedded again")
+            self._set_phase("indexing" if self._view is None else self._phase)
+            try:
+                self._phase1(out, progress, paths)
+                if embed and self.semantic is not None and self.semantic.pending():
+                    self._set_phase("embedding")
+                    started = time.perf_counter()
+                    semantic = self.semantic
+
+                    def report(done: int, total: int) -> None:
+                        if progress is not None:
+                            progress("embedding", done, total)
+
+                    out.embedded = semantic.embed_pending(report)
+                    out.seconds["embed"] = time.perf_counter() - started
+            finally:
+                self._set_phase("done")
+            out.pending = self.semantic.pending() if self.semantic is not None else 0
+            out.state = self.index_info()["state"]
+            return out
+
+    def _set_phase(self, phase: str) -> None:
+        with self._lock:
+            self._phase = phase
+
+    def _phase1(self, out: RefreshResult, progress: Progress | None, paths: Iterable[str] | None) -> None:
+        wanted = None if paths is None else list(paths)
+        started = time.perf_counter()
+        if wanted is None or wanted:
+            def report(done: int, total: int, _path: str) -> None:
+                if progress is not None:
+                    progress("indexing", done, total)
+
+            out.update = self.workspace.update(progress=report, paths=wanted)
+        out.seconds["update"] = time.perf_counter() - started
+        if out.update is None and self._synced and self._view is not None:
+            out.chunks, out.definitions = len(self._view[0].chunks), len(self._view[0].definitions)
+            return
+        started = time.perf_counter()
+        store = self.workspace.store
+        with store.snapshot():
+            chunks, definitions = store.chunks(), store.definitions()
+            files = store.counts().get("files", 0)
+        out.chunks, out.definitions = len(chunks), len(definitions)
+        if not self._synced:
+            # First refresh in this process: make the on-disk text index and the loaded vectors hold
+            # exactly the store's chunks (index() re-adds only what differs).
+            self.text.index(chunks)
+            if self.semantic is not None:
+                self.semantic.index(chunks, embed=False)
+            out.reconciled = True
+        elif out.update is not None and out.update.changed:
+            self.text.update(out.update.added, out.update.removed_ids)
+            if self.semantic is not None:
+                self.semantic.update(out.update.added, out.update.removed_ids, embed=False)
+        out.seconds["sync"] = time.perf_counter() - started
+        started = time.perf_counter()
+        graph = None
+        try:
+            graph = self.workspace.call_graph()
+        except Exception:  # the graph serves references and priors: search works without it
+            log.exception("building the call graph of %s failed", self.workspace.root)
+        snap = Snapshot.build(chunks, definitions, graph, files)
+        structural = StructuralRetriever(lambda: list(snap.definitions.values()), snap.chunk_for_definition)
+        structural.index(chunks)
+        out.seconds["graph"] = time.perf_counter() - started
+        with self._lock:
+            self._view = (snap, structural)
+        self._synced = True
+
+    # -- state ---------------------------------------------------------------------------------------
+    def index_info(self) -> dict[str, Any]:
+        """The `index` part of a result: state, files, chunks, embedded, model."""
+        with self._lock:
+            view, phase = self._view, self._phase
+        semantic = self.semantic
+        embedded = semantic.embedded() if semantic is not None else 0
+        if view is None:
+            state = "indexing" if phase == "indexing" else "empty"
+        elif phase == "embedding":
+            state = "embedding"
+        elif semantic is None or embedded == 0 or semantic.pending():
+            state = "text-only" if view[0].chunks else "empty"
+        else:
+            state = "ready"
+        snap = view[0] if view is not None else None
+        return {"state": state, "files": snap.files if snap else 0, "chunks": len(snap.chunks) if snap else 0,
+                "embedded": embedded, "model": semantic.model_id if semantic is not None else None}
+
+    # -- search --------------------------------------------------------------------------------------
+    def classify(self, text: str, intent_name: str | None) -> Intent:
+        return override(intent_name, text) if intent_name else classify(text)
+
+    def search(self, request: SearchRequest) -> dict[str, Any]:
+        """Answer one request with the result schema (docs/search.md); QueryError for bad input."""
+        started = time.perf_counter()
+        checked = validate(request)
+        timings: dict[str, float] = {}
+        t = time.perf_counter()
+        intent = self.classify(checked.text, checked.intent)
+        timings["classify"] = (time.perf_counter() - t) * 1000
+        intent_doc = {"name": intent.name, "confidence": round(intent.confidence, 3), "source": intent.source}
+        with self._lock:
+            view = self._view
+        if view is None:
+            timings["total"] = (time.perf_counter() - started) * 1000
+            return empty_result(checked.text, intent_doc, "fused", [], self.index_info(), timings)
+        ctx = self._context(view, checked, intent, timings)
+        strategy, modalities, located = "fused", [], []
+        if not checked.modalities and intent.confidence >= routing.DIRECT_CONFIDENCE:
+            answer = routing.direct(ctx)
+            if answer is not None and answer[1]:
+                strategy, modalities, located = "direct", [answer[0]], answer[1]
+        if strategy == "fused":
+            modalities, located = routing.fused(ctx)
+        t = time.perf_counter()
+        sources = SourceCache(self.workspace.read_bytes)
+        results = [result_entry(item, self.workspace.root, sources) for item in located]
+        timings["snippets"] = (time.perf_counter() - t) * 1000
+        timings["total"] = (time.perf_counter() - started) * 1000
+        doc = empty_result(checked.text, intent_doc, strategy, modalities, self.index_info(), timings)
+        doc["results"] = results
+        if ctx.errors:
+            doc["index"]["errors"] = dict(ctx.errors)
+        return doc
+
+    def _context(self, view: tuple[Snapshot, StructuralRetriever], checked: CheckedRequest, intent: Intent,
+                 timings: dict[str, float]) -> routing.RouteContext:
+        snap, structural = view
+        graph = None
+        call_graph = snap.graph
+        if call_graph is not None:
+            graph = GraphRetriever(lambda: call_graph, snap.chunk_id_at, snap.chunks.get)
+        query = Query(checked.text, intent.name, intent.symbol, intent.exact, checked.scope.include,
+                      checked.scope.exclude)
+        return routing.RouteContext(
+            checked, intent, query, snap, routing.Retrievers(self.text, structural, graph, self.semantic),
+            self.options.ranking, _identifier_query(checked.text, intent), timings)
+
+    def retrieve(self, request: SearchRequest, modality: str, limit: int = 100) -> list[Located]:
+        """One retriever's raw ranking for a request (no fusion, priors or dedupe): evaluation only."""
+        checked = validate(request)
+        intent = self.classify(checked.text, checked.intent)
+        with self._lock:
+            view = self._view
+        if view is None:
+            return []
+        ctx = self._context(view, checked, intent, {})
+        return routing.raw(ctx, modality, limit)
+
+
+def _identifier_query(text: str, intent: Intent) -> bool:
+    """True when the query is nothing but the identifier it names (`raise_for_status`, `def X`)."""
+    if not intent.symbol or intent.name != "find_definition":
+        return False
+    bare = text.strip().strip("`?").removesuffix("()")
+    words = bare.split()
+    return len(words) == 1 or (len(words) == 2 and words[0].lower() in
+                               ("def", "class", "func", "fn", "function", "struct", "interface"))
+
