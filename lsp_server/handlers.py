@@ -269,6 +269,8 @@ async def cmd_reindex(ls: CodeseekServer, *args: Any) -> dict[str, Any]:
 async def cmd_status(ls: CodeseekServer, *args: Any) -> dict[str, Any]:
     roots = _roots_for(ls, args)
     states = await ls.run_query(lambda: [r.status() for r in roots])
+    for root, state in zip(roots, states):
+        state["idle"] = ls.idle(root)
     return {"version": ls.version, "roots": states, "options": to_json(ls.options)}
 
 

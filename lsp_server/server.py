@@ -77,7 +77,7 @@ class CodeseekServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.queries = ThreadPoolExecutor(max_workers=2, thread_name_prefix="codeseek-query")
         self._shown: set[str] = set()
-        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._timers: dict[str, tuple[asyncio.TimerHandle, RootIndex]] = {}
         self._progress_ids = 0
         self._lock = threading.Lock()
 
@@ -247,14 +247,18 @@ class CodeseekServer(LanguageServer):
         if found is None or self.loop is None:
             return
         root, rel = found
-        timer = self._timers.pop(uri, None)
-        if timer is not None:
-            timer.cancel()
-        self._timers[uri] = self.loop.call_later(delay, self._fire, uri, root, rel)
+        pending = self._timers.pop(uri, None)
+        if pending is not None:
+            pending[0].cancel()
+        self._timers[uri] = (self.loop.call_later(delay, self._fire, uri, root, rel), root)
 
     def _fire(self, uri: str, root: RootIndex, rel: str) -> None:
         self._timers.pop(uri, None)
         root.request_paths([rel])
+
+    def idle(self, root: RootIndex) -> bool:
+        """No debounced edit waits and the worker has nothing to do."""
+        return root.idle() and not any(r is root for _, r in self._timers.values())
 
 
 def bad_params(message: str) -> JsonRpcInvalidParams:

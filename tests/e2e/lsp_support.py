@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +148,7 @@ def doc_id(root: Path, rel: str) -> lsp.TextDocumentIdentifier:
 
 
 async def references(client: LanguageClient, root: Path, rel: str, text: str, word: str,
-                     declaration: bool) -> list[lsp.Location] | None:
+                     declaration: bool) -> Sequence[lsp.Location] | None:
     """textDocument/references with the cursor on `word` in the line containing `text`."""
     return await client.text_document_references_async(lsp.ReferenceParams(
         text_document=doc_id(root, rel), position=position_of(root, rel, text, word),
@@ -155,7 +156,7 @@ async def references(client: LanguageClient, root: Path, rel: str, text: str, wo
 
 
 async def prepare(client: LanguageClient, root: Path, rel: str, text: str,
-                  word: str) -> list[lsp.CallHierarchyItem] | None:
+                  word: str) -> Sequence[lsp.CallHierarchyItem] | None:
     return await client.text_document_prepare_call_hierarchy_async(lsp.CallHierarchyPrepareParams(
         text_document=doc_id(root, rel), position=position_of(root, rel, text, word)))
 
@@ -165,13 +166,14 @@ async def hover(client: LanguageClient, root: Path, rel: str, text: str, word: s
         text_document=doc_id(root, rel), position=position_of(root, rel, text, word)))
 
 
-def spans(ranges: list[lsp.Range]) -> list[tuple[int, int, int]]:
+def spans(ranges: Sequence[lsp.Range]) -> list[tuple[int, int, int]]:
     """(line, start, end) of single-line ranges."""
     return [(r.start.line, r.start.character, r.end.character) for r in ranges]
 
 
-def location(loc: lsp.Location, root: Path) -> tuple[str, int, int, int]:
+def location(loc: lsp.Location | lsp.LocationUriOnly, root: Path) -> tuple[str, int, int, int]:
     """(workspace-relative path, line, start, end) of a single-line location."""
+    assert isinstance(loc, lsp.Location)
     rel = loc.uri.split(root.name + "/", 1)[1]
     return rel, loc.range.start.line, loc.range.start.character, loc.range.end.character
 

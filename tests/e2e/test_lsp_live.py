@@ -1,0 +1,189 @@
+"""End-to-end: the index follows the editor and the disk. Progress, unsaved edits, watched files,
+workspace folders, options, and a restart on the persisted index. One server per test."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+from lsprotocol import types as lsp
+
+from tests.e2e import lsp_support as S
+
+DIGEST = "feedreader/digest.py"
+NEW_FUNCTION = '''
+
+def reading_time_minutes(entry: Entry, words_per_minute: int = 230) -> int:
+    """Minutes needed to read an entry's summary."""
+    return max(1, round(len(entry.summary.split()) / words_per_minute))
+'''
+
+
+def _symbols(answer: dict[str, object]) -> list[tuple[str, int, str | None]]:
+    results = answer["results"]
+    assert isinstance(results, list)
+    return [(r["path"], r["start_line"], r["symbol"]) for r in results]
+
+
+async def test_progress_notifications_during_indexing(tmp_path: Path) -> None:
+    root = S.copy_sample(tmp_path)
+    client = await S.start(root, tmp_path / "index")
+    try:
+        status = await S.wait_state(client, ("text-only",))
+        chunks = status["roots"][0]["chunks"]
+        await asyncio.sleep(0.2)  # the end notification follows the state change
+        (token, values), = [(t, v) for t, v in client.progress_reports.items()
+                            if v and getattr(v[0], "title", "") == "codeseek: indexing sample"]
+        begin, *reports, end = values
+        assert isinstance(begin, lsp.WorkDoneProgressBegin) and begin.message == "scanning"
+        assert isinstance(end, lsp.WorkDoneProgressEnd) and end.message == f"{chunks} chunks indexed"
+        assert reports and all(isinstance(r, lsp.WorkDoneProgressReport) for r in reports)
+        percentages = [r.percentage for r in reports]
+        assert percentages == sorted(percentages) and percentages[-1] == 100
+        assert reports[-1].message == "indexing 9/9 files"
+        assert all(r.message and r.message.startswith("indexing ") and r.message.endswith(" files")
+                   for r in reports)
+        assert isinstance(token, str)
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+async def test_unsaved_edit_changes_the_next_search(tmp_path: Path) -> None:
+    root = S.copy_sample(tmp_path)
+    client = await S.start(root, tmp_path / "index")
+    try:
+        await S.wait_state(client, ("text-only",))
+        before = await S.search(client, {"query": "reading_time_minutes"})
+        assert all(symbol != "reading_time_minutes" for _, _, symbol in _symbols(before))
+        text = S.open_doc(client, root, DIGEST)
+        edited = text + NEW_FUNCTION
+        S.replace_all(client, root, DIGEST, edited)
+        await S.wait_state(client, ("text-only",))
+        after = await S.search(client, {"query": "reading_time_minutes"})
+        line = edited.splitlines().index(
+            "def reading_time_minutes(entry: Entry, words_per_minute: int = 230) -> int:")
+        assert _symbols(after)[0] == (DIGEST, line + 1, "reading_time_minutes")
+        assert after["results"][0]["range"]["start"] == {"line": line, "character": 0}
+        assert "words_per_minute" in after["results"][0]["snippet"]
+        assert "reading_time_minutes" not in (root / DIGEST).read_text()  # only the buffer has it
+        client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=S.doc_id(root, DIGEST)))
+        await S.wait_state(client, ("text-only",))
+        closed = await S.search(client, {"query": "reading_time_minutes"})
+        assert all(symbol != "reading_time_minutes" for _, _, symbol in _symbols(closed))
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+async def test_restart_reuses_the_persisted_index(tmp_path: Path) -> None:
+    root = S.copy_sample(tmp_path)
+    first = await S.start(root, tmp_path / "index")
+    try:
+        cold = await S.wait_state(first, ("text-only",))
+    finally:
+        await first.shutdown_session()
+        await first.stop()
+    assert cold["roots"][0]["last_job"]["parsed"] == 9
+    second = await S.start(root, tmp_path / "index")
+    try:
+        warm = await S.wait_state(second, ("text-only",))
+        job = warm["roots"][0]["last_job"]
+        assert (job["parsed"], job["unchanged"]) == (0, 9)  # nothing parsed again
+        assert warm["roots"][0]["chunks"] == cold["roots"][0]["chunks"]
+        answer = await S.search(second, {"query": "parse_feed"})
+        assert _symbols(answer)[0][::2] == ("feedreader/parser.py", "parse_feed")
+    finally:
+        await second.shutdown_session()
+        await second.stop()
+
+
+async def test_watched_files_are_registered_and_followed(tmp_path: Path) -> None:
+    root = S.copy_sample(tmp_path)
+    client = await S.start(root, tmp_path / "index")
+    try:
+        await S.wait_state(client, ("text-only",))
+        registrations = client.registrations  # type: ignore[attr-defined]
+        assert [(r.method, r.register_options) for r in registrations] == [
+            (lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, {"watchers": [{"globPattern": "**/*"}]})]
+        new = root / "feedreader" / "opml.py"
+        new.write_text('"""OPML import."""\n\n\ndef import_opml(document: bytes) -> list[str]:\n'
+                       '    """Feed URLs listed in an OPML document."""\n    return []\n')
+        client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+            lsp.FileEvent(uri=S.uri(root, "feedreader/opml.py"), type=lsp.FileChangeType.Created)]))
+        await S.wait_state(client, ("text-only",))
+        found = await S.search(client, {"query": "import_opml"})
+        top = found["results"][0]
+        assert (top["path"], top["symbol"]) == ("feedreader/opml.py", "import_opml")
+        assert top["start_line"] <= 4 <= top["end_line"]
+        symbols = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="import_opml"))
+        assert symbols and S.location(symbols[0].location, root) == ("feedreader/opml.py", 3, 4, 15)
+        shutil.rmtree(root / "feedreader")
+        client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+            lsp.FileEvent(uri=S.uri(root, "feedreader"), type=lsp.FileChangeType.Deleted)]))
+        status = await S.wait_state(client, ("text-only",))
+        assert status["roots"][0]["files"] == 4  # README, test, JS, Go remain
+        gone = await S.search(client, {"query": "import_opml"})
+        assert all(not path.startswith("feedreader/") for path, _, _ in _symbols(gone))
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+async def test_workspace_folders_added_and_removed(tmp_path: Path) -> None:
+    root = S.copy_sample(tmp_path)
+    other = tmp_path / "votes"
+    other.mkdir()
+    (other / "tally.py").write_text(
+        "def tally_votes(ballots: list[str]) -> dict[str, int]:\n"
+        '    """Count the ballots per candidate."""\n'
+        "    counts: dict[str, int] = {}\n"
+        "    for name in ballots:\n"
+        "        counts[name] = counts.get(name, 0) + 1\n"
+        "    return counts\n")
+    client = await S.start(root, tmp_path / "index")
+    try:
+        await S.wait_state(client, ("text-only",))
+        client.workspace_did_change_workspace_folders(lsp.DidChangeWorkspaceFoldersParams(
+            event=lsp.WorkspaceFoldersChangeEvent(
+                added=[lsp.WorkspaceFolder(uri=S.uri(other, ""), name="votes")], removed=[])))
+        status = await S.wait_state(client, ("text-only",), roots=2)
+        roots = sorted(r["root"] for r in status["roots"])
+        assert roots == sorted([str(root.resolve()), str(other.resolve())])
+        both = await S.search(client, {"query": "tally_votes"})
+        top = both["results"][0]
+        assert (top["uri"], top["start_line"], top["symbol"]) == (S.uri(other, "tally.py"), 1, "tally_votes")
+        assert len(both["index"]["roots"]) == 2 and both["index"]["files"] == 10
+        client.workspace_did_change_workspace_folders(lsp.DidChangeWorkspaceFoldersParams(
+            event=lsp.WorkspaceFoldersChangeEvent(
+                added=[], removed=[lsp.WorkspaceFolder(uri=S.uri(other, ""), name="votes")])))
+        status = await S.wait_state(client, ("text-only",))
+        assert [r["root"] for r in status["roots"]] == [str(root.resolve())]
+        alone = await S.search(client, {"query": "tally_votes"})
+        assert all(not r["uri"].startswith(S.uri(other, "")) for r in alone["results"])
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+async def test_bad_options_are_shown_once_and_replaced_by_defaults(tmp_path: Path) -> None:
+    root = S.copy_sample(tmp_path)
+    bad = {"maxFileSize": "huge", "preset": "fastest", "embeddings": False, "colour": 1}
+    client = await S.start(root, tmp_path / "index", options=bad, config={"hover": False, "preset": "quick"})
+    try:
+        status = await S.wait_state(client, ("text-only",))
+        options = status["options"]
+        assert (options["maxFileSize"], options["preset"], options["hover"]) == (1_000_000, "quick", False)
+        shown = [m.message for m in client.messages]
+        assert len(shown) == 3 and all(m.startswith("codeseek: ") for m in shown)
+        assert any("'maxFileSize'" in m for m in shown) and any("'colour'" in m for m in shown)
+        hover = await S.hover(client, root, "feedreader/parser.py", "def parse_date(", "parse_date")
+        assert hover is None  # hover disabled by workspace/configuration
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+        await asyncio.sleep(0.3)
+        await S.status(client)
+        assert len(client.messages) == 3  # the same problems are not shown twice
+    finally:
+        await client.shutdown_session()
+        await client.stop()
