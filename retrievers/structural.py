@@ -1,7 +1,8 @@
 """The structural retriever: an in-memory index of the workspace's definitions, searched by name.
 
 Match tiers, best first (docs/design.md "Ranking signals"): exact name (case-sensitive, then
-case-insensitive) > qualified name ("Session.request", "sessions.Session") > split-identifier match
+case-insensitive) > qualified name ("Session.request", "sessions.Session") > the last part of a dotted
+query alone > split-identifier match
 ("strip auth" meets `should_strip_auth`, scored by the share of query terms matched), where a name the
 query is a prefix of ranks like a split match of 3/4 of the terms (a little above its own split match).
 Within a tier classes and functions rank above variables, and source files above tests. A natural-
@@ -9,7 +10,7 @@ language query is scored by split-identifier matching over its content words, so
 still meets `should_strip_auth` partially. Each hit is the chunk containing the definition.
 
 The index is rebuilt from `definitions_provider()` on `index` and lazily after `update`/`remove`
-(dictionaries and sorted lists only: ~40k definitions build in well under a second).
+(dictionaries and sorted lists only: 40k definitions build in about 0.3 s).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class StructuralOptions:
     exact: float = 100.0
     exact_folded: float = 90.0
     qualified: float = 80.0
-    last_part: float = 65.0  # dotted query: the name equals its last part, the qualifiers do not match
+    last_part: float = 77.0  # dotted query: the name equals its last part, the qualifiers do not match
     split: float = 40.0  # + split_span * share of query terms matched + 5 * share of name parts used
     split_span: float = 30.0
     # The query is a prefix of the name ("merge_env" -> merge_environment_settings): split + span * 0.75
@@ -54,14 +55,14 @@ class StructuralOptions:
     max_prefix_candidates: int = 500
 
 
-def module_keys(path: str) -> list[str]:
-    """Dotted module names a file is known by, most specific last: `src/requests/sessions.py` ->
-    ["sessions", "requests.sessions"]; an `__init__.py`/`index.js` is known by its folder."""
+def module_parts(path: str) -> list[str]:
+    """Folder and module names of a file, outermost first: `src/requests/sessions.py` ->
+    ["src", "requests", "sessions"]; an `__init__.py`/`index.js` is known by its folder alone."""
     p = PurePosixPath(path)
     parts = [x for x in (*p.parent.parts, p.stem) if x not in ("", ".")]
     if parts and parts[-1] in _PACKAGE_STEMS:
         parts = parts[:-1]
-    return [".".join(parts[-n:]) for n in range(1, min(len(parts), 3) + 1)]
+    return parts
 
 
 class StructuralRetriever:
@@ -82,7 +83,6 @@ class StructuralRetriever:
         self._defs: list[Definition] = []
         self._by_name: dict[str, list[int]] = {}
         self._by_folded: dict[str, list[int]] = {}
-        self._by_qualified: dict[str, list[int]] = {}
         self._by_part: dict[str, list[int]] = {}
         self._name_parts: list[tuple[str, ...]] = []
         self._sorted_names: list[tuple[str, int]] = []
@@ -90,6 +90,7 @@ class StructuralRetriever:
         self._adjust: list[float] = []
         self._order: list[int] = []
         self._chunk_cache: dict[int, int | None] = {}
+        self._module_cache: dict[str, list[str]] = {}  # path -> its folder and module names
 
     # -- Retriever interface ---------------------------------------------------------------------------
 
@@ -142,8 +143,13 @@ class StructuralRetriever:
             if len(words) == 1 and split_identifier(words[0]):
                 target = words[0].strip("`'\"()?")
         terms = list(dict.fromkeys(query_keywords(text))) if text else []
+        last = target.replace("::", ".").replace("#", ".").rstrip(".").rsplit(".", 1)[-1]
+        if last != target:
+            # qualifiers are matched by `_qualifies`, not as words: "models.Model" asks for Model
+            qualifiers = set(split_identifier(target[: -len(last)])) - set(split_identifier(last))
+            terms = [t for t in terms if t not in qualifiers]
         if target and not terms:
-            terms = [t for t in dict.fromkeys(split_identifier(target)) if len(t) >= 2]
+            terms = [t for t in dict.fromkeys(split_identifier(last)) if len(t) >= 2]
         if terms:
             o = self.options
             for idx, (credit, matched) in self._split_matches(terms).items():
@@ -166,14 +172,17 @@ class StructuralRetriever:
         if not parts:
             return []
         last = parts[-1]
+        folded = last.lower()
         out: list[tuple[int, float, str]] = []
         if len(parts) > 1:
             key = ".".join(parts).lower()
-            out += [(i, o.qualified, "qualified") for i in self._by_qualified.get(key, [])]
-            out += [(i, o.last_part, "last_part") for i in self._by_name.get(last, [])]
-            out += [(i, o.last_part - 5.0, "last_part") for i in self._by_folded.get(last.lower(), [])]
+            for i in self._by_folded.get(folded, ()):
+                if self._qualifies(i, key):
+                    out.append((i, o.qualified, "qualified"))
+                else:
+                    score = o.last_part if self._defs[i].name == last else o.last_part - 5.0
+                    out.append((i, score, "last_part"))
             return out
-        folded = last.lower()
         if len(folded) >= o.min_prefix_len:
             start = bisect.bisect_left(self._sorted_names, (folded, -1))
             for name, idx in self._sorted_names[start:start + o.max_prefix_candidates]:
@@ -184,6 +193,24 @@ class StructuralRetriever:
         out += [(i, o.exact_folded, "exact_folded") for i in self._by_folded.get(folded, [])]
         out += [(i, o.exact, "exact") for i in self._by_name.get(last, [])]
         return out
+
+    def _qualifies(self, idx: int, key: str) -> bool:
+        """True when the lowercased dotted `key` names the definition: it ends the qualified name
+        ("session.send" for `Session.send`), and any qualifiers left over name folders or the module of
+        its file, in order ("sessions.Session", "requests.Session" re-exported, "models.Model")."""
+        d = self._defs[idx]
+        qualified = (d.qualified_name or d.name).lower()
+        if key == qualified or qualified.endswith("." + key):
+            return True
+        want = key.split(".")
+        have = qualified.split(".")
+        if len(want) <= len(have) or want[len(want) - len(have):] != have:
+            return False
+        modules = self._module_cache.get(d.path)
+        if modules is None:
+            modules = self._module_cache[d.path] = [m.lower() for m in module_parts(d.path)]
+        rest = iter(modules)
+        return all(any(part == m for m in rest) for part in want[: len(want) - len(have)])
 
     def _split_matches(self, terms: Sequence[str]) -> dict[int, tuple[float, int]]:
         """Per definition: summed term credit (1 per exact part, stem_credit per stem) and terms matched."""
@@ -234,41 +261,27 @@ class StructuralRetriever:
         defs = list(definitions)
         by_name: dict[str, list[int]] = {}
         by_folded: dict[str, list[int]] = {}
-        by_qualified: dict[str, list[int]] = {}
         by_part: dict[str, list[int]] = {}
-        name_parts: list[tuple[str, ...]] = []
-        adjust: list[float] = []
-        modules: dict[str, list[str]] = {}
         for idx, d in enumerate(defs):
-            name = d.name
-            by_name.setdefault(name, []).append(idx)
-            folded = name.lower()
-            by_folded.setdefault(folded, []).append(idx)
-            parts = tuple(dict.fromkeys(split_identifier(name)))
-            name_parts.append(parts)
+            by_name.setdefault(d.name, []).append(idx)
+        parts_of: dict[str, tuple[str, ...]] = {}
+        for name, ids in by_name.items():
+            by_folded.setdefault(name.lower(), []).extend(ids)
+            parts = parts_of[name] = tuple(dict.fromkeys(split_identifier(name)))
             for part in parts:
-                by_part.setdefault(part, []).append(idx)
-            qualified = d.qualified_name.lower() or folded
-            mods = modules.get(d.path)
-            if mods is None:
-                mods = modules[d.path] = [m.lower() + "." for m in module_keys(d.path)]
-            keys = [m + qualified for m in mods]
-            if "." in qualified:
-                keys.append(qualified)
-                qparts = qualified.split(".")
-                keys.extend(".".join(qparts[i:]) for i in range(1, len(qparts) - 1))
-            for key in keys:
-                by_qualified.setdefault(key, []).append(idx)
-            adjust.append(self._kind_adjust(d))
+                by_part.setdefault(part, []).extend(ids)
+        name_parts = [parts_of[d.name] for d in defs]
         self._defs = defs
-        self._by_name, self._by_folded, self._by_qualified = by_name, by_folded, by_qualified
-        self._by_part, self._name_parts, self._adjust = by_part, name_parts, adjust
+        self._by_name, self._by_folded = by_name, by_folded
+        self._by_part, self._name_parts = by_part, name_parts
+        self._adjust = [self._kind_adjust(d) for d in defs]
         self._sorted_names = sorted((name, i) for name, ids in by_folded.items() for i in ids)
-        self._order = [0] * len(defs)
         # Ties go to the smaller (more specific) definition, then by position.
         spans = sorted((d.end_line - d.start_line, d.path, d.start_line, i) for i, d in enumerate(defs))
+        self._order = [0] * len(defs)
         for rank, (*_, i) in enumerate(spans):
             self._order[i] = rank
         self._sorted_parts = sorted(by_part)
         self._chunk_cache = {}
+        self._module_cache = {}
         self._dirty = False

@@ -6,7 +6,7 @@ import pytest
 
 from indexing.records import Definition
 from retrievers.base import Hit, Query, QueryError, Retriever
-from retrievers.structural import StructuralRetriever, module_keys
+from retrievers.structural import StructuralRetriever, module_parts
 from tests.unit.retrieval_sample import Parsed, parse_sample
 
 
@@ -69,6 +69,11 @@ def test_qualified_names(retriever: StructuralRetriever) -> None:
     assert (hit.detail["name"], hit.detail["match"]) == ("Session", "qualified")
     hit = search(retriever, "pkg.utils.select_proxy", "pkg.utils.select_proxy")[0]
     assert (hit.detail["name"], hit.detail["path"]) == ("select_proxy", "pkg/utils.py")
+    # a package that re-exports it: leftover qualifiers need only name folders of the path, in order
+    hit = search(retriever, "pkg.Session", "pkg.Session")[0]
+    assert (hit.detail["name"], hit.detail["match"]) == ("Session", "qualified")
+    assert search(retriever, "utils.Session", "utils.Session")[0].detail["match"] == "last_part"
+    assert search(retriever, "sessions.pkg.Session", "sessions.pkg.Session")[0].detail["match"] == "last_part"
     # other languages' qualified names
     assert names(search(retriever, "Router.handle", "Router.handle"))[0] == "Router.handle"
     assert names(search(retriever, "Server.Start", "Server.Start"))[0] == "Server.Start"
@@ -157,8 +162,7 @@ def test_rebuilds_after_update(sample: Parsed) -> None:
     assert all(h.detail["name"] != "findRoute" for h in search(r, "findRoute", "findRoute"))
 
 
-def test_module_keys() -> None:
-    assert module_keys("src/requests/sessions.py") == [
-        "sessions", "requests.sessions", "src.requests.sessions"]
-    assert module_keys("pkg/__init__.py") == ["pkg"]
-    assert module_keys("lib/router/index.js") == ["router", "lib.router"]
+def test_module_parts() -> None:
+    assert module_parts("src/requests/sessions.py") == ["src", "requests", "sessions"]
+    assert module_parts("pkg/__init__.py") == ["pkg"]
+    assert module_parts("lib/router/index.js") == ["lib", "router"]
