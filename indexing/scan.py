@@ -234,11 +234,15 @@ class Scanner:
             return True
         return name in COVERAGE_DIRS and not os.path.exists(os.path.join(full, "__init__.py"))
 
-    def walk(self) -> ScanResult:
+    def walk(self, start: str = "") -> ScanResult:
+        """Walk the tree below `start` (a workspace-relative directory already checked, "" for all)."""
         Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
+        full_start = os.path.join(self.real_root, *start.split("/")) if start else self.real_root
+        parent = start.rsplit("/", 1)[0] if "/" in start else ""
+        inherited = self.ignores.active(parent) if start else ()
         # Stack of (relative dir, absolute dir, real paths of the dirs on the way down, parent's specs).
         stack: list[tuple[str, str, frozenset[str], Specs]] = [
-            ("", self.real_root, frozenset({self.real_root}), ())]
+            (start, full_start, frozenset({self.real_root, os.path.realpath(full_start)}), inherited)]
         while stack:
             rel_dir, full_dir, ancestors, parent_specs = stack.pop()
             try:
@@ -286,7 +290,7 @@ class Scanner:
         return self.result
 
     def check(self, rel: str) -> None:
-        """Apply every rule to one workspace-relative path (whose directories need not be walked)."""
+        """Apply every rule to one workspace-relative path; a directory is walked."""
         parts = rel.split("/")
         for depth in range(1, len(parts)):
             sub = "/".join(parts[:depth])
@@ -306,6 +310,14 @@ class Scanner:
             return
         if not os.path.lexists(full):
             self.skip(rel, VANISHED)
+            return
+        if os.path.isdir(full):
+            if self.skip_dir_by_name(parts[-1], full):
+                self.skip(rel + "/", EXCLUDED_DIR)
+            elif self.ignores.ignored(rel, True):
+                self.skip(rel + "/", IGNORED)
+            else:
+                self.walk(rel)
             return
         self.consider_file(rel, full, os.path.islink(full))
 
@@ -337,7 +349,8 @@ def relative_path(root: Path, path: str | os.PathLike[str]) -> str | None:
 
 
 def scan_paths(root: Path, paths: Iterable[str], options: ScanOptions | None = None) -> ScanResult:
-    """Apply the scan rules to the named paths only (absolute or workspace-relative)."""
+    """Apply the scan rules to the named paths only (absolute or workspace-relative); directories
+    among them are walked."""
     scanner = Scanner(root, options or ScanOptions())
     for path in paths:
         rel = relative_path(root, path)

@@ -251,7 +251,7 @@ class Workspace:
                 result = scan_paths(self.root, wanted, self.options.scan)
                 candidates = self._with_overlays(result, overlays, wanted)
                 keep = {f.path for f in candidates}
-                gone = [p for p, _ in result.skipped if p in stored and p not in keep]
+                gone = self._gone_under(wanted, stored, keep)
             out.scanned = len(candidates)
             out.skipped_paths = [s for s in result.skipped if s[0] not in keep]
             self._remove(gone, out)
@@ -266,6 +266,14 @@ class Workspace:
                 self.store.set_meta("revision", str(self.revision + 1))
             out.seconds = time.perf_counter() - started
             return out
+
+    def _gone_under(self, wanted: list[str], stored: dict[str, FileRow], keep: set[str]) -> list[str]:
+        """Indexed files that a targeted update names (or that lie under a named directory, or under
+        a named path that no longer exists) and that the scan no longer accepts."""
+        rels = [r for r in (relative_path(self.root, p) for p in wanted) if r is not None]
+        exact = set(rels)
+        prefixes = tuple(r + "/" for r in rels if not (self.root / r).is_file())
+        return [p for p in stored if p not in keep and (p in exact or (prefixes and p.startswith(prefixes)))]
 
     def _with_overlays(self, result: ScanResult, overlays: dict[str, bytes],
                        wanted: list[str] | None) -> list[FileInfo]:

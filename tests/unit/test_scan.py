@@ -190,6 +190,26 @@ def test_scan_paths_applies_the_same_rules(tmp_path: Path) -> None:
     assert r["/etc/passwd"] == sc.OUTSIDE_ROOT and r["../x.py"] == sc.OUTSIDE_ROOT
 
 
+def test_scan_paths_walks_named_directories(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "*.gen.py\n")
+    write(tmp_path, "pkg/.gitignore", "skip/\n")
+    write(tmp_path, "pkg/a.py")
+    write(tmp_path, "pkg/x.gen.py")
+    write(tmp_path, "pkg/skip/b.py")
+    write(tmp_path, "pkg/deep/c.py")
+    write(tmp_path, "pkg/deep/.ignore", "c.py\n")
+    write(tmp_path, "pkg/deep/d.py")
+    write(tmp_path, "other/e.py")
+    result = scan_paths(tmp_path, ["pkg", "node_modules"])
+    assert accepted(result) == ["pkg/a.py", "pkg/deep/d.py"]
+    r = reasons(result)
+    assert r["pkg/x.gen.py"] == sc.IGNORED and r["pkg/skip/"] == sc.IGNORED
+    assert r["pkg/deep/c.py"] == sc.IGNORED
+    assert accepted(scan_paths(tmp_path, ["pkg/deep"])) == ["pkg/deep/d.py"]
+    write(tmp_path, "node_modules/m.js", "var m;\n")
+    assert reasons(scan_paths(tmp_path, ["node_modules"]))["node_modules/"] == sc.EXCLUDED_DIR
+
+
 def test_relative_path_normalizes_and_refuses_outside(tmp_path: Path) -> None:
     assert relative_path(tmp_path, "a/./b/../c.py") == "a/c.py"
     assert relative_path(tmp_path, tmp_path / "x" / "y.py") == "x/y.py"

@@ -101,6 +101,27 @@ def test_targeted_update_and_deleted_path(tree: Path, tmp_path: Path) -> None:
         assert ws.update(paths=["alpha.py"]).parsed == 0
 
 
+def test_targeted_update_of_directories(tree: Path, tmp_path: Path) -> None:
+    with open_ws(tree, tmp_path) as ws:
+        ws.update()
+        (tree / "pkg/sub").mkdir(parents=True)
+        (tree / "pkg/a.py").write_text("def a():\n    pass\n")
+        (tree / "pkg/sub/b.py").write_text("def b():\n    pass\n")
+        (tree / "pkg/node_modules").mkdir()
+        (tree / "pkg/node_modules/m.js").write_text("var m;\n")
+        added = ws.update(paths=[str(tree / "pkg")])  # a watcher reporting a new folder
+        assert sorted(added.changed_paths) == ["pkg/a.py", "pkg/sub/b.py"]
+        assert added.skipped == {"excluded-dir": 1}
+        (tree / "pkg/sub/b.py").unlink()
+        (tree / "pkg/sub").rmdir()
+        assert ws.update(paths=["pkg/sub"]).removed_paths == ["pkg/sub/b.py"]  # a deleted folder
+        for path in (tree / "pkg").rglob("*"):
+            if path.is_file():
+                path.unlink()
+        assert ws.update(paths=["pkg"]).removed_paths == ["pkg/a.py"]
+        assert sorted(ws.store.files()) == ["README.md", "alpha.py", "gamma.py"]
+
+
 def test_overlays_take_precedence(tree: Path, tmp_path: Path) -> None:
     with open_ws(tree, tmp_path) as ws:
         ws.update()
