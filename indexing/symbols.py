@@ -92,11 +92,12 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
         if kind_key is not None:
             node = caps[kind_key][0]
             key = (node.start_byte, node.end_byte, node.type)
+            kind = kind_key.split(".", 1)[1]
             if key not in found and "name" in caps:
                 name_node = caps["name"][0]
-                found[key] = DefNode(
-                    node, kind_key.split(".", 1)[1], _text(source, name_node), name_node, _outer(node, spec)
-                )
+                found[key] = DefNode(node, kind, _text(source, name_node), name_node, _outer(node, spec))
+            elif key in found and found[key].kind == "class" and kind != "class":
+                found[key].kind = kind  # a specific pattern (interface, struct) wins over the generic one
             notes = extra.setdefault(key, [])
             if "scope.name" in caps:
                 notes.append(("scope", _text(source, caps["scope.name"][0])))

@@ -1,4 +1,8 @@
-; Definitions
+; Definitions (a specific kind such as interface wins over the generic class pattern)
+(class_declaration
+  "interface"
+  (type_identifier) @name) @definition.interface
+
 (class_declaration
   (type_identifier) @name) @definition.class
 

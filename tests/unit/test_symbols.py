@@ -680,3 +680,23 @@ def test_lua_and_bash() -> None:
     assert next(d for d in bash.definitions if d.name == "build").doc == "Builds it."
     assert calls(bash) == [(None, "helper", "build"), (None, "build", "deploy"), (None, "deploy", None)]
     assert imports(bash) == [("./lib.sh", None, None)]
+
+
+def test_specific_kind_wins_over_the_generic_class_pattern() -> None:
+    result = parse(
+        "kotlin",
+        """
+        interface Repo : Base {
+            fun find(id: Int): User
+        }
+        class Impl : Repo {
+            override fun find(id: Int) = load(id)
+        }
+        """,
+    )
+    assert defs(result) == {
+        "Repo": ("interface", None, ("Base",)),
+        "Repo.find": ("method", "Repo", ()),
+        "Impl": ("class", None, ("Repo",)),
+        "Impl.find": ("method", "Impl", ()),
+    }
