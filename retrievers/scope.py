@@ -1,6 +1,6 @@
 """Search scope: `--include` / `--exclude` globs over workspace-relative POSIX paths.
 
-Globs use gitignore syntax (pathspec's `gitwildmatch`): `*.py` matches at any depth, `src/**` or
+Globs use gitignore syntax (pathspec's `gitignore` patterns): `*.py` matches at any depth, `src/**` or
 `src/` a folder, `!` is not allowed (use `--exclude`). A glob that could reach outside the workspace
 (an absolute path, a drive letter, a `..` segment, a home `~`) is refused with `QueryError`, as are
 empty, over-long or control-character globs. A path is in scope when it matches some include (or
@@ -59,7 +59,7 @@ def check_glob(glob: object, option: str = "include") -> str:
 
 def _spec(globs: Iterable[str]) -> pathspec.PathSpec:
     try:
-        return pathspec.PathSpec.from_lines("gitwildmatch", list(globs))
+        return pathspec.PathSpec.from_lines("gitignore", list(globs))
     except Exception as exc:  # pathspec raises several types for malformed patterns
         raise QueryError(f"invalid glob: {exc}") from exc
 

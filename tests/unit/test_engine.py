@@ -1,0 +1,379 @@
+"""SearchEngine on a small real workspace (tests/workspace/engine_sample: Python + JavaScript).
+
+Real tree-sitter parses, tantivy, SQLite and the call graph; the semantic retriever (the packaged
+model) only in the tests marked slow.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from indexing.workspace import Workspace, WorkspaceOptions
+from retrievers.base import QueryError
+from retrievers.engine import EngineOptions, SearchEngine, SearchRequest
+from retrievers.request import MAX_QUERY_CHARS
+from retrievers.results import RESULT_KEYS, TOP_KEYS
+
+SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
+
+
+def _copy(tmp: Path) -> Path:
+    root = tmp / "ws"
+    shutil.copytree(SAMPLE, root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
+    tmp = tmp_path_factory.mktemp("engine")
+    ws = Workspace(_copy(tmp), WorkspaceOptions(index_dir=tmp / "index"))
+    eng = SearchEngine(ws, EngineOptions(embeddings=False))
+    eng.refresh()
+    yield eng
+    eng.close()
+    ws.close()
+
+
+def search(engine: SearchEngine, query: str, **kw: Any) -> dict[str, Any]:
+    return engine.search(SearchRequest(query, **kw))
+
+
+def places(result: dict[str, Any]) -> list[tuple[str, int, int]]:
+    return [(r["path"], r["start_line"], r["end_line"]) for r in result["results"]]
+
+
+# -- schema -------------------------------------------------------------------------------------------
+
+def test_result_has_exactly_the_schema(engine: SearchEngine) -> None:
+    result = search(engine, "apply_discount")
+    assert tuple(result) == TOP_KEYS
+    assert set(result["intent"]) == {"name", "confidence", "source"}
+    assert result["strategy"] in ("direct", "fused")
+    assert set(result["index"]) >= {"state", "files", "chunks", "embedded", "model"}
+    assert result["index"]["state"] == "text-only"  # embeddings off: says so
+    assert result["index"]["model"] is None
+    assert result["index"]["files"] == 9
+    first = result["results"][0]
+    assert tuple(first)[: len(RESULT_KEYS)] == RESULT_KEYS
+    assert first["uri"].startswith("file://") and first["uri"].endswith("/shop/pricing.py")
+    assert isinstance(first["score"], float) and first["labels"] == ["source"]
+    assert "timings_ms" in result and result["timings_ms"]["total"] >= 0
+
+
+# -- definitions, identifiers -------------------------------------------------------------------------
+
+def test_identifier_finds_its_definition_first(engine: SearchEngine) -> None:
+    result = search(engine, "apply_discount")
+    assert result["intent"]["name"] == "find_definition"
+    assert places(result)[0] == ("shop/pricing.py", 11, 15)
+    assert result["results"][0]["symbol"] == "apply_discount"
+    assert result["results"][0]["snippet"].startswith("def apply_discount(amount, percent):")
+
+
+def test_def_keyword_takes_the_direct_structural_route(engine: SearchEngine) -> None:
+    result = search(engine, "class Cart")
+    assert result["strategy"] == "direct" and result["modalities"] == ["structural"]
+    top = result["results"][0]
+    assert (top["path"], top["start_line"], top["symbol"]) == ("shop/cart.py", 6, "Cart")
+    assert top["kind"] == "class"
+    assert "explain" in top and top["explain"]["route"] == "direct"
+
+
+def test_javascript_function_definition(engine: SearchEngine) -> None:
+    result = search(engine, "computeTotal")
+    assert places(result)[0] == ("web/util.js", 6, 12)
+    assert result["results"][0]["language"] == "javascript"
+
+
+def test_unknown_definition_falls_back_to_fused(engine: SearchEngine) -> None:
+    result = search(engine, "def no_such_function_anywhere")
+    assert result["strategy"] == "fused"
+
+
+# -- exact strings ------------------------------------------------------------------------------------
+
+def test_exact_string_points_at_the_matching_line(engine: SearchEngine) -> None:
+    result = search(engine, '"card declined"')
+    assert result["intent"]["name"] == "exact_match"
+    assert result["strategy"] == "direct" and result["modalities"] == ["text"]
+    assert places(result) == [("shop/payments.py", 11, 11)]
+    assert "card declined" in result["results"][0]["snippet"]
+
+
+def test_exact_string_lists_every_occurrence_source_first(engine: SearchEngine) -> None:
+    result = search(engine, '"validateCart("')
+    assert places(result) == [("web/server.js", 9, 9), ("web/server.js", 18, 18), ("web/util.js", 17, 17)]
+    calls = search(engine, '"apply_discount("')
+    assert places(calls) == [("shop/cart.py", 30, 30), ("shop/checkout.py", 22, 22),
+                             ("shop/pricing.py", 11, 11), ("tests/test_cart.py", 8, 8)]
+
+
+def test_regex_like_string_is_literal(engine: SearchEngine) -> None:
+    result = search(engine, '"(amount * (100 - percent)"')
+    assert places(result) == [("shop/pricing.py", 15, 15)]
+    assert search(engine, "a.*(b[")["results"] is not None  # no regex error
+
+
+# -- references and impact ----------------------------------------------------------------------------
+
+def test_who_calls_returns_every_call_site(engine: SearchEngine) -> None:
+    result = search(engine, "who calls apply_discount")
+    assert result["intent"]["name"] == "find_references"
+    assert result["strategy"] == "direct"
+    sites = {(r["path"], r["start_line"], r["symbol"]) for r in result["results"]}
+    assert sites == {
+        ("shop/cart.py", 30, "Cart.total"),
+        ("shop/checkout.py", 22, "loyalty_price"),
+        ("tests/test_cart.py", 8, "test_discount_takes_a_percentage_off"),
+    }
+    assert all(r["start_line"] == r["end_line"] for r in result["results"])
+    assert result["results"][-1]["labels"] == ["test"]  # source call sites first
+
+
+def test_who_calls_a_javascript_function(engine: SearchEngine) -> None:
+    result = search(engine, "who calls validateCart")
+    assert {(r["path"], r["start_line"]) for r in result["results"]} == {("web/server.js", 9),
+                                                                           ("web/server.js", 18)}
+
+
+def test_impact_returns_transitive_callers_with_depth(engine: SearchEngine) -> None:
+    result = search(engine, "what breaks if I change round_money")
+    assert result["intent"]["name"] == "impact_analysis"
+    depths = {r["symbol"]: r["depth"] for r in result["results"]}
+    assert depths["apply_discount"] == 1 and depths["tax_for_region"] == 1
+    assert depths["Cart.subtotal"] == 1
+    assert depths["Cart.total"] == 2 and depths["order_total"] == 2 and depths["loyalty_price"] == 2
+    assert [r["depth"] for r in result["results"]] == sorted(r["depth"] for r in result["results"])
+
+
+# -- natural language, labels, scope ------------------------------------------------------------------
+
+def test_question_finds_code_and_demotes_tests_and_docs(engine: SearchEngine) -> None:
+    result = search(engine, "take a percentage off the price with a coupon")
+    assert result["strategy"] == "fused"
+    paths = [r["path"] for r in result["results"]]
+    assert paths[0].startswith("shop/")
+    first_test = min((i for i, p in enumerate(paths) if p.startswith(("tests/", "docs/"))), default=99)
+    first_source = min(i for i, p in enumerate(paths) if p.startswith("shop/"))
+    assert first_source < first_test
+
+
+def test_one_result_per_file_with_others_folded(engine: SearchEngine) -> None:
+    result = search(engine, "cart item quantity")
+    paths = [r["path"] for r in result["results"]]
+    assert len(paths) == len(set(paths))
+
+
+def test_include_and_exclude_globs(engine: SearchEngine) -> None:
+    only_js = search(engine, "total", include=("web/**",))
+    assert only_js["results"] and all(r["path"].startswith("web/") for r in only_js["results"])
+    no_shop = search(engine, "who calls apply_discount", exclude=("shop/",))
+    assert [r["path"] for r in no_shop["results"]] == ["tests/test_cart.py"]
+    py_only = search(engine, "apply_discount", include=("*.py",))
+    assert all(r["path"].endswith(".py") for r in py_only["results"])
+
+
+def test_limit_is_respected(engine: SearchEngine) -> None:
+    assert len(search(engine, "cart", limit=1)["results"]) == 1
+    assert len(search(engine, "who calls apply_discount", limit=2)["results"]) == 2
+
+
+def test_quick_preset_uses_semantic_and_structural_only(engine: SearchEngine) -> None:
+    result = search(engine, "what the customer pays", preset="quick")
+    assert set(result["modalities"]) <= {"semantic", "structural"}
+
+
+def test_intent_override(engine: SearchEngine) -> None:
+    result = search(engine, "round_money", intent="find_references")
+    assert result["intent"] == {"name": "find_references", "confidence": 1.0, "source": "request"}
+    assert {r["path"] for r in result["results"]} == {"shop/pricing.py", "shop/cart.py"}
+
+
+# -- bad input ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"query": ""}, "query is empty"),
+    ({"query": "   \n\t "}, "query is empty"),
+    ({"query": "\x00\x01\x02"}, "query is empty"),
+    ({"query": "x", "intent": "find_everything"}, "unknown intent"),
+    ({"query": "x", "preset": "fastest"}, "unknown preset"),
+    ({"query": "x", "limit": 0}, "limit must be between 1 and 200"),
+    ({"query": "x", "limit": 201}, "limit must be between 1 and 200"),
+    ({"query": "x", "limit": "ten"}, "limit must be an integer"),
+    ({"query": "x", "include": ("/etc/**",)}, "absolute"),
+    ({"query": "x", "include": ("../outside/*.py",)}, "escapes the workspace root"),
+    ({"query": "x", "exclude": ("src/../../x",)}, "escapes the workspace root"),
+    ({"query": "x", "include": ("C:\\Windows\\*",)}, "absolute"),
+    ({"query": "x", "include": ("",)}, "empty"),
+    ({"query": 42}, "query must be a string"),
+])
+def test_bad_requests_raise_query_error(engine: SearchEngine, kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(QueryError, match=message):
+        engine.search(SearchRequest(**kwargs))
+
+
+def test_control_characters_are_stripped(engine: SearchEngine) -> None:
+    result = search(engine, "apply\x00_disc\x07ount")
+    assert result["query"] == "apply _disc ount"
+    clean = search(engine, "round\x1b_money")
+    assert "\x1b" not in clean["query"]
+
+
+def test_huge_query_is_truncated_not_refused(engine: SearchEngine) -> None:
+    words = ("discount coupon percentage cart total " * 400).strip()
+    result = search(engine, words)
+    assert len(result["query"]) <= MAX_QUERY_CHARS
+    assert result["results"]
+    traceback = "Traceback (most recent call last):\n" + "  File \"x.py\", line 1, in f\n" * 500 + \
+        "ValueError: discount percent out of range: 120"
+    tb = search(engine, traceback)
+    assert tb["query"].endswith("ValueError: discount percent out of range: 120")
+
+
+def test_search_before_refresh_answers_empty(tmp_path: Path) -> None:
+    ws = Workspace(_copy(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
+    eng = SearchEngine(ws, EngineOptions(embeddings=False))
+    try:
+        result = eng.search(SearchRequest("apply_discount"))
+        assert result["results"] == [] and result["index"]["state"] == "empty"
+    finally:
+        eng.close()
+        ws.close()
+
+
+# -- refresh ------------------------------------------------------------------------------------------
+
+def test_refresh_follows_edits_deletions_and_overlays(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    ws = Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index"))
+    eng = SearchEngine(ws, EngineOptions(embeddings=False))
+    try:
+        phases: list[str] = []
+        first = eng.refresh(progress=lambda phase, done, total: phases.append(phase))
+        assert first.reconciled and first.chunks > 0 and "indexing" in phases
+        (root / "shop" / "gift.py").write_text("def wrap_present(item):\n    return ('wrapped', item)\n")
+        (root / "web" / "server.js").unlink()
+        second = eng.refresh()
+        assert second.update is not None and "shop/gift.py" in second.update.changed_paths
+        assert places(search(eng, "wrap_present"))[0] == ("shop/gift.py", 1, 2)
+        after = search(eng, "who calls validateCart")
+        assert after["strategy"] == "fused"  # no call site left: the direct route falls back
+        assert "web/server.js" not in {r["path"] for r in after["results"]}
+        ws.set_overlay("shop/gift.py", "# moved down\n\ndef wrap_present(item):\n    return item\n")
+        eng.refresh(paths=["shop/gift.py"])
+        top = search(eng, "wrap_present")["results"][0]
+        assert (top["start_line"], top["snippet"]) == (3, "def wrap_present(item):\n    return item")
+    finally:
+        eng.close()
+        ws.close()
+
+
+def test_restart_reconciles_with_the_store(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    options = WorkspaceOptions(index_dir=tmp_path / "index")
+    ws = Workspace(root, options)
+    eng = SearchEngine(ws, EngineOptions(embeddings=False))
+    eng.refresh()
+    # The store moves on without the text index (a run killed between the two).
+    (root / "shop" / "extra.py").write_text("def shiny_new_helper():\n    return 1\n")
+    ws.update()
+    eng.close()
+    ws.close()
+    ws2 = Workspace(root, options)
+    eng2 = SearchEngine(ws2, EngineOptions(embeddings=False))
+    try:
+        result = eng2.refresh(paths=[])
+        assert result.reconciled
+        assert eng2.text.ids() == {c.id for c in ws2.store.chunks()}
+        assert places(search(eng2, "shiny_new_helper"))[0][0] == "shop/extra.py"
+    finally:
+        eng2.close()
+        ws2.close()
+
+
+def test_searches_answer_while_a_refresh_runs(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    ws = Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index"))
+    eng = SearchEngine(ws, EngineOptions(embeddings=False))
+    eng.refresh()
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def searcher() -> None:
+        try:
+            while not stop.is_set():
+                assert search(eng, "apply_discount")["results"]
+                search(eng, "who calls round_money")
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion below
+            errors.append(exc)
+
+    thread = threading.Thread(target=searcher)
+    thread.start()
+    try:
+        for n in range(5):
+            (root / "shop" / f"gen_{n}.py").write_text(f"def generated_{n}(x):\n    return x + {n}\n")
+            eng.refresh()
+    finally:
+        stop.set()
+        thread.join(10)
+        eng.close()
+        ws.close()
+    assert not errors
+
+
+# -- with the embedding model -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def semantic_engine(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[SearchEngine]:
+    tmp = tmp_path_factory.mktemp("semantic")
+    ws = Workspace(_copy(tmp), WorkspaceOptions(index_dir=tmp / "index"))
+    eng = SearchEngine(ws, EngineOptions(embedder=embedder))
+    eng.refresh()
+    yield eng
+    eng.close()
+    ws.close()
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Any:
+    from retrievers.embedder import Embedder
+
+    model = Embedder()
+    model.load()
+    return model
+
+
+@pytest.mark.slow
+def test_semantic_phase_two_and_ready_state(semantic_engine: SearchEngine) -> None:
+    info = semantic_engine.index_info()
+    assert info["state"] == "ready" and info["embedded"] == info["chunks"] > 0
+    assert info["model"] == "all-MiniLM-L6-v2"
+    result = search(semantic_engine, "money the processor gives back to the customer")
+    assert "semantic" in result["modalities"]
+    assert places(result)[0][0] == "shop/payments.py"
+    assert result["results"][0]["symbol"] == "refund"
+
+
+@pytest.mark.slow
+def test_phase_one_answers_before_embeddings(tmp_path: Path, embedder: Any) -> None:
+    ws = Workspace(_copy(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
+    eng = SearchEngine(ws, EngineOptions(embedder=embedder))
+    try:
+        eng.refresh(embed=False)
+        early = search(eng, "apply_discount")
+        assert early["index"]["state"] == "text-only" and "semantic" not in early["modalities"]
+        assert places(early)[0][0] == "shop/pricing.py"
+        seen: list[tuple[str, int, int]] = []
+        done = eng.refresh(embed=True, paths=[], progress=lambda p, d, t: seen.append((p, d, t)))
+        assert done.embedded == done.chunks and done.pending == 0
+        assert seen[-1] == ("embedding", done.chunks, done.chunks)
+        assert search(eng, "apply_discount")["index"]["state"] == "ready"
+    finally:
+        eng.close()
+        ws.close()

@@ -1,0 +1,1 @@
+"""A tiny shop used by the engine tests."""
