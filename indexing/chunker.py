@@ -124,12 +124,18 @@ class _TreeChunker:
             if (
                 node.child_count
                 and (node.start_byte, node.end_byte) not in self.defs
+                and not self._atomic(node)
                 and self._too_big(node)
             ):
                 out.extend(self._flatten(node.children))
             else:
                 out.append(node)
         return out
+
+    def _atomic(self, node: Node) -> bool:
+        """Strings and comments are cut by lines, never at their inner nodes (quote + content)."""
+        kind = node.type
+        return node.child_count == 0 or kind in self.spec.comments or "string" in kind or "heredoc" in kind
 
     def _is_prefix(self, node: Node) -> bool:
         return node.type in self.spec.attach_next or node.type in self.spec.comments
@@ -223,7 +229,7 @@ class _TreeChunker:
     def _split(self, unit: _Unit, ctx: tuple[DefInfo, ...]) -> list[Span]:
         main = unit.nodes[unit.main]
         inner = (*ctx, unit.info) if unit.info is not None else ctx
-        if main.child_count == 0:
+        if self._atomic(main):
             spans = [
                 self._span([], a, b, inner, None)
                 for a, b in cut_spans(self.source, main.start_byte, main.end_byte, self.budget, 0, self.size)

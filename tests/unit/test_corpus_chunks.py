@@ -40,6 +40,8 @@ def test_every_function_that_fits_lies_whole_in_one_chunk(requests_src: Path) ->
             fitting += 1
             holders = [c for c in result.chunks if c.start_byte <= d.start_byte and d.end_byte <= c.end_byte]
             assert holders, f"{rel}: {d.qualified_name} (lines {d.start_line}-{d.end_line}) is cut"
+        for before, after in zip(result.chunks, result.chunks[1:], strict=False):
+            assert after.start_line > before.end_line, f"{rel}: chunks share line {after.start_line}"
         covered = bytearray(len(source))
         for chunk in result.chunks:
             covered[chunk.start_byte : chunk.end_byte] = b"\x01" * (chunk.end_byte - chunk.start_byte)
