@@ -71,6 +71,7 @@ JS_GLOBAL_FUNCTIONS = JS_GLOBALS | frozenset({
 })
 _ROOT_SPLIT = re.compile(r"\.|\(|\[|->|::|\?\.")
 _IDENT_PATH = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*$")
+_LITERAL = re.compile(r"""^(?:[rbfuRBFU]{0,2}["']|`|-?\d|\[|\{)""")
 _GO_RECEIVER = re.compile(r"^func\s*\(\s*([A-Za-z_]\w*)\s")
 _BASE_PREFIX = re.compile(r"^(?:(?:public|private|protected|virtual|internal|open|override)\s+)+")
 
@@ -145,6 +146,8 @@ class SymbolIndex:
                     self.members[parent][d.name].append(d.id)
         self.modules = ModuleIndex(set(self.by_path) | {i.path for i in imports} | set(extra_paths))
         self.local, self.stars = import_tables(imports)
+        self.member_ids = frozenset(i for i in self.defs if self._is_member(i))
+        self.not_callable = frozenset(i for i, d in self.defs.items() if d.kind in NOT_CALLABLE)
 
     def _innermost_containing(self, ids: Sequence[int], d: Definition) -> int:
         inside = [i for i in ids if self.defs[i].path == d.path
@@ -155,15 +158,18 @@ class SymbolIndex:
     def is_class(self, def_id: int) -> bool:
         return self.defs[def_id].kind in CLASS_KINDS
 
-    def is_member(self, def_id: int) -> bool:
-        """A method or other class member (not a nested function, not a top-level function)."""
+    def _is_member(self, def_id: int) -> bool:
         parent = self.parent_of.get(def_id)
         if parent is not None:
             return self.defs[parent].kind in CLASS_KINDS
         return self.defs[def_id].kind == "method" or bool(self.defs[def_id].parent)
 
+    def is_member(self, def_id: int) -> bool:
+        """A method or other class member (not a nested function, not a top-level function)."""
+        return def_id in self.member_ids
+
     def callable(self, def_id: int) -> bool:
-        return self.defs[def_id].kind not in NOT_CALLABLE
+        return def_id not in self.not_callable
 
     def top_level_named(self, paths: Sequence[str], name: str) -> list[int]:
         """Definitions called `name` in `paths`, not nested in another definition (any, failing that)."""
@@ -182,6 +188,8 @@ class Resolver:
         self._open_bases: set[int] = set()
         self._subclasses: dict[int, list[int]] | None = None
         self._enclosing: dict[int, list[int]] = {}
+        self._method_cache: dict[str, list[int]] = {}
+        self._global_cache: dict[tuple[str, Callable[[int], bool]], list[int]] = {}
         self._target_cache: dict[tuple[ImportTarget, str, int], tuple[list[int], list[str], bool]] = {}
 
     # --- classes -------------------------------------------------------------------------------
@@ -374,7 +382,12 @@ class Resolver:
         if (path.endswith(PY_EXTS) and name in PY_BUILTINS) or (
                 path.endswith(JS_EXTS) and name in JS_GLOBAL_FUNCTIONS):
             return [], True
-        return [i for i in ix.by_name.get(name, ()) if want(i) and not ix.is_member(i)], False
+        key = (name, want)
+        found = self._global_cache.get(key)
+        if found is None:
+            found = self._global_cache[key] = [
+                i for i in ix.by_name.get(name, ()) if want(i) and i not in ix.member_ids]
+        return list(found), False
 
     # --- call sites ----------------------------------------------------------------------------
     def caller_of(self, site: CallSite) -> int | None:
@@ -409,7 +422,12 @@ class Resolver:
                           rule, 1.0 / n)
 
     def _method_candidates(self, name: str) -> list[int]:
-        return [i for i in self.ix.by_name.get(name, ()) if self.ix.is_member(i) and self.ix.callable(i)]
+        found = self._method_cache.get(name)
+        if found is None:
+            ix = self.ix
+            found = self._method_cache[name] = [
+                i for i in ix.by_name.get(name, ()) if i in ix.member_ids and i not in ix.not_callable]
+        return list(found)
 
     def resolve_call(self, site: CallSite) -> Resolution:
         ix = self.ix
@@ -448,6 +466,8 @@ class Resolver:
             if is_super or self.has_open_bases(cls):
                 return Resolution(caller, [], "external", "self")
             return self._finish(caller, self._method_candidates(name), "method")
+        if _LITERAL.match(receiver):  # ", ".join(...), [1, 2].index(...), `x`.trim()
+            return Resolution(caller, [], "external", "literal")
         root = _ROOT_SPLIT.split(receiver, 1)[0]
         if _IDENT_PATH.match(receiver) and root not in SELF_RECEIVERS:
             dotted = receiver.replace("::", ".")

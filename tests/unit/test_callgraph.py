@@ -322,3 +322,44 @@ def test_requests_sdist_graph():
     stats = graph.stats()
     assert stats["call_edges"] > 1000 and stats["inherits_edges"] > 20 and stats["import_edges"] > 50
     assert abs(sum(graph.pagerank.values()) / len(graph.pagerank) - 1.0) < 1e-9
+
+
+def test_literal_receivers_are_builtin_types():
+    graph = build_sources({
+        "q.py": (
+            "class Query:\n    def join(self, other):\n        return other\n\n"
+            "def names(items):\n    return ', '.join(items) + f'{items}'.strip()\n"
+        ),
+    })
+    assert graph.callees(def_id(graph, "names")) == []
+    assert graph.stats()["external_calls"] == 2
+
+
+def test_js_object_methods_this_and_qualified_receivers():
+    graph = build_sources({
+        "lib/application.js": (
+            "var app = exports = module.exports = {};\n"
+            "app.set = function set(setting, val) { return this; };\n"
+            "app.init = function init() { this.set('x', 1); this.missing(); };\n"
+        ),
+        "lib/express.js": (
+            "var proto = require('./application');\n"
+            "function createApplication() { var app = {}; app.init(); return app; }\n"
+        ),
+    })
+    assert callee_names(graph, "app.init") == {"app.set"}
+    assert callee_names(graph, "createApplication") == {"app.init"}
+
+
+def test_typescript_imports_resolve_to_ts_files():
+    graph = build_sources({
+        "src/util/math.ts": "export function add(a: number, b: number): number { return a + b; }\n",
+        "src/util/index.ts": "export function version(): string { return '1'; }\n",
+        "src/main.ts": (
+            "import { add as plus } from './util/math';\n"
+            "import * as util from './util';\n"
+            "export function main(): number { util.version(); return plus(1, 2); }\n"
+        ),
+    })
+    assert callee_names(graph, "main") == {"add", "version"}
+    assert graph.imported_paths("src/main.ts") == ["src/util/index.ts", "src/util/math.ts"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 
 import networkx as nx
 import pytest
@@ -66,3 +67,21 @@ def test_boost_is_capped_and_neutral_for_nothing():
     assert boost(1000.0) == 1.5
     assert boost(0.0) == 1.0 and boost(float("nan")) == 1.0
     assert boost(3.0, cap=2.0) == pytest.approx(1 + 0.3 * math.log(4))
+
+
+def test_matches_networkx_pagerank_on_a_random_weighted_graph():
+    rng = random.Random(7)
+    g = nx.DiGraph()
+    nodes = list(range(1, 61))
+    g.add_nodes_from(nodes)
+    for _ in range(200):
+        u, v = rng.choice(nodes), rng.choice(nodes)  # self loops included; some nodes dangle
+        g.add_edge(u, v, type="call", weight=rng.choice([1.0, 0.5, 0.25]))
+    g.add_edge(3, 4, type="inherits", weight=1.0)  # ignored by both
+    calls = nx.DiGraph()
+    calls.add_nodes_from(nodes)
+    calls.add_edges_from((u, v, d) for u, v, d in g.edges(data=True) if d["type"] == "call")
+    expected = nx.pagerank(calls, alpha=0.85, weight="weight", tol=1e-12, max_iter=500)
+    ours = pagerank(g, nodes, tol=1e-12, max_iter=500)
+    for node in nodes:
+        assert ours[node] == pytest.approx(expected[node] * len(nodes), rel=1e-6)
