@@ -30,7 +30,8 @@ def codeseek(ws: tuple[Path, Path], *args: str, stdin: str | None = None) -> sub
     root, index = ws
     env = dict(os.environ, HF_HUB_OFFLINE="1", COLUMNS="200")
     return subprocess.run(
-        [sys.executable, "-m", "lsp_server.cli", "search", *args, "--root", str(root), "--index-dir", str(index)],
+        [sys.executable, "-m", "lsp_server.cli", "search", *args, "--root", str(root),
+         "--index-dir", str(index)],
         capture_output=True, text=True, env=env, input=stdin, timeout=300)
 
 
@@ -52,7 +53,8 @@ def test_json_definition(workspace: tuple[Path, Path]) -> None:
 
 def test_json_exact_string_and_references(workspace: tuple[Path, Path]) -> None:
     exact = search_json(workspace, '"card declined"')
-    assert [(r["path"], r["start_line"], r["end_line"]) for r in exact["results"]] == [("shop/payments.py", 11, 11)]
+    assert [(r["path"], r["start_line"], r["end_line"]) for r in exact["results"]] == \
+        [("shop/payments.py", 11, 11)]
     refs = search_json(workspace, "who calls charge_card")
     assert [(r["path"], r["start_line"], r["symbol"]) for r in refs["results"]] == \
         [("shop/checkout.py", 16, "checkout")]
@@ -61,7 +63,8 @@ def test_json_exact_string_and_references(workspace: tuple[Path, Path]) -> None:
 
 
 def test_json_scope_limit_and_intent(workspace: tuple[Path, Path]) -> None:
-    result = search_json(workspace, "total", "--include", "web/*.js", "--limit", "1", "--intent", "find_definition")
+    result = search_json(workspace, "total", "--include", "web/*.js", "--limit", "1",
+                         "--intent", "find_definition")
     assert result["intent"]["source"] == "request"
     assert [r["path"] for r in result["results"]] == ["web/util.js"]
 
@@ -124,7 +127,8 @@ def test_batch(workspace: tuple[Path, Path], tmp_path: Path) -> None:
 
 
 def test_batch_from_stdin(workspace: tuple[Path, Path]) -> None:
-    proc = codeseek(workspace, "--batch", "-", "--no-embed", stdin=json.dumps({"id": 1, "query": "formatPrice"}))
+    line_in = json.dumps({"id": 1, "query": "formatPrice"})
+    proc = codeseek(workspace, "--batch", "-", "--no-embed", stdin=line_in)
     assert proc.returncode == 0, proc.stderr
     (line,) = proc.stdout.splitlines()
     answer = json.loads(line)
