@@ -40,6 +40,7 @@ async def initialized(ls: CodeseekServer, params: lsp.InitializedParams) -> None
     for path in paths:
         if path is not None:
             ls.add_root(path)
+    ls.started = True
     await _register_watchers(ls)
 
 
@@ -154,6 +155,8 @@ def did_change_workspace_folders(ls: CodeseekServer, params: lsp.DidChangeWorksp
 
 async def semantic_search(ls: CodeseekServer, params: Any) -> dict[str, Any]:
     request = features_search.parse_params(params, ls.options.preset)
+    if not ls.started:
+        return features_search.empty_result(request, "starting")
     return await ls.run_query(features_search.search_roots, list(ls.roots.values()), request)
 
 
@@ -269,7 +272,7 @@ async def cmd_reindex(ls: CodeseekServer, *args: Any) -> dict[str, Any]:
 async def cmd_status(ls: CodeseekServer, *args: Any) -> dict[str, Any]:
     roots = _roots_for(ls, args)
     states = await ls.run_query(lambda: [r.status() for r in roots])
-    for root, state in zip(roots, states):
+    for root, state in zip(roots, states, strict=True):
         state["idle"] = ls.idle(root)
     return {"version": ls.version, "roots": states, "options": to_json(ls.options)}
 

@@ -42,6 +42,10 @@ STARTING, INDEXING, EMBEDDING, READY, ERROR, STOPPED = (
 REPORT_INTERVAL = 0.1  # seconds between two progress reports of one job
 
 
+class IndexingStopped(Exception):
+    """Raised from a progress callback to abandon a job when the root is being stopped."""
+
+
 class ProgressHandle(Protocol):
     def report(self, percentage: int, message: str) -> None: ...
 
@@ -134,10 +138,17 @@ class RootIndex:
         if self._thread.is_alive():
             self._thread.join(timeout)
         self.state = STOPPED
+        if self._thread.is_alive():  # stuck in one long step (a model load): leave the store open
+            log.warning("indexer of %s did not stop within %.1f s", self.root, timeout)
+            return
         try:
             self.workspace.close()
         except Exception:  # closing a cache must not fail shutdown
             log.exception("closing the index of %s", self.root)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop
 
     def request_full(self) -> None:
         self._request(full=True)
@@ -251,7 +262,11 @@ class RootIndex:
         while (job := self._take()) is not None:
             try:
                 self._job(job)
+            except IndexingStopped:
+                return
             except Exception as exc:
+                if self._stop:
+                    return
                 log.exception("indexing %s failed", self.root)
                 self.state = ERROR
                 self.error = f"{type(exc).__name__}: {exc}"
@@ -266,7 +281,7 @@ class RootIndex:
         handle = self.sink.begin(f"codeseek: indexing {name}",
                                  "scanning" if paths is None else f"{len(paths)} changed file(s)")
         try:
-            result = self.engine.refresh(embed=False, progress=_Throttled(handle, "files"), paths=paths)
+            result = self.engine.refresh(embed=False, progress=_Throttled(self, handle, "files"), paths=paths)
             self._graph = self.workspace.call_graph()
             self.phase1_done.set()
         finally:
@@ -283,7 +298,8 @@ class RootIndex:
                 self.state = EMBEDDING
                 handle = self.sink.begin(f"codeseek: embedding {name}", f"{semantic.pending()} chunks")
                 try:
-                    done = self.engine.refresh(embed=True, progress=_Throttled(handle, "chunks"), paths=[])
+                    done = self.engine.refresh(embed=True, progress=_Throttled(self, handle, "chunks"),
+                                               paths=[])
                 finally:
                     handle.end(f"{semantic.embedded()} chunks embedded")
                 self.last_job["embedded"] = done.embedded
@@ -297,11 +313,13 @@ class RootIndex:
 class _Throttled:
     """Turns engine progress callbacks into at most ~10 `$/progress` reports a second."""
 
-    def __init__(self, handle: ProgressHandle, noun: str) -> None:
-        self.handle, self.noun = handle, noun
+    def __init__(self, root: RootIndex, handle: ProgressHandle, noun: str) -> None:
+        self.root, self.handle, self.noun = root, handle, noun
         self.last = 0.0
 
     def __call__(self, phase: str, done: int, total: int) -> None:
+        if self.root.stopping:
+            raise IndexingStopped()  # each file is committed atomically: stopping here loses nothing
         now = time.monotonic()
         if done < total and now - self.last < REPORT_INTERVAL:
             return

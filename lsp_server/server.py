@@ -74,6 +74,7 @@ class CodeseekServer(LanguageServer):
         self.options = ServerOptions()
         self.init_options: Any = None
         self.roots: dict[Path, RootIndex] = {}
+        self.started = False  # set once `initialized` has read the options and created the roots
         self.loop: asyncio.AbstractEventLoop | None = None
         self.queries = ThreadPoolExecutor(max_workers=2, thread_name_prefix="codeseek-query")
         self._shown: set[str] = set()

@@ -23,7 +23,6 @@ from typing import Any, Protocol
 
 import attrs
 import cattrs
-from pygls.exceptions import JsonRpcException
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
@@ -60,8 +59,9 @@ class Rejected:
 def _describe(exc: BaseException) -> str:
     cause = exc.__cause__ or exc
     if isinstance(cause, cattrs.ClassValidationError):
-        details = cattrs.transform_error(cause, path="params")
-        return "; ".join(details[:5])
+        details = cattrs.transform_error(cause, path="$")
+        # cattrs names fields as Python does; say them as the JSON has them (text_document -> textDocument).
+        return "; ".join(re.sub(r"_([a-z])", lambda m: m.group(1).upper(), d) for d in details[:5])
     return str(cause) or type(cause).__name__
 
 
@@ -87,14 +87,16 @@ class HardenedProtocol(LanguageServerProtocol):
     """LanguageServerProtocol that answers malformed requests instead of dropping them."""
 
     def structure_message(self, data: dict[str, Any]) -> Any:
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            msg_id = data.get("id")
-            if "method" in data and isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool):
-                method = str(data.get("method"))
+        msg_id = data.get("id")
+        if "jsonrpc" in data and "method" in data and "error" not in data and \
+                isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool):
+            method = str(data["method"])
+            request_type = self.get_message_type(method) or JsonRPCRequestMessage
+            try:
+                return self._converter.structure(data, request_type)
+            except Exception as exc:  # cattrs raises validation errors and plain TypeErrors
                 return Rejected(msg_id, method, f"invalid params for {method}: {_describe(exc)}")
-            raise
+        return super().structure_message(data)
 
     def handle_message(self, message: Any) -> None:
         if isinstance(message, Rejected):

@@ -8,7 +8,9 @@ import os
 import shutil
 import sys
 import time
+import uuid
 from collections.abc import Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +183,17 @@ def location(loc: lsp.Location | lsp.LocationUriOnly, root: Path) -> tuple[str, 
 def at(root: Path, rel: str, text: str, word: str) -> tuple[str, int, int, int]:
     """The expected location of `word` within the line of `rel` containing `text`."""
     return (rel, *word_range(root, rel, text, word))
+
+
+def lsp_range(start_line: int, start_char: int, end_line: int, end_char: int) -> lsp.Range:
+    return lsp.Range(start=lsp.Position(line=start_line, character=start_char),
+                     end=lsp.Position(line=end_line, character=end_char))
+
+
+async def raw_request(client: LanguageClient, method: str, params: Any) -> Any:
+    """Send a request with params exactly as given (no client-side typing), await the answer."""
+    msg_id = f"raw-{uuid.uuid4()}"
+    future: Future[Any] = Future()
+    client.protocol._request_futures[msg_id] = future
+    client.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+    return await asyncio.wrap_future(future)
