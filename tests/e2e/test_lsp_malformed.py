@@ -90,9 +90,11 @@ async def test_wrong_and_missing_params_of_standard_requests(served: tuple[Langu
     assert await S.raw_request(client, lsp.WORKSPACE_SYMBOL, {"query": 5}) == []
     with pytest.raises(JsonRpcMethodNotFound):
         await S.raw_request(client, "codeseek/noSuchMethod", {})
-    for command, args, words in [("codeseek.nope", [], "not defined"),
-                                 ("codeseek.status", [42], "root URI"),
-                                 ("codeseek.reindex", ["file:///not/a/folder"], "not a workspace folder")]:
+    bad_commands: list[tuple[str, list[Any], str]] = [
+        ("codeseek.nope", [], "not defined"),
+        ("codeseek.status", [42], "root URI"),
+        ("codeseek.reindex", ["file:///not/a/folder"], "not a workspace folder")]
+    for command, args, words in bad_commands:
         with pytest.raises(JsonRpcException) as failed:
             await client.workspace_execute_command_async(
                 lsp.ExecuteCommandParams(command=command, arguments=args))
