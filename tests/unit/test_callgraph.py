@@ -363,3 +363,25 @@ def test_typescript_imports_resolve_to_ts_files():
     })
     assert callee_names(graph, "main") == {"add", "version"}
     assert graph.imported_paths("src/main.ts") == ["src/util/index.ts", "src/util/math.ts"]
+
+
+def test_cyclic_bases_cyclic_reexports_and_odd_records_do_not_crash():
+    r = Records()
+    r.define("a.py", "A", 1, 5, kind="class", bases=("B", "metaclass=Meta", "", "Generic[T]"))
+    r.define("a.py", "B", 6, 9, kind="class", bases=("A",))
+    m = r.define("a.py", "A.m", 2, 3, kind="method")
+    r.define("a.py", "B.m", 7, 8, kind="method")
+    r.call("a.py", 3, "x", receiver="self", caller="A.m")
+    r.call("a.py", 3, "m", receiver="super()", caller="A.m")
+    r.call("a.py", 3, "", receiver=None, caller="A.m")
+    r.call("a.py", 3, "q", receiver="((weird)) \u00e9 . ->", caller="no.such.caller")
+    r.imp("p/__init__.py", ".q", "loop")
+    r.imp("p/q.py", ".", "loop")
+    r.imp("a.py", "", None)
+    r.imp("a.py", "p", "loop")
+    r.call("a.py", 10, "loop")
+    graph = r.build()
+    assert graph.callees(m) == [def_id(graph, "B.m")]  # super() in A goes to B
+    assert graph.bases(def_id(graph, "B")) == [def_id(graph, "A")]
+    assert graph.stats()["call_sites"] == 5
+    assert graph.resolve("A.m")[0].id == m
