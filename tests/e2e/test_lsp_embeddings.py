@@ -1,0 +1,81 @@
+"""End-to-end with the packaged embedding model: phase 2 progress, semantic search, the "similar code"
+part of hover, and an edit re-embedding only the chunk it touched. One server (one model load)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
+
+from tests.e2e import lsp_support as S
+
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
+
+DIGEST = "feedreader/digest.py"
+PARSER = "feedreader/parser.py"
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[LanguageClient, Path]]:
+    tmp = tmp_path_factory.mktemp("lsp-embeddings")
+    root = S.copy_sample(tmp)
+    client = await S.start(root, tmp / "index", options={})
+    await S.wait_state(client, ("ready",), timeout=300)
+    yield client, root
+    await client.shutdown_session()
+    await client.stop()
+
+
+async def test_embedding_progress_and_ready_state(served: tuple[LanguageClient, Path]) -> None:
+    client, _ = served
+    status = (await S.status(client))["roots"][0]
+    assert status["state"] == "ready" and status["model"] == "all-MiniLM-L6-v2" and status["model_loaded"]
+    assert status["embedded"] == status["chunks"] > 0
+    (values,) = [v for v in client.progress_reports.values()
+                 if v and getattr(v[0], "title", "") == "codeseek: embedding sample"]
+    begin, *reports, end = values
+    assert isinstance(begin, lsp.WorkDoneProgressBegin) and begin.message == f"{status['chunks']} chunks"
+    assert reports[-1].message == f"embedding {status['chunks']}/{status['chunks']} chunks"
+    assert [r.percentage for r in reports] == sorted(r.percentage for r in reports)
+    assert isinstance(end, lsp.WorkDoneProgressEnd) and end.message == f"{status['chunks']} chunks embedded"
+
+
+async def test_natural_language_search(served: tuple[LanguageClient, Path]) -> None:
+    client, root = served
+    answer = await S.search(client, {"query": "turn a feed date string into a UTC datetime", "limit": 3})
+    assert answer["index"]["state"] == "ready" and "semantic" in answer["modalities"]
+    top = answer["results"][0]
+    assert (top["path"], top["symbol"], top["start_line"]) == (PARSER, "parse_date",
+                                                               S.line_of(root, PARSER, "def parse_date(") + 1)
+    assert "semantic" in top["explain"]
+
+
+async def test_hover_lists_similar_code_elsewhere(served: tuple[LanguageClient, Path]) -> None:
+    client, root = served
+    hover = await S.hover(client, root, PARSER, "def parse_entry(", "parse_entry")
+    assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
+    similar = hover.contents.value.split("**Similar code**")[1].strip().splitlines()
+    assert len(similar) == 3
+    start = S.line_of(root, PARSER, "def parse_entry(") + 1
+    end = S.line_of(root, PARSER, "def parse_feed(") - 2
+    for line in similar:
+        assert line.startswith("- `") and f"]({S.uri(root, '')}/" in line and "#L" in line
+        target = line.split("](")[1].split(")")[0]
+        path, number = target.split(root.name + "/", 1)[1].split("#L")
+        assert not (path == PARSER and start <= int(number) <= end)  # never the hovered code itself
+
+
+async def test_editing_one_function_re_embeds_one_chunk(served: tuple[LanguageClient, Path]) -> None:
+    client, root = served
+    text = S.open_doc(client, root, DIGEST)
+    old = '    sentence = entry.summary.split(". ")[0]'
+    assert old in text
+    new = '    sentence = entry.summary.split(". ", 1)[0].strip()'
+    S.replace_all(client, root, DIGEST, text.replace(old, new))
+    status = await S.wait_state(client, ("ready",), timeout=120)
+    job = status["roots"][0]["last_job"]
+    assert (job["paths"], job["parsed"], job["embedded"]) == (1, 1, 1)
