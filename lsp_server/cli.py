@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from indexing.records import Definition
 from indexing.scan import scan
 from indexing.store import StoreError, database_path
 from indexing.workspace import UpdateResult, Workspace, WorkspaceError, WorkspaceOptions, default_index_dir
@@ -173,13 +172,11 @@ def _relpath(root: Path, file: Path) -> str:
 
 
 # -- graph -----------------------------------------------------------------------------------------
-def _def_json(d: Definition, **extra: Any) -> dict[str, Any]:
-    return {"id": d.id, "name": d.name, "qualified_name": d.qualified_name, "kind": d.kind, "path": d.path,
-            "start_line": d.start_line, "end_line": d.end_line, "signature": d.signature, **extra}
-
-
 def cmd_graph(args: argparse.Namespace) -> int:
+    from graph import render
+
     root = _root(args.root)
+    fmt = "json" if args.json else "dot" if args.dot else "text"
     with _workspace(root, args.index_dir) as ws:
         _update(ws, sys.stderr.isatty())
         graph = ws.call_graph()
@@ -187,62 +184,24 @@ def cmd_graph(args: argparse.Namespace) -> int:
         if not targets:
             print(f"codeseek: no definition named {args.symbol!r}", file=sys.stderr)
             return 1
-        mode = "impact" if args.impact is not None else "callees" if args.callees else \
-            "callers" if args.callers else "both"
-        report = []
+        if len(targets) > 1:
+            # An ambiguous name: list the candidates (stderr) and answer for each of them.
+            print(f"codeseek: {args.symbol!r} names {len(targets)} definitions:", file=sys.stderr)
+            print(render.render_definitions(targets, "text"), end="", file=sys.stderr)
+        outputs = []
         for d in targets:
-            entry = _def_json(d)
-            if mode in ("callers", "both"):
-                entry["callers"] = [
-                    {"path": site.path, "line": site.line, "column": site.column, "caller": site.caller,
-                     "caller_id": caller} for site, caller in graph.callers(d.id)]
-            if mode in ("callees", "both"):
-                entry["callees"] = [_def_json(graph.definition(i)) for i in graph.callees(d.id)]
-            if mode == "impact":
-                entry["impact"] = [_def_json(graph.definition(i), depth=depth)
-                                   for i, depth in graph.impact(d.id, args.impact)]
-            report.append(entry)
-    if args.json:
-        print(json.dumps({"symbol": args.symbol, "mode": mode, "definitions": report}, indent=2))
-    elif args.dot:
-        print(_dot(report))
+            if args.impact is not None:
+                outputs.append(render.render_impact(graph, d.id, args.impact, fmt))
+            elif args.callees:
+                outputs.append(render.render_callees(graph, d.id, fmt))
+            else:
+                outputs.append(render.render_callers(graph, d.id, fmt))
+    if fmt == "json":  # one JSON document, one entry per matching definition
+        print(json.dumps({"symbol": args.symbol, "results": [json.loads(o) for o in outputs]}, indent=2))
     else:
-        print(_graph_text(report))
+        for out in outputs:
+            print(out, end="" if out.endswith("\n") else "\n")
     return 0
-
-
-def _graph_text(report: list[dict[str, Any]]) -> str:
-    out: list[str] = []
-    for e in report:
-        out.append(f"{e['qualified_name']} ({e['kind']})  {e['path']}:{e['start_line']}-{e['end_line']}")
-        if "callers" in e:
-            out.append(f"  callers ({len(e['callers'])}):")
-            out += [f"    {c['path']}:{c['line']}  {c['caller'] or '<module>'}" for c in e["callers"]]
-        if "callees" in e:
-            out.append(f"  callees ({len(e['callees'])}):")
-            out += [f"    {c['qualified_name']}  {c['path']}:{c['start_line']}" for c in e["callees"]]
-        if "impact" in e:
-            out.append(f"  impact ({len(e['impact'])}):")
-            out += [f"    depth {c['depth']}  {c['qualified_name']}  {c['path']}:{c['start_line']}"
-                    for c in e["impact"]]
-    return "\n".join(out)
-
-
-def _dot(report: list[dict[str, Any]]) -> str:
-    def node(name: str) -> str:
-        return json.dumps(name)
-
-    edges: list[str] = []
-    for e in report:
-        me = node(e["qualified_name"])
-        edges.append(f"  {me} [shape=box, style=bold];")
-        for c in e.get("callers", []):
-            edges.append(f"  {node(c['caller'] or c['path'])} -> {me};")
-        for c in e.get("callees", []):
-            edges.append(f"  {me} -> {node(c['qualified_name'])};")
-        for c in e.get("impact", []):
-            edges.append(f"  {node(c['qualified_name'])} -> {me} [label=\"depth {c['depth']}\"];")
-    return "digraph codeseek {\n" + "\n".join(dict.fromkeys(edges)) + "\n}"
 
 
 # -- status ----------------------------------------------------------------------------------------

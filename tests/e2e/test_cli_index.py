@@ -95,12 +95,17 @@ def test_graph_callers_json_and_dot(project: Path, tmp_path: Path) -> None:
     proc = codeseek("graph", "Session.request", "--callers", "--json", "--root", str(project),
                     "--index-dir", index, check=True)
     data = json.loads(proc.stdout)
-    (target,) = data["definitions"]
+    (result,) = data["results"]
+    target = result["symbol"]
     assert target["qualified_name"] == "Session.request" and target["path"] == "src/session.py"
-    assert [(c["path"], c["line"], c["caller"]) for c in target["callers"]] == [("src/session.py", 15, "get")]
+    assert [(c["site"]["path"], c["site"]["line"], c["caller"]["qualified_name"]) for c in result["callers"]] \
+        == [("src/session.py", 15, "get")]
     dot = codeseek("graph", "encode", "--impact", "2", "--dot", "--root", str(project), "--index-dir", index,
                    check=True).stdout
-    assert dot.startswith("digraph") and '"Session.request" -> "encode"' in dot
+    assert dot.startswith("digraph") and "Session.request" in dot and "->" in dot
+    text = codeseek("graph", "encode", "--impact", "2", "--root", str(project), "--index-dir", index,
+                    check=True).stdout
+    assert "[1] Session.request  src/session.py" in text
     missing = codeseek("graph", "no_such_symbol", "--root", str(project), "--index-dir", index)
     assert missing.returncode == 1 and "no definition named" in missing.stderr
 
