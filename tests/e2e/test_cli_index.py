@@ -98,8 +98,9 @@ def test_graph_callers_json_and_dot(project: Path, tmp_path: Path) -> None:
     (result,) = data["results"]
     target = result["symbol"]
     assert target["qualified_name"] == "Session.request" and target["path"] == "src/session.py"
-    assert [(c["site"]["path"], c["site"]["line"], c["caller"]["qualified_name"]) for c in result["callers"]] \
-        == [("src/session.py", 15, "get")]
+    callers = [(c["site"]["path"], c["site"]["line"], c["caller"]["qualified_name"])
+               for c in result["callers"]]
+    assert callers == [("src/session.py", 15, "get")]
     dot = codeseek("graph", "encode", "--impact", "2", "--dot", "--root", str(project), "--index-dir", index,
                    check=True).stdout
     assert dot.startswith("digraph") and "Session.request" in dot and "->" in dot
