@@ -137,6 +137,11 @@ class _TreeChunker:
         kind = node.type
         return node.child_count == 0 or kind in self.spec.comments or "string" in kind or "heredoc" in kind
 
+    @staticmethod
+    def _closer(node: Node) -> bool:
+        """Anonymous punctuation and closing keywords (`}`, `)`, `;`, `end`), as opposed to openers."""
+        return not node.is_named and (node.type in _CLOSERS or not node.type.replace("_", "a").isalnum())
+
     def _is_prefix(self, node: Node) -> bool:
         return node.type in self.spec.attach_next or node.type in self.spec.comments
 
@@ -160,13 +165,36 @@ class _TreeChunker:
                     pending.append(node)
                 continue
             if not node.is_named:
-                opener = node.type not in _CLOSERS and node.type.replace("_", "a").isalnum()
+                opener = not self._closer(node)
                 same_line = last is not None and node.start_point.row == last.nodes[-1].end_point.row
                 if last is not None and not pending and (same_line or not opener):
                     last.nodes.append(node)  # closing syntax stays with what it closes
                     continue
                 if opener:  # a keyword that opens what follows (`impl`, `export`, `class`)
                     pending.append(node)
+                    continue
+            if (
+                last is not None
+                and not pending
+                and node.start_point.row == last.nodes[-1].end_point.row
+                and (node.start_byte, node.end_byte) not in self.defs
+            ):
+                row = node.start_point.row
+                k = next(i for i, n in enumerate(last.nodes) if n.end_point.row >= row)
+                line_fits = self.size(last.nodes[k].start_byte, node.end_byte) <= self.budget
+                only_prefix = all(self._is_prefix(n) or not n.is_named for n in last.nodes[:k])
+                whole_fits = self.size(last.nodes[0].start_byte, node.end_byte) <= self.budget
+                if line_fits and (only_prefix or whole_fits):
+                    last.nodes.append(node)  # the rest of a line stays with its start while it fits
+                    continue
+                short = self.size(last.nodes[k].start_byte, last.nodes[-1].end_byte) <= self.min_size
+                if last.info is None and short and not self._closer(last.nodes[k]):
+                    # A short line start (`fields=`) moves to what it introduces.
+                    if k <= last.main:
+                        units[-1] = _Unit(nodes=[*last.nodes, node], main=len(last.nodes))
+                    else:
+                        units.append(_Unit(nodes=[*last.nodes[k:], node], main=len(last.nodes) - k))
+                        del last.nodes[k:]
                     continue
             if pending and not self._attached(pending[-1], node):
                 units.append(_Unit(nodes=pending, main=len(pending) - 1))  # detached comment block
@@ -213,7 +241,13 @@ class _TreeChunker:
             size = self.size(unit.start, unit.end)
             if size > self.budget:
                 flush()
-                out.extend(self._split(unit, ctx))
+                rest = self._detach_prefix(unit, ctx, out)
+                if rest is None:
+                    out.extend(self._split(unit, ctx))
+                elif self.size(rest.start, rest.end) > self.budget:
+                    out.extend(self._split(rest, ctx))
+                else:
+                    group, group_size = [rest], self.size(rest.start, rest.end)
             elif unit.info is not None and size >= self.min_size:
                 flush()
                 out.append(self._group_span([unit], ctx))
@@ -226,16 +260,36 @@ class _TreeChunker:
         flush()
         return self._merge_small(out)
 
+    def _detach_prefix(self, unit: _Unit, ctx: tuple[DefInfo, ...], out: list[Span]) -> _Unit | None:
+        """A too-large statement led by a long comment: the comment becomes its own chunk(s) and the
+        statement is chunked on its own (declarations keep their comments: see _split)."""
+        j = 0
+        while j < unit.main and self._is_prefix(unit.nodes[j]):
+            j += 1
+        if unit.info is not None or j == 0:
+            return None
+        out.extend(self._process(unit.nodes[:j], ctx))
+        rest = unit.nodes[j:]
+        return _Unit(nodes=rest, main=unit.main - j, start=rest[0].start_byte, end=rest[-1].end_byte)
+
     def _split(self, unit: _Unit, ctx: tuple[DefInfo, ...]) -> list[Span]:
         main = unit.nodes[unit.main]
         inner = (*ctx, unit.info) if unit.info is not None else ctx
         if self._atomic(main):
-            spans = [
-                self._span([], a, b, inner, None)
-                for a, b in cut_spans(self.source, main.start_byte, main.end_byte, self.budget, 0, self.size)
-            ]
             before = unit.nodes[: unit.main]
             after = unit.nodes[unit.main + 1 :]
+            start = main.start_byte
+            # `x = """...` : a short start of the string's first line stays on that line.
+            lead = 0
+            while lead < len(before) and self._is_prefix(before[lead]):
+                lead += 1
+            if lead < len(before) and before[lead].start_point.row == main.start_point.row:
+                if self.size(before[lead].start_byte, main.start_byte) <= self.min_size:
+                    start, before = before[lead].start_byte, before[:lead]
+            spans = [
+                self._span([], a, b, inner, None)
+                for a, b in cut_spans(self.source, start, main.end_byte, self.budget, 0, self.size)
+            ]
             if before:
                 spans = self._process(before, ctx) + spans
             if after:

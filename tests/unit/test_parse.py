@@ -170,3 +170,17 @@ def test_a_broken_query_file_is_reported_not_raised(tmp_path, monkeypatch) -> No
     assert result.status == "fallback"
     assert result.error is not None and result.error.startswith("parser failure: QueryError")
     assert result.chunks and result.chunks[0].content_hash
+
+
+def test_bundled_javascript_with_long_lines_between_modules_does_not_recurse_deeply() -> None:
+    modules = []
+    for i in range(1, 400):
+        deps = ",".join(f'"@babel/runtime-corejs3/core-js-stable/module/{i}-{j}":{j}' for j in range(12))
+        body = "".join(f"var value{j} = compute{j}(require('./dep{i}-{j}'), {j});\n" for j in range(15))
+        modules.append(
+            f"{i}:[function(require,module,exports){{\n{body}module.exports = value1;\n}},{{{deps}}}]"
+        )
+    source = ("(function(){ return 1; })()({" + ",".join(modules) + "},{},[1]);\n").encode()
+    result = parse_file("vendor/bundle.js", source, "javascript", ("vendor",))
+    assert result.status == "ok", result.error
+    assert len(result.chunks) > 400
