@@ -1,4 +1,4 @@
-"""Structure-aware chunking in the cAST manner, plus the line fallback.
+"""Structure-aware chunking in the cAST manner.
 
 `chunk_tree` keeps the largest syntax unit that fits a budget of non-whitespace characters, splits
 only what is too large (recursively, at child boundaries, so a large function splits at statement
@@ -6,47 +6,24 @@ boundaries and a large class into its methods plus chunks for the rest of its bo
 adjacent siblings together so there are no mini-chunks. Comments directly above a declaration,
 decorators and attributes stay with it; closing tokens stay with the construct they close.
 
-`line_spans` cuts any byte range at line boundaries with overlap, always moving forward (a single
-huge line is cut by bytes). Whole-file line and Markdown chunking live in `indexing.textchunks`.
+Budgets, spans, the non-whitespace measure and line cutting (`ChunkOptions`, `Span`, `NonWhitespace`,
+`cut_spans`) live in `indexing.textchunks` and are re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import numpy as np
 from tree_sitter import Node
 
 from indexing.languages import LangSpec
 from indexing.symbols import body_of as _body
+from indexing.textchunks import DEFAULT_MAX_CHARS, ChunkOptions, NonWhitespace, Span, cut_spans
 
-DEFAULT_MAX_CHARS = 550  # ~95% of chunks fit 256 MiniLM tokens (docs/design.md)
-
-
-@dataclass(frozen=True)
-class ChunkOptions:
-    """Chunk budgets. `max_chars` counts non-whitespace characters of a syntax chunk."""
-
-    max_chars: int = DEFAULT_MAX_CHARS
-    line_chunk_tokens: int = 700
-    line_overlap_tokens: int = 80
-    chars_per_token: int = 4
-    # Chunks below this many non-whitespace characters are merged into a neighbour when it fits.
-    # None means max_chars // 6.
-    min_chars: int | None = None
-
-    @property
-    def line_chars(self) -> int:
-        return max(1, self.line_chunk_tokens * self.chars_per_token)
-
-    @property
-    def overlap_chars(self) -> int:
-        return max(0, self.line_overlap_tokens * self.chars_per_token)
-
-    @property
-    def min_size(self) -> int:
-        return self.min_chars if self.min_chars is not None else self.max_chars // 6
+__all__ = [
+    "DEFAULT_MAX_CHARS", "ChunkOptions", "DefInfo", "NonWhitespace", "Span", "chunk_tree", "cut_spans",
+]
 
 
 @dataclass(frozen=True)
@@ -60,47 +37,16 @@ class DefInfo:
 
 
 @dataclass
-class Span:
-    """A chunk before it becomes a record."""
-
-    start: int
-    end: int
-    size: int
-    kind: str
-    symbol: str | None
-    header: str = ""
-    defs: int = 0  # declarations packed whole into this span
-    scope: str | None = None  # symbol of the construct whose children this span holds (None: file level)
-    opens: bool = False  # the first span of a split declaration (holds its signature)
-
-
-@dataclass
 class _Unit:
     nodes: list[Node]
     main: int  # index of the node that carries the unit (the others are prefixes / closers)
     start: int = 0
     end: int = 0
     info: DefInfo | None = None
-    extra: list[Node] = field(default_factory=list)
 
 
 # Keywords that close a construct (anonymous nodes on their own line otherwise open the next unit).
 _CLOSERS = frozenset({"end", "fi", "done", "esac", "endif", "endfor", "endforeach", "endwhile", "endswitch"})
-
-
-class NonWhitespace:
-    """O(1) non-whitespace character counts over byte ranges (prefix sums)."""
-
-    def __init__(self, source: bytes) -> None:
-        arr = np.frombuffer(source, dtype=np.uint8)
-        counted = ~(
-            (arr == 32) | (arr == 9) | (arr == 10) | (arr == 13) | (arr == 11) | (arr == 12)
-            | ((arr & 0xC0) == 0x80)
-        )
-        self._cum = np.concatenate(([0], np.cumsum(counted, dtype=np.int64)))
-
-    def __call__(self, start: int, end: int) -> int:
-        return int(self._cum[end] - self._cum[start])
 
 
 class _TreeChunker:
@@ -404,52 +350,3 @@ def chunk_tree(
         if not source[line_start : span.start].strip():
             span.start = line_start
     return spans
-
-
-def cut_spans(
-    source: bytes, start: int, end: int, limit: int, overlap: int, measure: NonWhitespace | None = None
-) -> list[tuple[int, int]]:
-    """Cut [start, end) into pieces of at most `limit` (bytes, or `measure` units) at line boundaries.
-
-    Consecutive pieces overlap by about `overlap` bytes (whole lines only). Every piece ends after the
-    previous one and the next starts after the previous start, so the loop always terminates.
-    """
-    out: list[tuple[int, int]] = []
-    pos = start
-    while pos < end:
-        stop = _limit_end(source, pos, end, limit, measure)
-        cut = stop
-        if stop < end:
-            newline = source.rfind(b"\n", pos, stop)
-            if newline >= pos:
-                cut = newline + 1
-            else:
-                while cut > pos + 1 and (source[cut] & 0xC0) == 0x80:
-                    cut -= 1  # do not cut inside a UTF-8 sequence
-        cut = max(cut, pos + 1)
-        if source[pos:cut].strip():
-            out.append((pos, cut))
-        if cut >= end:
-            break
-        nxt = cut
-        if overlap > 0 and cut - overlap > pos:
-            line = source.find(b"\n", cut - overlap, cut)
-            if line != -1 and line + 1 < cut:
-                nxt = line + 1
-        pos = max(nxt, pos + 1)
-    return out
-
-
-def _limit_end(source: bytes, pos: int, end: int, limit: int, measure: NonWhitespace | None) -> int:
-    if measure is None:
-        return min(end, pos + limit)
-    if measure(pos, end) <= limit:
-        return end
-    lo, hi = pos + 1, end  # smallest stop with measure(pos, stop) >= limit
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if measure(pos, mid) >= limit:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo

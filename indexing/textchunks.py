@@ -1,15 +1,124 @@
-"""Line chunks for files without a syntax tree: text kinds, fallbacks, Markdown by heading sections.
+"""Chunk budgets and spans, the non-whitespace measure, and line chunking.
 
-Line chunks are about `line_chunk_tokens` tokens (`chars_per_token` bytes each) with about
-`line_overlap_tokens` of overlap, cut at line boundaries and always moving forward (see
-`chunker.cut_spans`).
+`ChunkOptions` and `Span` are shared with the syntax chunker (`indexing.chunker`, which re-exports
+them). `cut_spans` cuts a byte range at line boundaries with overlap, always moving forward (a single
+huge line is cut by bytes); `line_spans` and `markdown_spans` chunk files without a syntax tree: line
+chunks of about `line_chunk_tokens` tokens (`chars_per_token` bytes each) with about
+`line_overlap_tokens` of overlap, Markdown by heading sections.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from indexing.chunker import ChunkOptions, Span, cut_spans
+import numpy as np
+
+DEFAULT_MAX_CHARS = 550  # ~95% of chunks fit 256 MiniLM tokens (docs/design.md)
+
+
+@dataclass(frozen=True)
+class ChunkOptions:
+    """Chunk budgets. `max_chars` counts non-whitespace characters of a syntax chunk."""
+
+    max_chars: int = DEFAULT_MAX_CHARS
+    line_chunk_tokens: int = 700
+    line_overlap_tokens: int = 80
+    chars_per_token: int = 4
+    # Chunks below this many non-whitespace characters are merged into a neighbour when it fits.
+    # None means max_chars // 6.
+    min_chars: int | None = None
+
+    @property
+    def line_chars(self) -> int:
+        return max(1, self.line_chunk_tokens * self.chars_per_token)
+
+    @property
+    def overlap_chars(self) -> int:
+        return max(0, self.line_overlap_tokens * self.chars_per_token)
+
+    @property
+    def min_size(self) -> int:
+        return self.min_chars if self.min_chars is not None else self.max_chars // 6
+
+
+@dataclass
+class Span:
+    """A chunk before it becomes a record."""
+
+    start: int
+    end: int
+    size: int
+    kind: str
+    symbol: str | None
+    header: str = ""
+    defs: int = 0  # declarations packed whole into this span
+    scope: str | None = None  # symbol of the construct whose children this span holds (None: file level)
+    opens: bool = False  # the first span of a split declaration (holds its signature)
+
+
+class NonWhitespace:
+    """O(1) non-whitespace character counts over byte ranges (prefix sums)."""
+
+    def __init__(self, source: bytes) -> None:
+        arr = np.frombuffer(source, dtype=np.uint8)
+        counted = ~(
+            (arr == 32) | (arr == 9) | (arr == 10) | (arr == 13) | (arr == 11) | (arr == 12)
+            | ((arr & 0xC0) == 0x80)
+        )
+        self._cum = np.concatenate(([0], np.cumsum(counted, dtype=np.int64)))
+
+    def __call__(self, start: int, end: int) -> int:
+        return int(self._cum[end] - self._cum[start])
+
+
+def cut_spans(
+    source: bytes, start: int, end: int, limit: int, overlap: int, measure: NonWhitespace | None = None
+) -> list[tuple[int, int]]:
+    """Cut [start, end) into pieces of at most `limit` (bytes, or `measure` units) at line boundaries.
+
+    Consecutive pieces overlap by about `overlap` bytes (whole lines only). Every piece ends after the
+    previous one and the next starts after the previous start, so the loop always terminates.
+    """
+    out: list[tuple[int, int]] = []
+    pos = start
+    while pos < end:
+        stop = _limit_end(source, pos, end, limit, measure)
+        cut = stop
+        if stop < end:
+            newline = source.rfind(b"\n", pos, stop)
+            if newline >= pos:
+                cut = newline + 1
+            else:
+                while cut > pos + 1 and (source[cut] & 0xC0) == 0x80:
+                    cut -= 1  # do not cut inside a UTF-8 sequence
+        cut = max(cut, pos + 1)
+        if source[pos:cut].strip():
+            out.append((pos, cut))
+        if cut >= end:
+            break
+        nxt = cut
+        if overlap > 0 and cut - overlap > pos:
+            line = source.find(b"\n", cut - overlap, cut)
+            if line != -1 and line + 1 < cut:
+                nxt = line + 1
+        pos = max(nxt, pos + 1)
+    return out
+
+
+def _limit_end(source: bytes, pos: int, end: int, limit: int, measure: NonWhitespace | None) -> int:
+    if measure is None:
+        return min(end, pos + limit)
+    if measure(pos, end) <= limit:
+        return end
+    lo, hi = pos + 1, end  # smallest stop with measure(pos, stop) >= limit
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if measure(pos, mid) >= limit:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def line_spans(source: bytes, options: ChunkOptions, kind: str = "text") -> list[Span]:
