@@ -59,6 +59,7 @@ let connection: MessageConnection;
 let stderr = '';
 let shuttingDown = false;
 const progress: WorkDoneProgressValue[] = [];
+const shown: string[] = [];
 
 function uriOf(rel: string): string {
   return pathToFileURL(path.join(workspace, rel)).href;
@@ -118,7 +119,10 @@ describe('codeseek serve driven with the extension requests', () => {
     connection.onNotification('$/progress', (params: { value: WorkDoneProgressValue }) => {
       progress.push(params.value);
     });
-    connection.onNotification(() => undefined); // logMessage, showMessage, telemetry...
+    connection.onNotification('window/showMessage', (params: { type: number; message: string }) => {
+      shown.push(params.message);
+    });
+    connection.onNotification(() => undefined); // logMessage, telemetry...
     connection.listen();
 
     const rootUri = pathToFileURL(workspace).href;
@@ -148,8 +152,8 @@ describe('codeseek serve driven with the extension requests', () => {
       if (isReady(summary) && summary.files > 0) {
         break;
       }
-      if (Date.now() > deadline) {
-        assert.fail(`index not ready after ${READY_TIMEOUT_MS} ms: ${JSON.stringify(summary)}\n${stderr}`);
+      if (summary.state === 'error' || Date.now() > deadline) {
+        assert.fail(`index not ready (${READY_TIMEOUT_MS} ms at most): ${JSON.stringify(summary)}\n${stderr}`);
       }
       await sleep(200);
     }
@@ -178,32 +182,46 @@ describe('codeseek serve driven with the extension requests', () => {
   });
 
   it('reports the index through codeseek.status', async () => {
-    const summary = summarizeStatus(await connection.sendRequest(EXECUTE_COMMAND_METHOD, statusCommandParams()));
+    const raw = await connection.sendRequest<{ options?: Record<string, unknown> }>(EXECUTE_COMMAND_METHOD, statusCommandParams());
+    const summary = summarizeStatus(raw);
     assert.equal(summary.state, 'ready');
     assert.equal(summary.files, 5, JSON.stringify(summary)); // shop/*.py and README.md
     assert.ok(summary.chunks >= 11, JSON.stringify(summary));
   });
 
+  it('accepts the settings the extension sends as its options, without complaint', async () => {
+    const raw = await connection.sendRequest<{ options?: Record<string, unknown> }>(EXECUTE_COMMAND_METHOD, statusCommandParams());
+    const sent = serverOptionsPayload(settings);
+    for (const [key, value] of Object.entries(sent)) {
+      assert.deepEqual(raw.options?.[key], value, `option ${key}: ${JSON.stringify(raw.options)}`);
+    }
+    assert.deepEqual(shown.filter((m) => /option/i.test(m)), []);
+  });
+
   it('finds a function by name at its exact path and line', async () => {
-    const result = await search(searchParams('apply_discount', { limit: settings.searchLimit, preset: settings.preset }));
+    const result = await search(searchParams('add_tax', { limit: settings.searchLimit, preset: settings.preset }));
     const top = result.results[0];
     assert.ok(top, JSON.stringify(result));
     assert.equal(top.path, 'shop/pricing.py');
-    assert.equal(top.start_line, 8);
-    assert.equal(top.range.start.line, 7);
+    assert.equal(top.start_line, 16);
+    assert.equal(top.range.start.line, 15);
     assert.equal(top.uri, uriOf('shop/pricing.py'));
-    assert.equal(top.symbol, 'apply_discount');
+    assert.equal(top.symbol, 'add_tax');
+    assert.equal(result.intent?.name, 'find_definition');
     const [item] = toDisplayItems(result);
-    assert.equal(item?.description, 'shop/pricing.py:8');
-    assert.match(item?.label ?? '', /apply_discount$/);
-    assert.match(resultSummary(result), new RegExp(`intent ${result.intent?.name} `));
-    assert.equal(result.index.state, 'ready');
+    assert.equal(item?.description, 'shop/pricing.py:16');
+    assert.equal(item?.label, '$(symbol-function) add_tax');
+    assert.match(resultSummary(result), /^\d+ results? · intent find_definition \(\d\.\d\d, \w+\) · /);
+    assert.ok(['ready', 'text-only'].includes(result.index.state), result.index.state);
   });
 
-  it('finds a method from a plain-words question', async () => {
-    const result = await search(searchParams('merge quantities when adding an item to the cart', { limit: 5 }));
-    const hit = result.results.find((r) => r.path === 'shop/cart.py' && r.start_line === 26);
-    assert.ok(hit, `ShoppingCart.add_item (shop/cart.py:26) not in top 5: ${JSON.stringify(result.results.map((r) => `${r.path}:${r.start_line}`))}`);
+  it('finds a quoted string at its exact line', async () => {
+    const result = await search(searchParams('"merging quantities"', { limit: 5 }));
+    assert.equal(result.intent?.name, 'exact_match');
+    const top = result.results[0];
+    assert.ok(top, JSON.stringify(result));
+    assert.equal(`${top.path}:${top.start_line}`, 'shop/cart.py:27');
+    assert.equal(top.symbol, 'ShoppingCart.add_item');
   });
 
   it('lists the callers of a function through call hierarchy, as "Show Callers" does', async () => {
