@@ -127,6 +127,12 @@ local function test_search()
   check(vim.fn.getqflist({ winid = 1 }).winid ~= 0, 'picker "quickfix" opens the quickfix window')
 
   run_and_wait(function()
+    vim.cmd('Codeseek apply_discount')
+  end)
+  qf = quickfix()
+  check(qf.places[1] == 'shop/pricing.py:8', 'a function sharing a chunk with the module header is found at its def line', qf.places)
+
+  run_and_wait(function()
     vim.cmd('Codeseek "merging quantities"')
   end)
   qf = quickfix()

@@ -215,6 +215,16 @@ describe('codeseek serve driven with the extension requests', () => {
     assert.ok(['ready', 'text-only'].includes(result.index.state), result.index.state);
   });
 
+  it('lands on the definition line when the function shares a chunk with the module header', async () => {
+    // shop/pricing.py lines 1-13 are one chunk (docstring, import, TAX_RATE, apply_discount).
+    const result = await search(searchParams('apply_discount', { limit: 5 }));
+    const top = result.results[0];
+    assert.ok(top, JSON.stringify(result));
+    assert.equal(`${top.path}:${top.start_line}`, 'shop/pricing.py:8');
+    assert.equal(top.symbol, 'apply_discount');
+    assert.equal(toDisplayItems(result)[0]?.range.start.line, 7);
+  });
+
   it('finds a quoted string at its exact line', async () => {
     const result = await search(searchParams('"merging quantities"', { limit: 5 }));
     assert.equal(result.intent?.name, 'exact_match');
