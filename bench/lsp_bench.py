@@ -1,0 +1,255 @@
+"""Language-server benchmark over stdio, with a small JSON-RPC client driving `python -m lsp_server.server`.
+
+On requests 2.32.3 (`bench.corpora.fetch_sdist`) it measures, per run, and prints medians:
+
+- cold: time from `initialize` to the first non-empty `workspace/semanticSearch` answer on a fresh index
+  (the index state at that moment says whether embeddings were still running), to phase 1 done, and
+  to the ready state (everything embedded);
+- RSS (VmRSS) and peak RSS (VmHWM) of the server after indexing, from /proc/<pid>/status;
+- warm restart on the persisted index: time from `initialize` to the first answer and to ready;
+- latency of search and hover on the warm server: p50 / p95 over a query set (identifiers, questions,
+  "who calls", exact strings) and hovers on the definitions workspace/symbol returns.
+
+Targets (issue 4): first result within 3 s, warm restart < 1.5 s, search p50 < 60 ms, RSS < 600 MB.
+Usage: `python bench/lsp_bench.py [--runs 3] [--no-embed] [--json]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.corpora import fetch_sdist  # noqa: E402
+
+QUERIES = [
+    "Session.request", "merge_environment_settings", "should_strip_auth", "HTTPAdapter", "get_netrc_auth",
+    "how are redirects followed", "where are proxies chosen for a url", "how is the request body encoded",
+    "retry a failed connection", "parse cookies from the response headers",
+    "who calls prepare_request", "who calls rebuild_auth", "what breaks if I change super_len",
+    '"Exceeded 30 redirects."', "def extract_zipped_paths", "class PreparedRequest",
+    "timeout handling for connections", "check that the certificate bundle exists",
+    "stream the response content in chunks", "guess the filename of a file object",
+]
+
+
+class Client:
+    """Just enough LSP client: framed JSON-RPC over the server's pipes, answering its requests."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.ids = itertools.count(1)
+        self.pending: dict[int, asyncio.Future[Any]] = {}
+        self.reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def start(cls, index_dir: Path) -> Client:
+        env = dict(os.environ, CODESEEK_INDEX_DIR=str(index_dir), HF_HUB_OFFLINE="1", CODESEEK_LOG="ERROR",
+                   TOKENIZERS_PARALLELISM="false", PYTHONPATH=str(REPO))
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "lsp_server.server", stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=env, cwd=str(REPO),
+            limit=64 * 1024 * 1024)
+        return cls(proc)
+
+    def _write(self, doc: dict[str, Any]) -> None:
+        body = json.dumps(doc).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    async def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = 0
+            while True:
+                line = await out.readline()
+                if not line:
+                    return
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+                elif line in (b"\r\n", b"\n") and length:
+                    break
+            message = json.loads(await out.readexactly(length))
+            if "method" in message and "id" in message:  # a request from the server
+                result: Any = [None] * len(message["params"]["items"]) \
+                    if message["method"] == "workspace/configuration" else None
+                self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            elif "id" in message and message["id"] in self.pending:
+                future = self.pending.pop(message["id"])
+                if "error" in message:
+                    future.set_exception(RuntimeError(message["error"]["message"]))
+                else:
+                    future.set_result(message.get("result"))
+
+    async def request(self, method: str, params: Any) -> Any:
+        msg_id = next(self.ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.pending[msg_id] = future
+        self._write({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return await future
+
+    def notify(self, method: str, params: Any) -> None:
+        self._write({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def initialize(self, root: Path, embeddings: bool) -> None:
+        caps = {"window": {"workDoneProgress": True}, "workspace": {"configuration": True}}
+        await self.request("initialize", {
+            "processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": caps,
+            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+            "initializationOptions": {"embeddings": embeddings}})
+        self.notify("initialized", {})
+
+    async def status(self) -> dict[str, Any]:
+        answer = await self.request("workspace/executeCommand", {"command": "codeseek.status", "arguments": []})
+        return dict(answer["roots"][0])
+
+    async def wait(self, states: tuple[str, ...], timeout: float = 900.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status = await self.status()
+            if status["state"] in states and status["idle"]:
+                return status
+            await asyncio.sleep(0.05)
+        raise TimeoutError(f"server never reached {states}")
+
+    async def close(self) -> None:
+        try:
+            await asyncio.wait_for(self.request("shutdown", None), 30)
+            self.notify("exit", None)
+            await asyncio.wait_for(self.proc.wait(), 30)
+        except (TimeoutError, RuntimeError, ConnectionError):
+            self.proc.kill()
+            await self.proc.wait()
+        self.reader.cancel()
+
+
+def memory(pid: int) -> dict[str, float]:
+    """VmRSS and VmHWM of a process in MB (psutil is not installed)."""
+    out: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out[key] = int(value.split()[0]) / 1024
+    return out
+
+
+async def first_result(client: Client, query: str, started: float) -> tuple[float, str]:
+    """Seconds from `started` to the first non-empty answer to `query`, and the index state then."""
+    while True:
+        answer = await client.request("workspace/semanticSearch", {"query": query, "limit": 5})
+        if answer["results"]:
+            return time.perf_counter() - started, str(answer["index"]["state"])
+        await asyncio.sleep(0.02)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+async def latencies(client: Client, root: Path, repeats: int) -> dict[str, list[float]]:
+    search: list[float] = []
+    for _ in range(repeats):
+        for query in QUERIES:
+            t = time.perf_counter()
+            await client.request("workspace/semanticSearch", {"query": query, "limit": 10})
+            search.append((time.perf_counter() - t) * 1000)
+    symbols = await client.request("workspace/symbol", {"query": ""})
+    targets = [s for s in symbols if s["location"]["uri"].startswith(root.as_uri())][:40]
+    hover: list[float] = []
+    for _ in range(repeats):
+        for sym in targets:
+            start = sym["location"]["range"]["start"]
+            params = {"textDocument": {"uri": sym["location"]["uri"]}, "position": start}
+            t = time.perf_counter()
+            await client.request("textDocument/hover", params)
+            hover.append((time.perf_counter() - t) * 1000)
+    return {"search": search, "hover": hover}
+
+
+async def one_run(root: Path, embeddings: bool, repeats: int) -> dict[str, Any]:
+    index_dir = Path(tempfile.mkdtemp(prefix="codeseek-lspbench-"))
+    out: dict[str, Any] = {}
+    try:
+        client = await Client.start(index_dir)
+        started = time.perf_counter()
+        await client.initialize(root, embeddings)
+        out["cold_first_result_s"], out["cold_first_state"] = await first_result(client, "Session.request", started)
+        phase1 = await client.wait(("text-only", "embedding", "ready", "indexing"), 900)
+        while phase1["state"] == "indexing":
+            phase1 = await client.status()
+            await asyncio.sleep(0.05)
+        out["cold_phase1_s"] = time.perf_counter() - started
+        ready = await client.wait(("ready",) if embeddings else ("text-only",), 1800)
+        out["cold_ready_s"] = time.perf_counter() - started
+        out["files"], out["chunks"], out["embedded"] = ready["files"], ready["chunks"], ready["embedded"]
+        mem = memory(client.proc.pid)
+        out["rss_mb"], out["peak_rss_mb"] = mem["VmRSS"], mem["VmHWM"]
+        await client.close()
+
+        client = await Client.start(index_dir)
+        started = time.perf_counter()
+        await client.initialize(root, embeddings)
+        out["warm_first_result_s"], out["warm_first_state"] = await first_result(client, "Session.request", started)
+        warm = await client.wait(("ready",) if embeddings else ("text-only",), 600)
+        out["warm_ready_s"] = time.perf_counter() - started
+        out["warm_parsed"] = warm["last_job"].get("parsed")
+        lat = await latencies(client, root, repeats)
+        for name, values in lat.items():
+            out[f"{name}_p50_ms"], out[f"{name}_p95_ms"] = pct(values, 0.5), pct(values, 0.95)
+            out[f"{name}_n"] = len(values)
+        mem = memory(client.proc.pid)
+        out["warm_rss_mb"] = mem["VmRSS"]
+        await client.close()
+    finally:
+        shutil.rmtree(index_dir, ignore_errors=True)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3, help="passes over the query set per run")
+    parser.add_argument("--no-embed", action="store_true", help="no embeddings (phase 1 only)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    root = fetch_sdist("requests", "2.32.3")
+    runs = []
+    for i in range(args.runs):
+        result = asyncio.run(one_run(root, not args.no_embed, args.repeats))
+        runs.append(result)
+        print(f"run {i + 1}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
+                                           for k, v in result.items()), file=sys.stderr)
+    keys = [k for k, v in runs[0].items() if isinstance(v, (int, float))]
+    medians = {k: statistics.median(float(r[k]) for r in runs) for k in keys}
+    if args.json:
+        print(json.dumps({"corpus": "requests-2.32.3", "runs": runs, "median": medians}, indent=2))
+        return 0
+    targets = {"cold_first_result_s": 3.0, "warm_first_result_s": 1.5, "warm_ready_s": 1.5,
+               "search_p50_ms": 60.0, "rss_mb": 600.0, "peak_rss_mb": 600.0, "hover_p50_ms": 150.0}
+    print(f"codeseek LSP benchmark on requests 2.32.3, median of {len(runs)} run(s), "
+          f"embeddings {'off' if args.no_embed else 'on'}")
+    for key, value in medians.items():
+        target = targets.get(key)
+        mark = "" if target is None else (f"  (target < {target:g}: {'ok' if value < target else 'MISSED'})")
+        print(f"  {key:24s} {value:10.3f}{mark}")
+    states = sorted({str(r["cold_first_state"]) for r in runs})
+    print(f"  index state at the first cold result: {', '.join(states)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
