@@ -96,7 +96,7 @@ local function cursor_on(lnum, col)
 end
 
 local function wait_ready()
-  local ok = vim.wait(30000, function()
+  local ok = vim.wait(60000, function() -- a cold start imports torch, slow on a busy machine
     local client = server.get_client(0)
     return client ~= nil and (client.initialized == nil or client.initialized)
   end, 50)
