@@ -118,7 +118,8 @@ class Client:
         answer = await self.request("workspace/executeCommand", params)
         return dict(answer["roots"][0])
 
-    async def wait(self, states: tuple[str, ...], timeout: float = 900.0, idle: bool = True) -> dict[str, Any]:
+    async def wait(self, states: tuple[str, ...], timeout: float = 900.0,
+                   idle: bool = True) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             status = await self.status()
