@@ -114,14 +114,14 @@ async def status(client: LanguageClient) -> dict[str, Any]:
 
 
 async def wait_state(client: LanguageClient, states: tuple[str, ...] = ("ready",), timeout: float = 60.0,
-                     roots: int = 1) -> dict[str, Any]:
-    """Poll codeseek.status until every root is in one of `states` and idle."""
+                     roots: int = 1, idle: bool = True) -> dict[str, Any]:
+    """Poll codeseek.status until every root is in one of `states` (and idle, unless `idle=False`)."""
     deadline = time.monotonic() + timeout
     last: dict[str, Any] = {}
     while time.monotonic() < deadline:
         last = await status(client)
         got = last.get("roots", [])
-        if len(got) >= roots and all(r["state"] in states and r.get("idle", True) for r in got):
+        if len(got) >= roots and all(r["state"] in states and (r["idle"] or not idle) for r in got):
             return last
         await asyncio.sleep(0.1)
     raise AssertionError(f"index never reached {states}: {last}")

@@ -3,6 +3,7 @@ part of hover, and an edit re-embedding only the chunk it touched. One server (o
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -79,3 +80,33 @@ async def test_editing_one_function_re_embeds_one_chunk(served: tuple[LanguageCl
     status = await S.wait_state(client, ("ready",), timeout=120)
     job = status["roots"][0]["last_job"]
     assert (job["paths"], job["parsed"], job["embedded"]) == (1, 1, 1)
+    # Closing the buffer goes back to the file on disk, whose vector is still cached: nothing to embed.
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=S.doc_id(root, DIGEST)))
+    status = await S.wait_state(client, ("ready",), timeout=120)
+    job = status["roots"][0]["last_job"]
+    assert (job["paths"], job["parsed"], job.get("embedded", 0)) == (1, 1, 0)
+
+
+async def test_restart_with_vectors_answers_before_the_model_loads(
+        served: tuple[LanguageClient, Path], tmp_path: Path) -> None:
+    client, root = served
+    status = (await S.status(client))["roots"][0]
+    index = tmp_path / "copy"
+    shutil.copytree(status["index_dir"], index)  # the served index is idle: a consistent copy
+    second = await S.start(root, index, options={})
+    try:
+        phase1 = await S.wait_state(second, ("ready", "embedding", "text-only"), timeout=60, idle=False)
+        answer = await S.search(second, {"query": "turn a feed date string into a UTC datetime"})
+        notes = answer["index"].get("notes", [])
+        assert answer["results"] and answer["index"]["embedded"] == status["embedded"]
+        # Either the model had loaded (semantic ranked) or the answer says it was left out.
+        assert ("semantic" in answer["modalities"]) != bool(notes)
+        ready = await S.wait_state(second, ("ready",), timeout=120)
+        job = ready["roots"][0]["last_job"]
+        assert (job["parsed"], job.get("embedded", 0)) == (0, 0) and ready["roots"][0]["model_loaded"]
+        again = await S.search(second, {"query": "turn a feed date string into a UTC datetime"})
+        assert "semantic" in again["modalities"] and "notes" not in again["index"]
+        assert phase1["roots"][0]["chunks"] == status["chunks"]
+    finally:
+        await second.shutdown_session()
+        await second.stop()
