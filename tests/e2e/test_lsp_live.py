@@ -4,7 +4,12 @@ workspace folders, options, and a restart on the persisted index. One server per
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -187,3 +192,62 @@ async def test_bad_options_are_shown_once_and_replaced_by_defaults(tmp_path: Pat
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+def test_tcp_transport(tmp_path: Path) -> None:
+    """`codeseek serve --tcp HOST:PORT` (the console script) serves a client over a socket."""
+    root = S.copy_sample(tmp_path)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    codeseek = Path(sys.executable).parent / "codeseek"
+    proc = subprocess.Popen([str(codeseek), "serve", "--tcp", f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=S.server_env(tmp_path / "index"))
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the server never listened"
+                time.sleep(0.1)
+        stream = sock.makefile("rwb")
+
+        def call(msg_id: int | None, method: str, params: object) -> dict[str, object] | None:
+            doc: dict[str, object] = {"jsonrpc": "2.0", "method": method, "params": params}
+            if msg_id is not None:
+                doc["id"] = msg_id
+            body = json.dumps(doc).encode()
+            stream.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            stream.flush()
+            while msg_id is not None:
+                length = 0
+                while (line := stream.readline()) not in (b"\r\n", b""):
+                    if line.startswith(b"Content-Length:"):
+                        length = int(line.split(b":")[1])
+                message = json.loads(stream.read(length))
+                if message.get("id") == msg_id and "method" not in message:
+                    return dict(message)
+            return None
+
+        init = call(1, "initialize", {"processId": None, "rootUri": S.uri(root, ""), "capabilities": {},
+                                      "initializationOptions": {"embeddings": False}})
+        assert init is not None and "capabilities" in init["result"]  # type: ignore[operator]
+        call(None, "initialized", {})
+        for attempt in range(300):
+            answer = call(2 + attempt, "workspace/semanticSearch", {"query": "parse_feed", "limit": 1})
+            assert answer is not None
+            results = answer["result"]["results"]  # type: ignore[index]
+            if results:
+                break
+            time.sleep(0.1)
+        assert [r["symbol"] for r in results] == ["parse_feed"]
+        assert call(1000, "shutdown", None) == {"jsonrpc": "2.0", "id": 1000, "result": None}
+        call(None, "exit", None)
+        assert proc.wait(timeout=30) == 0
+        sock.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
