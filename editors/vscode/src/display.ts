@@ -81,7 +81,8 @@ export function toDisplayItems(result: SemanticSearchResult): DisplayItem[] {
 export function resultSummary(result: SemanticSearchResult): string {
   const intent = result.intent ?? { name: 'none', confidence: Number.NaN, source: 'none' };
   const confidence = Number.isFinite(intent.confidence) ? intent.confidence.toFixed(2) : '?';
-  const total = Object.values(result.timings_ms ?? {}).reduce((a, b) => a + b, 0);
+  const timings = result.timings_ms ?? {};
+  const total = typeof timings.total === 'number' ? timings.total : Object.values(timings).reduce((a, b) => a + b, 0);
   const count = result.results.length;
   return (
     `${count} result${count === 1 ? '' : 's'} · intent ${intent.name} (${confidence}, ${intent.source})` +
@@ -183,18 +184,18 @@ function folderEntries(raw: unknown): Record<string, unknown>[] {
 
 /**
  * Summarise a `codeseek.status` answer: one folder's `{state, files, chunks, embedded, model}`
- * (possibly under `index`), or a list of them under `folders`. The state shown is the first folder
- * that is not ready, so "indexing" wins over "ready".
+ * (possibly under `index`), or a list of them under `roots`/`folders`. The state shown is the first
+ * folder's that is busy or failed, so "indexing" wins over "ready"; "text-only" shows as "ready".
  */
 export function summarizeStatus(raw: unknown): StatusSummary {
   const entries = folderEntries(raw);
   if (entries.length === 0) {
     return { state: 'unknown', files: 0, chunks: 0, embedded: 0, model: null, folders: 0 };
   }
-  const states = entries.map((e) => (typeof e.state === 'string' ? e.state : 'unknown')).map((s) => (READY_STATES.has(s) ? 'ready' : s));
+  const states = entries.map((e) => (typeof e.state === 'string' ? e.state : 'unknown')).map((s) => (s === 'text-only' ? 'ready' : s));
   const model = entries.map((e) => e.model).find((m): m is string => typeof m === 'string') ?? null;
   return {
-    state: states.find((s) => s !== 'ready') ?? 'ready',
+    state: states.find((s) => !IDLE_STATES.has(s)) ?? (states.includes('ready') ? 'ready' : 'empty'),
     files: entries.reduce((a, e) => a + num(e.files), 0),
     chunks: entries.reduce((a, e) => a + num(e.chunks), 0),
     embedded: entries.reduce((a, e) => a + num(e.embedded), 0),
@@ -203,12 +204,15 @@ export function summarizeStatus(raw: unknown): StatusSummary {
   };
 }
 
-/** States with no background work left ("text-only": ready, with embeddings turned off). */
-const READY_STATES = new Set(['ready', 'text-only']);
+/**
+ * States with no background work left: "text-only" is ready with embeddings off (shown as ready),
+ * "empty" means the folder has nothing to index.
+ */
+const IDLE_STATES = new Set(['ready', 'text-only', 'empty']);
 
-/** Whether the index answers searches completely (no more background work pending). */
+/** Whether the server has no indexing work pending (polling slows down, the spinner stops). */
 export function isReady(summary: Pick<StatusSummary, 'state'>): boolean {
-  return READY_STATES.has(summary.state);
+  return IDLE_STATES.has(summary.state);
 }
 
 /** Status-bar text for the index state, e.g. `$(database) codeseek: ready · 84 files`. */

@@ -255,6 +255,13 @@ local function main()
   local requests = require('codeseek.requests')
   local params = requests.search_params('  who calls total ', { limit = 5, include = { 'shop/**', ' ' } })
   check(vim.deep_equal(params, { query = 'who calls total', limit = 5, include = { 'shop/**' } }), 'search params are trimmed and cleaned', params)
+  local states = {
+    requests.status_summary({ roots = { { state = 'text-only', files = 5 }, { state = 'empty' } } }).state,
+    requests.status_summary({ roots = { { state = 'ready' }, { state = 'indexing' } } }).state,
+    requests.status_summary({ roots = { { state = 'empty' } } }).state,
+    requests.status_summary('garbage').state,
+  }
+  check(vim.deep_equal(states, { 'ready', 'indexing', 'empty', 'unknown' }), 'status summary states', states)
 
   local ok = codeseek.setup({
     server_path = server_path,

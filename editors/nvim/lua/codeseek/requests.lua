@@ -170,7 +170,8 @@ local function folder_entries(raw)
 end
 
 --- Summary of a `codeseek.status` answer, summed over workspace folders; the state is the first
---- folder's that is not ready ("indexing" wins over "ready").
+--- folder's that is busy or failed ("indexing" wins over "ready"); "text-only" (embeddings off)
+--- counts as "ready"; "empty" (nothing to index) shows only when no folder is ready.
 --- @return {state: string, files: integer, chunks: integer, embedded: integer, model: string|nil, folders: integer}
 function M.status_summary(raw)
   local entries = folder_entries(raw)
@@ -178,14 +179,16 @@ function M.status_summary(raw)
   if #entries == 0 then
     return summary
   end
-  summary.state = 'ready'
+  local busy, any_ready = nil, false
   for _, e in ipairs(entries) do
     local state = type(e.state) == 'string' and e.state or 'unknown'
     if state == 'text-only' then -- ready, with embeddings turned off
       state = 'ready'
     end
-    if summary.state == 'ready' and state ~= 'ready' then
-      summary.state = state
+    if state == 'ready' then
+      any_ready = true
+    elseif state ~= 'empty' and busy == nil then
+      busy = state
     end
     for _, key in ipairs({ 'files', 'chunks', 'embedded' }) do
       if type(e[key]) == 'number' then
@@ -196,6 +199,7 @@ function M.status_summary(raw)
       summary.model = e.model
     end
   end
+  summary.state = busy or (any_ready and 'ready' or 'empty')
   return summary
 end
 

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
-import { progressText, relativePath, statusText, summarizeStatus, toDisplayItems } from '../display';
+import { isReady, progressText, relativePath, resultSummary, statusText, summarizeStatus, toDisplayItems } from '../display';
 import { ServerLaunchError, findExecutable, launchSpec, resolveLaunch } from '../launch';
 import { CodeseekRequestError, SemanticSearchResult, callersParams, impactParams, searchParams, symbolAt } from '../requests';
 import { SearchScheduler } from '../scheduler';
@@ -82,6 +82,12 @@ describe('display', () => {
     assert.equal(item.line, 8);
   });
 
+  it('titles the QuickPick with the intent and the total time (timings_ms.total when given)', () => {
+    assert.equal(resultSummary(result), '1 result · intent find_definition (0.90, rules) · direct · index ready · 1 ms');
+    assert.match(resultSummary({ ...result, timings_ms: { text: 4, fuse: 1, total: 7 } }), / · 7 ms$/);
+    assert.match(resultSummary({ ...result, intent: null, results: [], strategy: 'none' }), /^0 results · intent none \(\?, none\)/);
+  });
+
   it('summarises one folder, several folders, and nonsense', () => {
     assert.deepEqual(summarizeStatus({ state: 'ready', files: 3, chunks: 9, embedded: 9, model: 'm' }), {
       state: 'ready', files: 3, chunks: 9, embedded: 9, model: 'm', folders: 1,
@@ -91,6 +97,11 @@ describe('display', () => {
     assert.equal(two.files, 3);
     assert.equal(two.folders, 2);
     assert.equal(summarizeStatus('garbage').state, 'unknown');
+    const idle = summarizeStatus({ roots: [{ state: 'text-only', files: 5 }, { state: 'empty', files: 0 }] });
+    assert.equal(idle.state, 'ready');
+    assert.ok(isReady(idle));
+    assert.equal(summarizeStatus({ roots: [{ state: 'empty' }] }).state, 'empty');
+    assert.ok(!isReady(summarizeStatus({ roots: [{ state: 'starting' }] })));
     assert.equal(statusText(two), '$(sync~spin) codeseek: embedding · 3 files');
   });
 
