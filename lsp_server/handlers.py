@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
 
+from indexing.records import Definition
 from lsp_server import convert, features_nav, features_search, hover
 from lsp_server.features_nav import Target
+from lsp_server.indexer import RootIndex
 from lsp_server.options import to_json
 from lsp_server.server import DEBOUNCE_S, SEARCH_METHOD, CodeseekServer, bad_params
 
@@ -125,7 +128,7 @@ def did_close(ls: CodeseekServer, params: lsp.DidCloseTextDocumentParams) -> Non
 
 
 def did_change_watched_files(ls: CodeseekServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-    by_root: dict[Any, set[str]] = {}
+    by_root: dict[RootIndex, set[str]] = {}
     for change in params.changes:
         found = ls.locate(change.uri)
         if found is None:
@@ -196,30 +199,30 @@ async def prepare_call_hierarchy(ls: CodeseekServer, params: lsp.CallHierarchyPr
     return await ls.run_query(run)
 
 
-def _item_root(ls: CodeseekServer, item: lsp.CallHierarchyItem) -> Any:
+def _item(ls: CodeseekServer, item: lsp.CallHierarchyItem) -> tuple[RootIndex, Definition] | None:
+    """The root and definition a call-hierarchy item names (root from its data, else its URI)."""
     data = item.data if isinstance(item.data, dict) else {}
-    root = ls.roots.get(convert.Path(str(data.get("root", ""))))
+    root = ls.roots.get(Path(str(data.get("root", ""))))
     if root is None:
         found = ls.locate(item.uri)
         root = found[0] if found else None
-    return root, data
+    d = features_nav.item_definition(root, data) if root is not None else None
+    return None if root is None or d is None else (root, d)
 
 
 async def incoming_calls(ls: CodeseekServer, params: lsp.CallHierarchyIncomingCallsParams
                          ) -> list[lsp.CallHierarchyIncomingCall] | None:
     def run() -> list[lsp.CallHierarchyIncomingCall] | None:
-        root, data = _item_root(ls, params.item)
-        d = features_nav.item_definition(root, data) if root is not None else None
-        return None if d is None else features_nav.incoming_calls(root, d, ls.encoding())
+        found = _item(ls, params.item)
+        return None if found is None else features_nav.incoming_calls(*found, ls.encoding())
     return await ls.run_query(run)
 
 
 async def outgoing_calls(ls: CodeseekServer, params: lsp.CallHierarchyOutgoingCallsParams
                          ) -> list[lsp.CallHierarchyOutgoingCall] | None:
     def run() -> list[lsp.CallHierarchyOutgoingCall] | None:
-        root, data = _item_root(ls, params.item)
-        d = features_nav.item_definition(root, data) if root is not None else None
-        return None if d is None else features_nav.outgoing_calls(root, d, ls.encoding())
+        found = _item(ls, params.item)
+        return None if found is None else features_nav.outgoing_calls(*found, ls.encoding())
     return await ls.run_query(run)
 
 
@@ -249,7 +252,7 @@ async def workspace_symbol(ls: CodeseekServer, params: lsp.WorkspaceSymbolParams
 # --- commands -------------------------------------------------------------------------------------
 
 
-def _roots_for(ls: CodeseekServer, args: tuple[Any, ...]) -> list[Any]:
+def _roots_for(ls: CodeseekServer, args: tuple[Any, ...]) -> list[RootIndex]:
     if not args:
         return list(ls.roots.values())
     spec = args[0]
