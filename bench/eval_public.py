@@ -89,12 +89,27 @@ def index_dir(qs: QuerySet) -> Path:
     return base / key
 
 
+def engine_options(embed: bool, embedder: Any = None, overrides: Sequence[str] = ()) -> EngineOptions:
+    """EngineOptions with `name=value` overrides of its fields or of its RankingConfig's (A/B runs)."""
+    options = EngineOptions(embeddings=embed, embedder=embedder)
+    for item in overrides:
+        name, sep, raw = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--opt expects NAME=VALUE, got {item!r}")
+        value = json.loads(raw) if raw not in ("true", "false") else raw == "true"
+        target: Any = options if hasattr(options, name) else options.ranking
+        if not hasattr(target, name):
+            raise SystemExit(f"--opt: no engine or ranking option named {name!r}")
+        setattr(target, name, value)
+    return options
+
+
 def open_engine(qs: QuerySet, embed: bool, embedder: Any = None,
                 progress: Callable[[str, int, int], None] | None = None, root: Path | None = None,
-                index: Path | None = None) -> SearchEngine:
+                index: Path | None = None, overrides: Sequence[str] = ()) -> SearchEngine:
     """An engine over the set's corpus (or `root`), refreshed (and embedded unless `embed` is False)."""
     ws = Workspace(root or corpus_root(qs), WorkspaceOptions(index_dir=index or index_dir(qs)))
-    engine = SearchEngine(ws, EngineOptions(embeddings=embed, embedder=embedder))
+    engine = SearchEngine(ws, engine_options(embed, embedder, overrides))
     engine.refresh(embed=embed, progress=progress)
     return engine
 
@@ -203,6 +218,15 @@ def print_report(report: dict[str, Any], columns: Sequence[str] = COLUMNS) -> No
     console.print("(n) = rank beyond the top 10; - = not in the top 100\n")
 
 
+def summary_line(report: dict[str, Any]) -> str:
+    """One line: fused hit@1/5/10, MRR, NDCG@10, then the text and semantic columns' hit@5/MRR."""
+    t = report["totals"]
+    f = t["fused"]
+    cols = " ".join(f"{c}:{t[c]['hit@5']}/{t[c]['mrr']:.3f}" for c in ("text", "semantic") if c in t)
+    return (f"{report['set']:<16} n={f['n']:<3} hit@1 {f['hit@1']:>2} hit@5 {f['hit@5']:>2} "
+            f"hit@10 {f['hit@10']:>2} MRR {f['mrr']:.3f} NDCG {report['ndcg@10']['fused']:.4f}   [{cols}]")
+
+
 def _progress(name: str) -> Callable[[str, int, int], None]:
     last: dict[str, float] = {}
 
@@ -217,7 +241,7 @@ def _progress(name: str) -> Callable[[str, int, int], None]:
 
 def run(sets: Sequence[Path], embed: bool = True, limit: int = 10, preset: str = "default",
         json_out: str | None = None, quiet: bool = False, root: Path | None = None,
-        index_dir: Path | None = None) -> list[dict[str, Any]]:
+        index_dir: Path | None = None, overrides: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Evaluate each set (one model load shared by all) and print the reports."""
     embedder = None
     if embed:
@@ -228,7 +252,8 @@ def run(sets: Sequence[Path], embed: bool = True, limit: int = 10, preset: str =
     reports = []
     for path in sets:
         qs = load_set(path)
-        engine = open_engine(qs, embed, embedder, None if quiet else _progress(qs.name), root, index_dir)
+        engine = open_engine(qs, embed, embedder, None if quiet else _progress(qs.name), root, index_dir,
+                             overrides)
         try:
             for q in qs.queries:
                 q.targets = resolve_targets(engine, qs, q.targets)
@@ -252,9 +277,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--preset", default="default", choices=("quick", "default", "thorough"))
     parser.add_argument("--json", metavar="FILE", help="write the reports as JSON")
+    parser.add_argument("--opt", action="append", default=[], metavar="NAME=VALUE",
+                        help="override an EngineOptions or RankingConfig field (JSON), e.g. file_decay=0")
+    parser.add_argument("--summary", action="store_true", help="totals only, one line per set")
     args = parser.parse_args(argv)
     sets = [find_set(s) for s in args.set] or default_sets()
-    run(sets, not args.no_embed, args.limit, args.preset, args.json)
+    reports = run(sets, not args.no_embed, args.limit, args.preset, args.json, quiet=args.summary,
+                  overrides=args.opt)
+    if args.summary:
+        for report in reports:
+            print(summary_line(report))
     return 0
 
 

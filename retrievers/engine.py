@@ -55,6 +55,12 @@ class EngineOptions:
     preset: str = "default"
     limit: int = 10
     ranking: RankingConfig = field(default_factory=RankingConfig)
+    # Fused results: each further chunk of a file already listed is scored x file_decay**n
+    # (0: strictly one result per file, the others folded under it; 1: no saturation).
+    file_decay: float = 0.5
+    group_definitions: bool = True  # the parts of a function split into several chunks rank as one
+    rrf_k: int | None = None  # None: the preset's k (fusion.PRESETS)
+    weights: dict[str, dict[str, float]] | None = None  # per-intent overrides of fusion.WEIGHTS
     embedder: Embedder | None = None
 
     def __post_init__(self) -> None:
@@ -255,7 +261,8 @@ class SearchEngine:
                       checked.scope.exclude)
         return routing.RouteContext(
             checked, intent, query, snap, routing.Retrievers(self.text, structural, graph, self.semantic),
-            self.options.ranking, _identifier_query(checked.text, intent), timings)
+            self.options.ranking, _identifier_query(checked.text, intent), self.options.file_decay,
+            self.options.group_definitions, self.options.rrf_k, self.options.weights, timings)
 
     def retrieve(self, request: SearchRequest, modality: str, limit: int = 100) -> list[Located]:
         """One retriever's raw ranking for a request (no fusion, priors or dedupe): evaluation only."""

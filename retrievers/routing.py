@@ -17,6 +17,8 @@ others (callers and callees), `fusion.fuse` applies weighted RRF and the priors,
 
 from __future__ import annotations
 
+import dataclasses
+import heapq
 import logging
 import time
 from collections.abc import Callable
@@ -64,6 +66,10 @@ class RouteContext:
     retrievers: Retrievers
     config: RankingConfig
     identifier_query: bool
+    file_decay: float = 0.5  # score factor per result already listed from the same file (0: one per file)
+    group_definitions: bool = True  # chunks of one split definition compete as one candidate
+    rrf_k: int | None = None  # None: the preset's k
+    weights: dict[str, dict[str, float]] | None = None  # per-intent overrides of fusion.WEIGHTS
     timings: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # modality -> why it gave no answer
 
@@ -209,7 +215,11 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     """(modalities run, results) by weighted RRF over the preset's retrievers plus priors."""
     checked, intent, snap = ctx.checked, ctx.intent, ctx.snap
     chosen = fusion.preset(checked.preset)
+    if ctx.rrf_k is not None:
+        chosen = dataclasses.replace(chosen, k=ctx.rrf_k)
     weights = fusion.weights_for(intent.name, chosen)
+    if ctx.weights and intent.name in ctx.weights:
+        weights = {m: ctx.weights[intent.name].get(m, 0.0) for m in chosen.modalities}
     if checked.modalities:
         weights = {m: 1.0 for m in checked.modalities}
     if ctx.retrievers.semantic is None or ctx.retrievers.semantic.embedded() == 0:
@@ -233,10 +243,68 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
         wanted=ctx.wanted(), symbol=intent.symbol, identifier_query=ctx.identifier_query,
         query_text=checked.text, config=ctx.config)
     fused_list = [f for f in fused_list if f.path is None or checked.scope.admits(f.path)]
-    kept = fusion.dedupe_by_file(fused_list, checked.limit)
+    if ctx.group_definitions:
+        fused_list = group_definitions(fused_list, snap)
+    kept = saturate(fused_list, checked.limit, ctx.file_decay)
     results = [_fused_located(ctx, item) for item in kept if item.chunk_id in snap.chunks]
     ctx.timings["fuse"] = (time.perf_counter() - started) * 1000
     return list(ranked), results
+
+
+GROUPED_KINDS = frozenset({"function", "method", "class"})
+
+
+def group_definitions(items: list[fusion.Fused], snap: Snapshot) -> list[fusion.Fused]:
+    """One candidate per definition: the chunks of a function split in several parts fold into the
+    best-scored one (its result then spans the whole definition, see `_fused_located`)."""
+    leaders: dict[tuple[str, str], fusion.Fused] = {}
+    out: list[fusion.Fused] = []
+    for item in sorted(items, key=lambda f: (-f.score, f.chunk_id)):
+        chunk = snap.chunks.get(item.chunk_id)
+        if chunk is None or not chunk.symbol or chunk.kind not in GROUPED_KINDS:
+            out.append(item)
+            continue
+        key = (chunk.path, chunk.symbol)
+        leader = leaders.get(key)
+        if leader is None:
+            leaders[key] = item
+            out.append(item)
+        else:
+            leader.explain.setdefault("parts", []).append(chunk.id)
+    return out
+
+
+def saturate(items: list[fusion.Fused], limit: int, decay: float) -> list[fusion.Fused]:
+    """The best `limit` results, each further chunk of an already listed file scored x decay**n.
+
+    decay 0 keeps one result per file (`fusion.dedupe_by_file`); 1 is no saturation. A file's chunks
+    that are not listed are folded under its first result (`also`, best first).
+    """
+    if decay <= 0:
+        return fusion.dedupe_by_file(items, limit)
+    pending = [(-f.score, f.chunk_id, f) for f in items]
+    heapq.heapify(pending)
+    listed: dict[str, int] = {}
+    kept: list[fusion.Fused] = []
+    leaders: dict[str, fusion.Fused] = {}
+    while pending:
+        neg, chunk_id, item = heapq.heappop(pending)
+        n = listed.get(item.path, 0) if item.path is not None else 0
+        effective = item.score * decay ** n
+        if -neg > effective + 1e-15:  # scored before this file gained a result: look again
+            heapq.heappush(pending, (-effective, chunk_id, item))
+            continue
+        if len(kept) < limit:
+            copy = fusion.Fused(item.chunk_id, effective, dict(item.explain), item.path, list(item.also))
+            if n:
+                copy.explain["saturation"] = decay ** n
+            kept.append(copy)
+            if item.path is not None:
+                listed[item.path] = n + 1
+                leaders.setdefault(item.path, copy)
+        elif item.path in leaders:
+            leaders[item.path].also.append({"chunk_id": item.chunk_id, "score": item.score})
+    return kept
 
 
 def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[str, float],
@@ -257,6 +325,10 @@ def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[s
 def _fused_located(ctx: RouteContext, item: fusion.Fused) -> Located:
     chunk = ctx.snap.chunks[item.chunk_id]
     located = Located(chunk, item.score, item.explain)
+    d = ctx.snap.named_definition(chunk) if chunk.kind in GROUPED_KINDS else None
+    if d is not None and not chunk.start_line <= d.name_line <= chunk.end_line:
+        # A later part of a split definition: the result shows the definition from its start.
+        located.start_line, located.end_line = d.start_line, max(d.end_line, chunk.end_line)
     graph_entry = item.explain.get("graph")
     detail = graph_entry.get("detail") if isinstance(graph_entry, dict) else None
     if isinstance(detail, dict) and ctx.intent.name in ("find_references", "impact_analysis"):

@@ -28,6 +28,7 @@ class Snapshot:
     graph: CallGraph | None = None
     pagerank: dict[int, float] = field(default_factory=dict)  # chunk id -> PageRank (mean 1)
     files: int = 0
+    by_key: dict[tuple[str, str], Definition] = field(default_factory=dict)  # (path, qualified name)
     _starts: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -42,6 +43,8 @@ class Snapshot:
         defs = {d.id: d for d in definitions}
         snap = cls(by_id, by_path, defs, graph, {}, files)
         snap._starts = {p: [c.start_line for c in items] for p, items in by_path.items()}
+        for d in sorted(defs.values(), key=lambda d: -d.start_line):  # the first of duplicates wins
+            snap.by_key[(d.path, d.qualified_name)] = d
         snap.pagerank = snap._chunk_pagerank()
         return snap
 
@@ -65,6 +68,10 @@ class Snapshot:
     def chunk_for_definition(self, d: Definition) -> int | None:
         return self.chunk_id_at(d.path, d.name_line)
 
+    def named_definition(self, chunk: Chunk) -> Definition | None:
+        """The definition whose qualified name is the chunk's symbol, in the same file."""
+        return self.by_key.get((chunk.path, chunk.symbol)) if chunk.symbol else None
+
     def definition_for_chunk(self, chunk: Chunk) -> Definition | None:
         """The definition a chunk stands for: same path and qualified name, else the innermost one
         starting inside the chunk."""
@@ -85,12 +92,9 @@ class Snapshot:
             rank = self.graph.pagerank
         except Exception:  # centrality is a prior: a failure must not stop search
             return {}
-        by_key = {(d.path, d.qualified_name): d.id for d in self.definitions.values()}
         out: dict[int, float] = {}
         for c in self.chunks.values():
-            if not c.symbol:
-                continue
-            def_id = by_key.get((c.path, c.symbol))
-            if def_id is not None and def_id in rank:
-                out[c.id] = rank[def_id]
+            d = self.named_definition(c)
+            if d is not None and d.id in rank:
+                out[c.id] = rank[d.id]
         return out

@@ -164,10 +164,29 @@ def test_question_finds_code_and_demotes_tests_and_docs(engine: SearchEngine) ->
     assert first_source < first_test
 
 
-def test_one_result_per_file_with_others_folded(engine: SearchEngine) -> None:
-    result = search(engine, "cart item quantity")
-    paths = [r["path"] for r in result["results"]]
-    assert len(paths) == len(set(paths))
+def test_file_saturation_and_folding(tmp_path: Path) -> None:
+    ws = Workspace(_copy(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
+    strict = SearchEngine(ws, EngineOptions(embeddings=False, file_decay=0.0))
+    try:
+        strict.refresh()
+        result = search(strict, "cart item quantity price")
+        paths = [r["path"] for r in result["results"]]
+        assert len(paths) == len(set(paths))  # one result per file...
+        cart = next(r for r in result["results"] if r["path"] == "shop/cart.py")
+        assert cart["also"]  # ...the file's other hits folded under it
+        assert all(a["start_line"] != cart["start_line"] for a in cart["also"])
+    finally:
+        strict.close()
+        ws.close()
+
+
+def test_default_saturation_lists_a_file_again_only_when_strong(engine: SearchEngine) -> None:
+    result = search(engine, "cart item quantity price", limit=20)
+    scores = [r["score"] for r in result["results"]]
+    assert scores == sorted(scores, reverse=True)
+    repeated = [r for r in result["results"] if r["explain"].get("saturation")]
+    for r in repeated:  # a file's n-th result is scored x 0.5**n
+        assert r["explain"]["saturation"] in (0.5, 0.25, 0.125, 0.0625)
 
 
 def test_include_and_exclude_globs(engine: SearchEngine) -> None:
