@@ -87,7 +87,7 @@ async def did_change_configuration(ls: CodeseekServer, params: lsp.DidChangeConf
         config = params.settings.get("codeseek", params.settings)
     after = ls.apply_options(ls.init_options, config)
     if any(getattr(before, k) != getattr(after, k) for k in INDEX_OPTIONS):
-        await asyncio.get_running_loop().run_in_executor(None, ls.restart_roots)
+        await ls.restart_roots()
 
 
 # --- documents and files --------------------------------------------------------------------------

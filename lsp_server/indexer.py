@@ -143,6 +143,7 @@ class RootIndex:
             log.warning("indexer of %s did not stop within %.1f s", self.root, timeout)
             return
         try:
+            self.engine.close()
             self.workspace.close()
         except Exception:  # closing a cache must not fail shutdown
             log.exception("closing the index of %s", self.root)

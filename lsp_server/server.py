@@ -218,11 +218,14 @@ class CodeseekServer(LanguageServer):
             root.stop(timeout=2.0)
         self.roots.clear()
 
-    def restart_roots(self) -> None:
+    async def restart_roots(self) -> None:
         """Re-create every root with the current options (index-affecting options changed)."""
-        paths = list(self.roots)
-        self.stop_roots()
-        for path in paths:
+        old = list(self.roots.items())
+        self.roots.clear()
+        loop = asyncio.get_running_loop()
+        for _, root in old:
+            await loop.run_in_executor(None, root.stop, 2.0)
+        for path, _ in old:
             self.add_root(path)
 
     def locate(self, uri: str) -> tuple[RootIndex, str] | None:
@@ -231,7 +234,7 @@ class CodeseekServer(LanguageServer):
         if path is None:
             return None
         best: tuple[RootIndex, str] | None = None
-        for root in self.roots.values():
+        for root in list(self.roots.values()):  # a snapshot: query threads call this too
             rel = root.relpath(path)
             if rel is not None and (best is None or len(str(root.root)) > len(str(best[0].root))):
                 best = (root, rel)

@@ -251,3 +251,25 @@ def test_tcp_transport(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+async def test_configuration_change_rebuilds_the_index(tmp_path: Path) -> None:
+    root = S.copy_sample(tmp_path)
+    client = await S.start(root, tmp_path / "index", config={})
+    try:
+        before = await S.wait_state(client, ("text-only",))
+        assert before["roots"][0]["files"] == 9
+        client.set_configuration({"excludes": ["web/**"]}, section="codeseek")
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+        deadline = time.monotonic() + 60
+        while True:
+            status = await S.wait_state(client, ("text-only",))
+            if status["options"]["excludes"] == ["web/**"] and status["roots"][0]["files"] == 8:
+                break
+            assert time.monotonic() < deadline, status
+            await asyncio.sleep(0.1)
+        answer = await S.search(client, {"query": "formatRelativeTime"})
+        assert all(r["path"] != "web/timeline.js" for r in answer["results"])
+    finally:
+        await client.shutdown_session()
+        await client.stop()
