@@ -46,12 +46,19 @@ class EmbedderError(RetrieverError):
 class EmbedderOptions:
     """How documents are batched and the model runs (CPU by default)."""
 
-    batch_size: int = 16
-    threads: int | None = None  # torch intra-op threads; None: all CPU cores
+    # Measured on requests 2.32.3 (bench/embed_bench.py, 2-core machine under load): batch 8 embeds
+    # the most chunks per CPU-second (less padding); a second torch thread cost more than it gave.
+    batch_size: int = 8
+    threads: int | None = None  # torch intra-op threads; None: default_threads()
     device: str = "cpu"
     max_tokens: int = 512  # cap on the model's sequence length (long contexts are slow on CPU)
     query_prefix: str | None = None  # None: from the prefix table or the model's prompts
     document_prefix: str | None = None
+
+
+def default_threads() -> int:
+    """Half the CPUs (at least one): leaves room for the editor and for queries while embedding."""
+    return max(1, (os.cpu_count() or 2) // 2)
 
 
 def default_model_path() -> Path:
@@ -144,11 +151,12 @@ class Embedder:
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # stdout/stderr stay quiet
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle torch threads sleep, not spin
             try:
                 import torch
                 from sentence_transformers import SentenceTransformer
 
-                torch.set_num_threads(self.options.threads or os.cpu_count() or 1)
+                torch.set_num_threads(self.options.threads or default_threads())
                 model = SentenceTransformer(source, device=self.options.device, local_files_only=True)
             except Exception as exc:  # the library raises OSError, ValueError, HF errors...
                 raise EmbedderError(

@@ -345,12 +345,17 @@ class TextRetriever:
         """Chunks containing `text` verbatim, with `detail["lines"]` the absolute matching lines.
 
         Case-sensitive matches score 2, case-insensitive 1 (plus a small bonus per occurrence line);
-        ties go to the shorter chunk. A string found nowhere gives [].
+        ties go to the shorter chunk. A string found nowhere gives []. Candidates are verified in
+        trigram-BM25 order; a string so common that `4 * limit` (at least 40) chunks match it
+        case-sensitively stops the scan there.
         """
         if not text or not text.strip() or limit <= 0:
             return []
         hits: list[tuple[float, int, Hit]] = []
+        enough, sensitive_hits = max(4 * limit, 40), 0
         for cid in self._exact_candidates(text):
+            if sensitive_hits >= enough:
+                break
             chunk = self._chunks.get(cid)
             if chunk is None or (candidates_filter is not None and not candidates_filter(cid)):
                 continue
@@ -360,6 +365,7 @@ class TextRetriever:
             lines, sensitive = match_lines(body, text, chunk.start_line)
             if not lines:
                 continue
+            sensitive_hits += sensitive
             score = (2.0 if sensitive else 1.0) + min(len(lines), 20) * 0.001
             detail = {"match": "exact", "lines": lines, "case_sensitive": sensitive}
             hits.append((score, chunk.end_line - chunk.start_line, Hit(cid, score, detail)))
