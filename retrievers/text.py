@@ -211,12 +211,16 @@ class TextRetriever:
         if not delete and not add:
             return
         writer = self._get_writer()
-        for start in range(0, len(delete), 1000):
-            part = delete[start : start + 1000]
-            writer.delete_documents_by_query(tantivy.Query.term_set_query(self._schema, "chunk_id", part))
-        for chunk in add:
-            writer.add_document(self._document(chunk))
-        writer.commit()
+        try:
+            for start in range(0, len(delete), 1000):
+                part = delete[start : start + 1000]
+                writer.delete_documents_by_query(tantivy.Query.term_set_query(self._schema, "chunk_id", part))
+            for chunk in add:
+                writer.add_document(self._document(chunk))
+            writer.commit()
+        except (ValueError, OverflowError, OSError) as exc:
+            writer.rollback()  # nothing half-written survives into the next commit
+            raise RetrieverError(f"writing the text index at {self._dir} failed: {exc}") from exc
         self._index.reload()
 
     def index(self, chunks: Sequence[Chunk]) -> None:
@@ -231,10 +235,11 @@ class TextRetriever:
     def update(self, added: Sequence[Chunk], removed_ids: Sequence[int]) -> None:
         """Add new or changed chunks and drop removed ones; one commit."""
         with self._lock:
+            chunks = dict(self._chunks)  # swapped whole: searches iterate it without the lock
             for i in removed_ids:
-                self._chunks.pop(i, None)
-            for c in added:
-                self._chunks[c.id] = c
+                chunks.pop(i, None)
+            chunks.update((c.id, c) for c in added)
+            self._chunks = chunks
             self._write(removed_ids, added)
 
     def remove(self, ids: Sequence[int]) -> None:

@@ -135,7 +135,8 @@ def test_path_terms_are_searchable(retriever: TextRetriever, chunks) -> None:
 
 @pytest.mark.parametrize(
     "needle",
-    ['"Invalid URL %r', "foo(bar)", "a:b", "-x", 'title:"x" AND (y OR z*) -w \\', "*", "", "   ", "((("],
+    ['"Invalid URL %r', "foo(bar)", "a:b", "-x", 'title:"x" AND (y OR z*) -w \\', "*", "", "   ", "(((",
+     "\x00\x01 ctrl\x7f", "é€😀 ünïcode", "x" * 10_000, "def f(): pass " * 700],
 )
 def test_syntax_characters_never_raise(retriever: TextRetriever, needle: str) -> None:
     retriever.search(Query(needle, exact=needle), 5)
