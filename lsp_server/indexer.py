@@ -17,6 +17,7 @@ never wait for the worker.
 from __future__ import annotations
 
 import ctypes
+import gc
 import hashlib
 import logging
 import os
@@ -57,7 +58,7 @@ class ProgressSink(Protocol):
     def begin(self, title: str, message: str) -> ProgressHandle: ...
 
 
-class _NoProgress:
+class NoProgress:
     def report(self, percentage: int, message: str) -> None:
         pass
 
@@ -69,7 +70,7 @@ class NullSink:
     """Progress that goes nowhere (tests, clients without workDoneProgress)."""
 
     def begin(self, title: str, message: str) -> ProgressHandle:
-        return _NoProgress()
+        return NoProgress()
 
 
 def index_dir_for(root: Path, options: ServerOptions, first: bool) -> Path:
@@ -305,7 +306,9 @@ class RootIndex:
                 finally:
                     handle.end(f"{semantic.embedded()} chunks embedded")
                 self.last_job["embedded"] = done.embedded
-            # Load the model now (a warm restart embeds nothing) so the first query does not wait.
+            self.state = READY
+            # Load the model now (a warm restart embeds nothing) so the first query does not wait;
+            # until it has loaded, searches rank without it (features_search.while_model_loads).
             semantic.embedder.load()
             release_memory()
             self.last_job["phase2_s"] = round(time.perf_counter() - started - phase1, 3)
@@ -315,6 +318,7 @@ class RootIndex:
 
 def release_memory() -> None:
     """Give freed heap back to the OS (glibc): embedding batches leave hundreds of MB of free arenas."""
+    gc.collect()
     try:
         libc = ctypes.CDLL("libc.so.6")
         libc.malloc_trim(0)

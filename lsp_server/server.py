@@ -27,7 +27,7 @@ from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from lsp_server import convert, transport
-from lsp_server.indexer import ProgressHandle, RootIndex
+from lsp_server.indexer import NoProgress, ProgressHandle, RootIndex
 from lsp_server.options import ServerOptions, parse_options
 
 log = logging.getLogger("codeseek.lsp")
@@ -54,14 +54,6 @@ class _Progress:
     def end(self, message: str) -> None:
         self.server.call_soon(self.server.work_done_progress.end, self.token,
                               lsp.WorkDoneProgressEnd(message=message))
-
-
-class _NoProgress:
-    def report(self, percentage: int, message: str) -> None:
-        pass
-
-    def end(self, message: str) -> None:
-        pass
 
 
 class CodeseekServer(LanguageServer):
@@ -171,7 +163,7 @@ class CodeseekServer(LanguageServer):
     def begin(self, title: str, message: str) -> ProgressHandle:
         """A progress report (ProgressSink for the indexer); created and answered on the loop."""
         if not self.supports_progress() or self.loop is None:
-            return _NoProgress()
+            return NoProgress()
         with self._lock:
             self._progress_ids += 1
             token = f"codeseek-{os.getpid()}-{self._progress_ids}"
@@ -180,7 +172,7 @@ class CodeseekServer(LanguageServer):
             future.result(timeout=5.0)
         except Exception as exc:  # the client refused or did not answer: go without progress
             log.info("no progress token (%s)", exc)
-            return _NoProgress()
+            return NoProgress()
         return _Progress(self, token, title, message)
 
     # -- options and roots -------------------------------------------------------------------------------
