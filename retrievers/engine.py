@@ -57,9 +57,12 @@ class EngineOptions:
     ranking: RankingConfig = field(default_factory=RankingConfig)
     # Fused results: each further chunk of a file already listed is scored x file_decay**n
     # (0: strictly one result per file, the others folded under it; 1: no saturation).
-    file_decay: float = 0.5
+    file_decay: float = 0.7
     group_definitions: bool = True  # the parts of a function split into several chunks rank as one
-    rrf_k: int | None = None  # None: the preset's k (fusion.PRESETS)
+    rrf_k: int | None = None  # one k for every preset (A/B runs); None: `preset_k`
+    # RRF k per preset, tuned on the query sets (docs/design.md "Fusion in practice"); a preset missing
+    # here keeps fusion.PRESETS' k.
+    preset_k: dict[str, int] = field(default_factory=lambda: dict(routing.TUNED_K))
     weights: dict[str, dict[str, float]] | None = None  # per-intent overrides of fusion.WEIGHTS
     embedder: Embedder | None = None
 
@@ -137,7 +140,11 @@ class SearchEngine:
                         if progress is not None:
                             progress("embedding", done, total)
 
-                    out.embedded = semantic.embed_pending(report)
+                    try:
+                        out.embedded = semantic.embed_pending(report)
+                    except RetrieverError as exc:  # e.g. the model cannot load: search without it
+                        log.warning("embedding failed: %s", exc)
+                        out.notes.append(f"embeddings unavailable, searching without them: {exc}")
                     out.seconds["embed"] = time.perf_counter() - started
             finally:
                 self._set_phase("done")
@@ -262,7 +269,8 @@ class SearchEngine:
         return routing.RouteContext(
             checked, intent, query, snap, routing.Retrievers(self.text, structural, graph, self.semantic),
             self.options.ranking, _identifier_query(checked.text, intent), self.options.file_decay,
-            self.options.group_definitions, self.options.rrf_k, self.options.weights, timings)
+            self.options.group_definitions, self.options.rrf_k, self.options.weights, timings,
+            preset_k=self.options.preset_k)
 
     def retrieve(self, request: SearchRequest, modality: str, limit: int = 100) -> list[Located]:
         """One retriever's raw ranking for a request (no fusion, priors or dedupe): evaluation only."""

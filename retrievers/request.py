@@ -37,7 +37,8 @@ class SearchRequest:
     intent: str | None = None  # None: classify the query; else one of intent.INTENTS
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    # Restrict to these retrievers (evaluation and debugging); empty = chosen by intent and preset.
+    # Restrict the fused route to these retrievers (keeping the intent's weights; equal weights if none
+    # of them has one) and skip the direct route; empty = chosen by intent and preset.
     modalities: tuple[str, ...] = field(default=())
 
 

@@ -43,6 +43,10 @@ DIRECT_CONFIDENCE = 0.85
 NAME_TIERS = frozenset({"exact", "exact_folded", "qualified", "last_part", "prefix"})
 EXPAND_INTENTS = frozenset({"understand_code", "find_similar", "find_definition"})
 MAX_DIRECT_FETCH = 1000
+# RRF k tuned on the query sets (docs/design.md "Fusion in practice"): k = 40 flattens the lists so
+# much (rank 1 scores 1/41, rank 10 1/50) that the priors decide; k = 10 lets a retriever's first
+# ranks count.
+TUNED_K = {"quick": 10, "default": 10, "thorough": 20}
 
 
 @dataclass
@@ -68,10 +72,11 @@ class RouteContext:
     identifier_query: bool
     file_decay: float = 0.5  # score factor per result already listed from the same file (0: one per file)
     group_definitions: bool = True  # chunks of one split definition compete as one candidate
-    rrf_k: int | None = None  # None: the preset's k
+    rrf_k: int | None = None  # one k for every preset; None: preset_k, then the preset's own
     weights: dict[str, dict[str, float]] | None = None  # per-intent overrides of fusion.WEIGHTS
     timings: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # modality -> why it gave no answer
+    preset_k: dict[str, int] = field(default_factory=dict)
 
     def timed(self, name: str, run: Callable[[], list[Hit]]) -> list[Hit]:
         """Run one retriever, timing it; a failing retriever answers nothing (and says why)."""
@@ -215,13 +220,17 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     """(modalities run, results) by weighted RRF over the preset's retrievers plus priors."""
     checked, intent, snap = ctx.checked, ctx.intent, ctx.snap
     chosen = fusion.preset(checked.preset)
-    if ctx.rrf_k is not None:
-        chosen = dataclasses.replace(chosen, k=ctx.rrf_k)
+    k = ctx.rrf_k if ctx.rrf_k is not None else ctx.preset_k.get(chosen.name)
+    if k is not None:
+        chosen = dataclasses.replace(chosen, k=k)
     weights = fusion.weights_for(intent.name, chosen)
     if ctx.weights and intent.name in ctx.weights:
         weights = {m: ctx.weights[intent.name].get(m, 0.0) for m in chosen.modalities}
-    if checked.modalities:
-        weights = {m: 1.0 for m in checked.modalities}
+    if checked.modalities:  # restrict to the asked retrievers, keeping the intent's weights
+        table = (ctx.weights or {}).get(intent.name) or fusion.WEIGHTS.get(intent.name, {})
+        weights = {m: table.get(m, 0.0) for m in checked.modalities}
+        if not any(w > 0 for w in weights.values()):
+            weights = {m: 1.0 for m in checked.modalities}
     if ctx.retrievers.semantic is None or ctx.retrievers.semantic.embedded() == 0:
         weights.pop("semantic", None)
     weights = {m: w for m, w in weights.items() if w > 0}

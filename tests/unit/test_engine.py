@@ -184,9 +184,13 @@ def test_default_saturation_lists_a_file_again_only_when_strong(engine: SearchEn
     result = search(engine, "cart item quantity price", limit=20)
     scores = [r["score"] for r in result["results"]]
     assert scores == sorted(scores, reverse=True)
-    repeated = [r for r in result["results"] if r["explain"].get("saturation")]
-    for r in repeated:  # a file's n-th result is scored x 0.5**n
-        assert r["explain"]["saturation"] in (0.5, 0.25, 0.125, 0.0625)
+    decay = engine.options.file_decay
+    seen: dict[str, int] = {}
+    for r in result["results"]:  # a file's (n+1)-th result is scored x decay**n
+        n = seen.get(r["path"], 0)
+        assert r["explain"].get("saturation", 1.0) == pytest.approx(decay ** n)
+        seen[r["path"]] = n + 1
+    assert max(seen.values()) > 1
 
 
 def test_include_and_exclude_globs(engine: SearchEngine) -> None:
@@ -212,6 +216,28 @@ def test_intent_override(engine: SearchEngine) -> None:
     result = search(engine, "round_money", intent="find_references")
     assert result["intent"] == {"name": "find_references", "confidence": 1.0, "source": "request"}
     assert {r["path"] for r in result["results"]} == {"shop/pricing.py", "shop/cart.py"}
+
+
+def test_modalities_restrict_the_fused_route(engine: SearchEngine) -> None:
+    result = search(engine, "apply_discount", modalities=("text",))
+    assert result["strategy"] == "fused" and result["modalities"] == ["text"]
+    assert set(result["results"][0]["explain"]) >= {"text", "rrf"}
+    assert "structural" not in result["results"][0]["explain"]
+
+
+def test_a_model_that_cannot_load_leaves_text_search_working(tmp_path: Path) -> None:
+    ws = Workspace(_copy(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
+    eng = SearchEngine(ws, EngineOptions(model=str(tmp_path / "no-such-model")))
+    try:
+        result = eng.refresh()
+        assert any("embeddings unavailable" in note and "no-such-model" in note for note in result.notes)
+        assert result.state == "text-only" and result.pending > 0
+        answer = search(eng, "take a percentage off")
+        assert answer["results"] and "semantic" not in answer["modalities"]
+        assert answer["index"]["model"] == str(tmp_path / "no-such-model")
+    finally:
+        eng.close()
+        ws.close()
 
 
 # -- bad input ----------------------------------------------------------------------------------------
