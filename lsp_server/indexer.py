@@ -316,6 +316,20 @@ class RootIndex:
         self.error = None
 
 
+M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
+MMAP_THRESHOLD = 4 * 1024 * 1024
+
+
+def tune_allocator() -> None:
+    """Serve allocations of 4 MiB and more with mmap (glibc), so embedding batches' big temporaries go
+    back to the OS when freed: on requests 2.32.3 the peak RSS of phase 2 drops from ~855 to ~675 MB
+    for ~12% slower embedding (the dynamic threshold otherwise grows to 32 MiB and fragments the heap)."""
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 def release_memory() -> None:
     """Give freed heap back to the OS (glibc): embedding batches leave hundreds of MB of free arenas."""
     gc.collect()

@@ -27,7 +27,7 @@ from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from lsp_server import convert, transport
-from lsp_server.indexer import NoProgress, ProgressHandle, RootIndex
+from lsp_server.indexer import NoProgress, ProgressHandle, RootIndex, tune_allocator
 from lsp_server.options import ServerOptions, parse_options
 
 log = logging.getLogger("codeseek.lsp")
@@ -270,6 +270,7 @@ def serve(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from lsp_server.handlers import create_server
 
+    tune_allocator()
     server = create_server()
     tcp = getattr(args, "tcp", None)
     if tcp:
