@@ -57,8 +57,10 @@ class EngineOptions:
     ranking: RankingConfig = field(default_factory=RankingConfig)
     # Fused results: each further chunk of a file already listed is scored x file_decay**n
     # (0: strictly one result per file, the others folded under it; 1: no saturation).
-    file_decay: float = 0.7
-    group_definitions: bool = True  # the parts of a function split into several chunks rank as one
+    file_decay: float = 0.85
+    # The parts of a function split into several chunks rank as one: "before" fusion (each retriever's
+    # list keeps the definition once, at its best part's rank), "after" fusion (best part kept), "off".
+    definition_grouping: str = "before"
     rrf_k: int | None = None  # one k for every preset (A/B runs); None: `preset_k`
     # RRF k per preset, tuned on the query sets (docs/design.md "Fusion in practice"); a preset missing
     # here keeps fusion.PRESETS' k.
@@ -269,7 +271,7 @@ class SearchEngine:
         return routing.RouteContext(
             checked, intent, query, snap, routing.Retrievers(self.text, structural, graph, self.semantic),
             self.options.ranking, _identifier_query(checked.text, intent), self.options.file_decay,
-            self.options.group_definitions, self.options.rrf_k, self.options.weights, timings,
+            self.options.definition_grouping, self.options.rrf_k, self.options.weights, timings,
             preset_k=self.options.preset_k)
 
     def retrieve(self, request: SearchRequest, modality: str, limit: int = 100) -> list[Located]:

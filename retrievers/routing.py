@@ -70,8 +70,10 @@ class RouteContext:
     retrievers: Retrievers
     config: RankingConfig
     identifier_query: bool
-    file_decay: float = 0.5  # score factor per result already listed from the same file (0: one per file)
-    group_definitions: bool = True  # chunks of one split definition compete as one candidate
+    file_decay: float = 0.85  # score factor per result already listed from the same file (0: one per file)
+    # Chunks of one split definition: "before" fusion each list keeps the definition once (its best
+    # part's rank); "after": fused separately, the best part kept; "off": separate results.
+    definition_grouping: str = "before"
     rrf_k: int | None = None  # one k for every preset; None: preset_k, then the preset's own
     weights: dict[str, dict[str, float]] | None = None  # per-intent overrides of fusion.WEIGHTS
     timings: dict[str, float] = field(default_factory=dict)
@@ -247,13 +249,15 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     if "graph" in weights and ctx.retrievers.graph is not None:
         ranked["graph"] = ctx.timed("graph", lambda: _graph_hits(ctx, ranked, weights, chosen, fetch))
     started = time.perf_counter()
+    if ctx.definition_grouping == "before":
+        ranked = collapse_definitions(ranked, snap)
     fused_list = fusion.fuse(
         ranked, weights, chosen.k, chunks=snap.chunks, pagerank_for_chunk=snap.pagerank,
         wanted=ctx.wanted(), symbol=intent.symbol, identifier_query=ctx.identifier_query,
         query_text=checked.text, config=ctx.config)
     fused_list = [f for f in fused_list if f.path is None or checked.scope.admits(f.path)]
-    if ctx.group_definitions:
-        fused_list = group_definitions(fused_list, snap)
+    if ctx.definition_grouping == "after":
+        fused_list = group_after_fusion(fused_list, snap)
     kept = saturate(fused_list, checked.limit, ctx.file_decay)
     results = [_fused_located(ctx, item) for item in kept if item.chunk_id in snap.chunks]
     ctx.timings["fuse"] = (time.perf_counter() - started) * 1000
@@ -263,7 +267,47 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
 GROUPED_KINDS = frozenset({"function", "method", "class"})
 
 
-def group_definitions(items: list[fusion.Fused], snap: Snapshot) -> list[fusion.Fused]:
+def collapse_definitions(ranked: dict[str, list[Hit]], snap: Snapshot) -> dict[str, list[Hit]]:
+    """One entry per definition in each retriever's list, before fusion.
+
+    A function or class split into several chunks is one answer: its rank in a list is the rank of its
+    best part, and every part is reported under the chunk holding the definition's first line (so the
+    semantic evidence of one part and the text evidence of another add up in RRF). The hit's detail
+    gains `parts` (the chunk ids that matched) when more than one did.
+    """
+    canonical: dict[int, int] = {}
+
+    def key_of(chunk_id: int) -> int:
+        if chunk_id not in canonical:
+            chunk = snap.chunks.get(chunk_id)
+            target = chunk_id
+            d = snap.named_definition(chunk) if chunk is not None and chunk.kind in GROUPED_KINDS else None
+            if d is not None:
+                head = snap.chunk_at(d.path, d.name_line)
+                if head is not None and head.symbol == d.qualified_name:
+                    target = head.id
+            canonical[chunk_id] = target
+        return canonical[chunk_id]
+
+    out: dict[str, list[Hit]] = {}
+    for modality, hits in ranked.items():
+        seen: dict[int, Hit] = {}
+        collapsed: list[Hit] = []
+        for hit in hits:
+            target = key_of(hit.chunk_id)
+            first = seen.get(target)
+            if first is None:
+                if target != hit.chunk_id:  # a later part speaks for the definition
+                    hit = Hit(target, hit.score, {**hit.detail, "parts": [hit.chunk_id]})
+                seen[target] = hit
+                collapsed.append(hit)
+            elif hit.chunk_id != target:
+                first.detail = {**first.detail, "parts": [*first.detail.get("parts", []), hit.chunk_id]}
+        out[modality] = collapsed
+    return out
+
+
+def group_after_fusion(items: list[fusion.Fused], snap: Snapshot) -> list[fusion.Fused]:
     """One candidate per definition: the chunks of a function split in several parts fold into the
     best-scored one (its result then spans the whole definition, see `_fused_located`)."""
     leaders: dict[tuple[str, str], fusion.Fused] = {}
@@ -335,9 +379,10 @@ def _fused_located(ctx: RouteContext, item: fusion.Fused) -> Located:
     chunk = ctx.snap.chunks[item.chunk_id]
     located = Located(chunk, item.score, item.explain)
     d = ctx.snap.named_definition(chunk) if chunk.kind in GROUPED_KINDS else None
-    if d is not None and not chunk.start_line <= d.name_line <= chunk.end_line:
-        # A later part of a split definition: the result shows the definition from its start.
-        located.start_line, located.end_line = d.start_line, max(d.end_line, chunk.end_line)
+    if d is not None and d.start_line <= chunk.end_line and chunk.start_line <= d.end_line:
+        # A definition split into several chunks is one answer: show it whole, from its first line.
+        located.start_line = min(d.start_line, chunk.start_line)
+        located.end_line = max(d.end_line, chunk.end_line)
     graph_entry = item.explain.get("graph")
     detail = graph_entry.get("detail") if isinstance(graph_entry, dict) else None
     if isinstance(detail, dict) and ctx.intent.name in ("find_references", "impact_analysis"):
