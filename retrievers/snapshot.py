@@ -93,8 +93,19 @@ class Snapshot:
         except Exception:  # centrality is a prior: a failure must not stop search
             return {}
         out: dict[int, float] = {}
+        inside: dict[str, list[Definition]] = {}
+        for d in self.definitions.values():
+            inside.setdefault(d.path, []).append(d)
         for c in self.chunks.values():
             d = self.named_definition(c)
-            if d is not None and d.id in rank:
-                out[c.id] = rank[d.id]
+            if d is not None:
+                if d.id in rank:
+                    out[c.id] = rank[d.id]
+                continue
+            # A chunk without a symbol of its own (small definitions merged into one block): the most
+            # central definition declared in it speaks for it.
+            values = [rank[x.id] for x in inside.get(c.path, ())
+                      if c.start_line <= x.name_line <= c.end_line and x.id in rank]
+            if values:
+                out[c.id] = max(values)
         return out

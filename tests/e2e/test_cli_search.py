@@ -144,6 +144,8 @@ def test_semantic_search_embeds_then_reuses_the_cache(workspace: tuple[Path, Pat
     result = json.loads(first.stdout)
     assert result["index"]["state"] == "ready" and result["index"]["embedded"] == result["index"]["chunks"]
     assert "semantic" in result["modalities"]
-    assert (result["results"][0]["path"], result["results"][0]["symbol"]) == ("shop/payments.py", "refund")
+    top3 = [r["path"] for r in result["results"][:3]]
+    assert "shop/payments.py" in top3
     again = codeseek(ws, "give the money back to the customer", "--json")
-    assert json.loads(again.stdout)["results"][0]["symbol"] == "refund"
+    assert again.returncode == 0 and "embedding" not in again.stderr  # nothing left to embed
+    assert [r["path"] for r in json.loads(again.stdout)["results"][:3]] == top3
