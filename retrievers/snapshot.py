@@ -94,13 +94,13 @@ class Snapshot:
             return {}
         out: dict[int, float] = {}
         inside: dict[str, list[Definition]] = {}
-        for d in self.definitions.values():
-            inside.setdefault(d.path, []).append(d)
+        for definition in self.definitions.values():
+            inside.setdefault(definition.path, []).append(definition)
         for c in self.chunks.values():
-            d = self.named_definition(c)
-            if d is not None:
-                if d.id in rank:
-                    out[c.id] = rank[d.id]
+            named = self.named_definition(c)
+            if named is not None:
+                if named.id in rank:
+                    out[c.id] = rank[named.id]
                 continue
             # A chunk without a symbol of its own (small definitions merged into one block): the most
             # central definition declared in it speaks for it.
