@@ -55,6 +55,7 @@ def test_definition_conversions(tmp_path: Path) -> None:
     item = convert.hierarchy_item(tmp_path, d)
     assert item.kind == lsp.SymbolKind.Function
     assert item.range.start.line == 42 and item.range.end.line == 57
+    assert isinstance(item.data, dict)
     assert item.data["id"] == 7 and item.data["qualified_name"] == "parse_date"
     sym = convert.workspace_symbol(tmp_path, _definition(kind="method", parent="FeedStore"))
     assert sym.kind == lsp.SymbolKind.Method and sym.container_name == "FeedStore"
