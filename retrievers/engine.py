@@ -227,7 +227,7 @@ class SearchEngine:
         return override(intent_name, text) if intent_name else classify(text)
 
     def search(self, request: SearchRequest) -> dict[str, Any]:
-        """Answer one request with the result schema (docs/search.md); QueryError for bad input."""
+        """Answer one request with the result schema (README.md, "Result schema"); QueryError for bad input."""
         started = time.perf_counter()
         checked = validate(request)
         timings: dict[str, float] = {}

@@ -1,6 +1,6 @@
 """A search request and its validation: what a caller may ask and the clear errors for what it may not.
 
-Decisions (documented in docs/search.md):
+Decisions (documented in README.md, "Search"):
 - The query must be a non-empty string once control characters are removed (newlines and tabs are
   kept: a pasted traceback is a valid query). Control characters are replaced by spaces.
 - Queries longer than `MAX_QUERY_CHARS` are truncated, not refused, and the result's `query` field

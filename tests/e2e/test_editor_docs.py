@@ -1,4 +1,4 @@
-"""The editor configurations in docs/editors.md, run as written against the real server.
+"""The editor configurations in README.md, run as written against the real server.
 
 Each snippet is taken from the page itself, so the documentation cannot drift from what works. The
 only edits: the placeholder server path becomes this checkout's `codeseek`, and `embeddings` is
@@ -25,7 +25,7 @@ import pytest
 from lsp_server.options import parse_options
 
 REPO = Path(__file__).resolve().parents[2]
-DOC = REPO / "docs" / "editors.md"
+DOC = REPO / "README.md"
 FIXTURE = REPO / "tests" / "workspace" / "editors"
 BIN = Path(sys.executable).parent
 SERVER = BIN / "codeseek"
