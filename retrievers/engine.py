@@ -65,7 +65,9 @@ class EngineOptions:
     # RRF k per preset, tuned on the query sets (docs/design.md "Fusion in practice"); a preset missing
     # here keeps fusion.PRESETS' k.
     preset_k: dict[str, int] = field(default_factory=lambda: dict(routing.TUNED_K))
-    weights: dict[str, dict[str, float]] | None = None  # per-intent overrides of fusion.WEIGHTS
+    # Per-intent overrides of fusion.WEIGHTS (tuned: routing.TUNED_WEIGHTS); None: fusion.WEIGHTS only.
+    weights: dict[str, dict[str, float]] | None = field(
+        default_factory=lambda: {k: dict(v) for k, v in routing.TUNED_WEIGHTS.items()})
     embedder: Embedder | None = None
 
     def __post_init__(self) -> None:
@@ -227,7 +229,7 @@ class SearchEngine:
         return override(intent_name, text) if intent_name else classify(text)
 
     def search(self, request: SearchRequest) -> dict[str, Any]:
-        """Answer one request with the result schema (README.md, "Result schema"); QueryError for bad input."""
+        """Answer one request with the result schema (README.md "Result schema"); QueryError if invalid."""
         started = time.perf_counter()
         checked = validate(request)
         timings: dict[str, float] = {}

@@ -47,6 +47,9 @@ MAX_DIRECT_FETCH = 1000
 # much (rank 1 scores 1/41, rank 10 1/50) that the priors decide; k = 10 lets a retriever's first
 # ranks count.
 TUNED_K = {"quick": 10, "default": 10, "thorough": 20}
+# Intent weights tuned on the query sets, overriding fusion.WEIGHTS: for questions the embeddings are
+# the strongest single signal and BM25 the noisiest (docs/design.md "Fusion in practice").
+TUNED_WEIGHTS = {"understand_code": {"semantic": 0.6, "text": 0.1, "structural": 0.2, "graph": 0.1}}
 
 
 @dataclass
