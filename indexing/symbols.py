@@ -35,7 +35,12 @@ _BODY_TYPES = frozenset(
     }
 )
 _MAX_SIG = 300
-_XML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+# XML documentation tags (C# `/// <summary>`, VB/F# alike); other angle-bracket text in a doc line,
+# such as "an RSS `<item>`" or "List<T>", is content and stays.
+_XML_TAG = re.compile(
+    r"</?(?:summary|remarks|param|paramref|typeparam|typeparamref|returns|value|see|seealso|c|code|para"
+    r"|example|exception|inheritdoc|include|permission)\b[^<>]*>"
+)
 _MAX_RECEIVER = 120
 
 

@@ -700,3 +700,14 @@ def test_specific_kind_wins_over_the_generic_class_pattern() -> None:
         "Impl": ("class", None, ("Repo",)),
         "Impl.find": ("method", "Impl", ()),
     }
+
+
+def test_doc_line_keeps_angle_brackets_that_are_not_xml_doc_tags() -> None:
+    source = (b'def parse_feed(node):\n'
+              b'    """Read an RSS <item> or an Atom <entry> element."""\n'
+              b'    return node\n')
+    (definition,) = parse_file("feed.py", source, "python", ("source",)).definitions
+    assert definition.doc == "Read an RSS <item> or an Atom <entry> element."
+    csharp = b"/// <summary>Adds two numbers.</summary>\npublic class Calc { }\n"
+    (cls,) = parse_file("Calc.cs", csharp, "csharp", ("source",)).definitions
+    assert cls.doc == "Adds two numbers."
