@@ -18,7 +18,6 @@ others (callers and callees), `fusion.fuse` applies weighted RRF and the priors,
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import logging
 import time
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from indexing.records import Chunk
 from retrievers import fusion
 from retrievers.base import Hit, Query, QueryError, RetrieverError
 from retrievers.graph_retriever import GraphRetriever
+from retrievers.grouping import GROUPED_KINDS, collapse_definitions, group_after_fusion, saturate
 from retrievers.intent import Intent
 from retrievers.priors import RankingConfig, label_factor, wanted_labels
 from retrievers.request import CheckedRequest
@@ -265,102 +265,6 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     results = [_fused_located(ctx, item) for item in kept if item.chunk_id in snap.chunks]
     ctx.timings["fuse"] = (time.perf_counter() - started) * 1000
     return list(ranked), results
-
-
-GROUPED_KINDS = frozenset({"function", "method", "class"})
-
-
-def collapse_definitions(ranked: dict[str, list[Hit]], snap: Snapshot) -> dict[str, list[Hit]]:
-    """One entry per definition in each retriever's list, before fusion.
-
-    A function or class split into several chunks is one answer: its rank in a list is the rank of its
-    best part, and every part is reported under the chunk holding the definition's first line (so the
-    semantic evidence of one part and the text evidence of another add up in RRF). The hit's detail
-    gains `parts` (the chunk ids that matched) when more than one did.
-    """
-    canonical: dict[int, int] = {}
-
-    def key_of(chunk_id: int) -> int:
-        if chunk_id not in canonical:
-            chunk = snap.chunks.get(chunk_id)
-            target = chunk_id
-            d = snap.named_definition(chunk) if chunk is not None and chunk.kind in GROUPED_KINDS else None
-            if d is not None:
-                head = snap.chunk_at(d.path, d.name_line)
-                if head is not None and head.symbol == d.qualified_name:
-                    target = head.id
-            canonical[chunk_id] = target
-        return canonical[chunk_id]
-
-    out: dict[str, list[Hit]] = {}
-    for modality, hits in ranked.items():
-        seen: dict[int, Hit] = {}
-        collapsed: list[Hit] = []
-        for hit in hits:
-            target = key_of(hit.chunk_id)
-            first = seen.get(target)
-            if first is None:
-                if target != hit.chunk_id:  # a later part speaks for the definition
-                    hit = Hit(target, hit.score, {**hit.detail, "parts": [hit.chunk_id]})
-                seen[target] = hit
-                collapsed.append(hit)
-            elif hit.chunk_id != target:
-                first.detail = {**first.detail, "parts": [*first.detail.get("parts", []), hit.chunk_id]}
-        out[modality] = collapsed
-    return out
-
-
-def group_after_fusion(items: list[fusion.Fused], snap: Snapshot) -> list[fusion.Fused]:
-    """One candidate per definition: the chunks of a function split in several parts fold into the
-    best-scored one (its result then spans the whole definition, see `_fused_located`)."""
-    leaders: dict[tuple[str, str], fusion.Fused] = {}
-    out: list[fusion.Fused] = []
-    for item in sorted(items, key=lambda f: (-f.score, f.chunk_id)):
-        chunk = snap.chunks.get(item.chunk_id)
-        if chunk is None or not chunk.symbol or chunk.kind not in GROUPED_KINDS:
-            out.append(item)
-            continue
-        key = (chunk.path, chunk.symbol)
-        leader = leaders.get(key)
-        if leader is None:
-            leaders[key] = item
-            out.append(item)
-        else:
-            leader.explain.setdefault("parts", []).append(chunk.id)
-    return out
-
-
-def saturate(items: list[fusion.Fused], limit: int, decay: float) -> list[fusion.Fused]:
-    """The best `limit` results, each further chunk of an already listed file scored x decay**n.
-
-    decay 0 keeps one result per file (`fusion.dedupe_by_file`); 1 is no saturation. A file's chunks
-    that are not listed are folded under its first result (`also`, best first).
-    """
-    if decay <= 0:
-        return fusion.dedupe_by_file(items, limit)
-    pending = [(-f.score, f.chunk_id, f) for f in items]
-    heapq.heapify(pending)
-    listed: dict[str, int] = {}
-    kept: list[fusion.Fused] = []
-    leaders: dict[str, fusion.Fused] = {}
-    while pending:
-        neg, chunk_id, item = heapq.heappop(pending)
-        n = listed.get(item.path, 0) if item.path is not None else 0
-        effective = item.score * decay ** n
-        if -neg > effective + 1e-15:  # scored before this file gained a result: look again
-            heapq.heappush(pending, (-effective, chunk_id, item))
-            continue
-        if len(kept) < limit:
-            copy = fusion.Fused(item.chunk_id, effective, dict(item.explain), item.path, list(item.also))
-            if n:
-                copy.explain["saturation"] = decay ** n
-            kept.append(copy)
-            if item.path is not None:
-                listed[item.path] = n + 1
-                leaders.setdefault(item.path, copy)
-        elif item.path in leaders:
-            leaders[item.path].also.append({"chunk_id": item.chunk_id, "score": item.score})
-    return kept
 
 
 def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[str, float],
