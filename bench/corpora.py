@@ -50,7 +50,7 @@ def fetch_sdist(name: str, version: str) -> Path:
     with tempfile.TemporaryDirectory() as tmpdir:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-             "--no-build-isolation", "-d", tmpdir, f"{name}=={version}"],
+             "-d", tmpdir, f"{name}=={version}"],
             check=True,
         )
         archives = [p for p in Path(tmpdir).iterdir() if p.is_file()]
