@@ -62,12 +62,10 @@ class EngineOptions:
     # list keeps the definition once, at its best part's rank), "after" fusion (best part kept), "off".
     definition_grouping: str = "before"
     rrf_k: int | None = None  # one k for every preset (A/B runs); None: `preset_k`
-    # RRF k per preset, tuned on the query sets (docs/design.md "Fusion in practice"); a preset missing
-    # here keeps fusion.PRESETS' k.
-    preset_k: dict[str, int] = field(default_factory=lambda: dict(routing.TUNED_K))
-    # Per-intent overrides of fusion.WEIGHTS (tuned: routing.TUNED_WEIGHTS); None: fusion.WEIGHTS only.
-    weights: dict[str, dict[str, float]] | None = field(
-        default_factory=lambda: {k: dict(v) for k, v in routing.TUNED_WEIGHTS.items()})
+    # The shipped RRF k per preset and weights per intent live in fusion.PRESETS / fusion.WEIGHTS
+    # (tuned on the query sets, docs/design.md "Fusion in practice"); these override them (A/B runs).
+    preset_k: dict[str, int] = field(default_factory=dict)  # preset name -> k; missing: fusion.PRESETS
+    weights: dict[str, dict[str, float]] | None = None  # intent -> weights; None / missing: fusion.WEIGHTS
     embedder: Embedder | None = None
 
     def __post_init__(self) -> None:

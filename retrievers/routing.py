@@ -12,7 +12,8 @@ Direct route, taken when the intent's confidence is >= 0.85 (or the request name
 An empty direct route falls back to the fused route.
 
 Fused route: each of the preset's retrievers over-fetches, the graph expands the top seeds of the
-others (callers and callees), `fusion.fuse` applies weighted RRF and the priors, one result per file.
+others (callers and callees), `fusion.fuse` applies weighted RRF and the priors, and `grouping.saturate`
+scores a file's further results x file_decay per result already listed (the rest fold under `also`).
 """
 
 from __future__ import annotations
@@ -43,13 +44,6 @@ DIRECT_CONFIDENCE = 0.85
 NAME_TIERS = frozenset({"exact", "exact_folded", "qualified", "last_part", "prefix"})
 EXPAND_INTENTS = frozenset({"understand_code", "find_similar", "find_definition"})
 MAX_DIRECT_FETCH = 1000
-# RRF k tuned on the query sets (docs/design.md "Fusion in practice"): k = 40 flattens the lists so
-# much (rank 1 scores 1/41, rank 10 1/50) that the priors decide; k = 10 lets a retriever's first
-# ranks count.
-TUNED_K = {"quick": 10, "default": 10, "thorough": 20}
-# Intent weights tuned on the query sets, overriding fusion.WEIGHTS: for questions the embeddings are
-# the strongest single signal and BM25 the noisiest (docs/design.md "Fusion in practice").
-TUNED_WEIGHTS = {"understand_code": {"semantic": 0.6, "text": 0.1, "structural": 0.2, "graph": 0.1}}
 
 
 @dataclass
@@ -77,11 +71,11 @@ class RouteContext:
     # Chunks of one split definition: "before" fusion each list keeps the definition once (its best
     # part's rank); "after": fused separately, the best part kept; "off": separate results.
     definition_grouping: str = "before"
-    rrf_k: int | None = None  # one k for every preset; None: preset_k, then the preset's own
+    rrf_k: int | None = None  # one k for every preset; None: preset_k, then fusion.PRESETS' k
     weights: dict[str, dict[str, float]] | None = None  # per-intent overrides of fusion.WEIGHTS
     timings: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # modality -> why it gave no answer
-    preset_k: dict[str, int] = field(default_factory=dict)
+    preset_k: dict[str, int] = field(default_factory=dict)  # per-preset overrides of fusion.PRESETS' k
 
     def timed(self, name: str, run: Callable[[], list[Hit]]) -> list[Hit]:
         """Run one retriever, timing it; a failing retriever answers nothing (and says why)."""
