@@ -9,24 +9,19 @@ raises `JsonRpcInvalidParams` with a message saying what is wrong; the engine's 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
 from lsp_server import convert
 from lsp_server.indexer import EMBEDDING, ERROR, INDEXING, READY, STARTING, RootIndex
-from retrievers import fusion
 from retrievers.base import QueryError
 from retrievers.request import SearchRequest, validate
-from retrievers.routing import DIRECT_CONFIDENCE
 
 PARAM_KEYS = ("query", "limit", "preset", "intent", "include", "exclude")
 # Protocol fields a client may add to any request.
 _IGNORED_KEYS = ("workDoneToken", "partialResultToken")
 _STATE_ORDER = (ERROR, STARTING, INDEXING, EMBEDDING, "text-only", READY)
-_DIRECT_INTENTS = ("exact_match", "find_definition", "find_references", "impact_analysis")
-MODEL_LOADING = "the embedding model is still loading: this answer is ranked without semantic search"
 
 
 def _globs(params: Mapping[str, Any], key: str) -> tuple[str, ...]:
@@ -102,13 +97,10 @@ def search_roots(roots: Sequence[RootIndex], request: SearchRequest) -> dict[str
         return empty_result(request, states[0] if states else "empty")
     answers: list[tuple[RootIndex, dict[str, Any]]] = []
     for root in ready:
-        asked, degraded = while_model_loads(root, request)
-        try:
-            answer = root.engine.search(asked)
+        try:  # while the model loads, the engine ranks without semantic and says so (index.notes)
+            answer = root.engine.search(request)
         except QueryError as exc:
             raise JsonRpcInvalidParams(str(exc)) from exc
-        if degraded:
-            answer.setdefault("index", {}).setdefault("notes", []).append(MODEL_LOADING)
         answers.append((root, answer))
     merged: list[dict[str, Any]] = []
     for root, answer in answers:
@@ -128,23 +120,6 @@ def search_roots(roots: Sequence[RootIndex], request: SearchRequest) -> dict[str
             timings[key] = round(timings.get(key, 0.0) + float(ms), 3)
     return {**first, "results": merged[:request.limit], "index": _merge_index(index_states),
             "timings_ms": timings}
-
-
-def while_model_loads(root: RootIndex, request: SearchRequest) -> tuple[SearchRequest, bool]:
-    """The request to run now, and whether semantic ranking was left out.
-
-    After a restart the vectors come from the cache at once but the model takes seconds to load in
-    the background; a query needing it would wait that long. Until it has loaded, fused searches run
-    on the other retrievers (the answer says so in `index.notes`); direct routes never need it.
-    """
-    semantic = root.engine.semantic
-    if request.modalities or semantic is None or semantic.embedder.loaded or semantic.embedded() == 0:
-        return request, False
-    intent = root.engine.classify(request.query.strip(), request.intent)
-    if intent.confidence >= DIRECT_CONFIDENCE and intent.name in _DIRECT_INTENTS:
-        return request, False
-    others = tuple(m for m in fusion.preset(request.preset).modalities if m != "semantic")
-    return replace(request, modalities=others or ("structural",)), True
 
 
 def _lsp_state(root: RootIndex, engine_state: Any) -> str:

@@ -14,7 +14,9 @@ Thread-safety: the LSP server searches from request handlers while `refresh` run
 Each refresh builds a new `Snapshot` (chunks, definitions, graph, PageRank) and a structural index of
 its own, and swaps them in under a lock; a search takes the current pair once and reads only it. The
 text and semantic retrievers are long-lived and guard themselves (tantivy readers see the last commit;
-the vector index has its own lock). While vectors are missing, results say so in `index.state`.
+the vector index has its own lock). While vectors are missing, results say so in `index.state`; while
+another thread loads the embedding model (the LSP server after a warm restart), fused searches rank
+without semantic instead of waiting, and say so in `index.notes`.
 """
 
 from __future__ import annotations
@@ -257,6 +259,8 @@ class SearchEngine:
         doc["results"] = results
         if ctx.errors:
             doc["index"]["errors"] = dict(ctx.errors)
+        if ctx.notes:
+            doc["index"]["notes"] = list(ctx.notes)
         return doc
 
     def _context(self, view: tuple[Snapshot, StructuralRetriever], checked: CheckedRequest, intent: Intent,

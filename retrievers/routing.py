@@ -44,6 +44,7 @@ DIRECT_CONFIDENCE = 0.85
 NAME_TIERS = frozenset({"exact", "exact_folded", "qualified", "last_part", "prefix"})
 EXPAND_INTENTS = frozenset({"understand_code", "find_similar", "find_definition"})
 MAX_DIRECT_FETCH = 1000
+MODEL_LOADING = "the embedding model is still loading: this answer is ranked without semantic search"
 
 
 @dataclass
@@ -75,6 +76,7 @@ class RouteContext:
     weights: dict[str, dict[str, float]] | None = None  # per-intent overrides of fusion.WEIGHTS
     timings: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # modality -> why it gave no answer
+    notes: list[str] = field(default_factory=list)  # e.g. semantic left out while the model loads
     preset_k: dict[str, int] = field(default_factory=dict)  # per-preset overrides of fusion.PRESETS' k
 
     def timed(self, name: str, run: Callable[[], list[Hit]]) -> list[Hit]:
@@ -233,6 +235,11 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     if ctx.retrievers.semantic is None or ctx.retrievers.semantic.embedded() == 0:
         weights.pop("semantic", None)
     weights = {m: w for m, w in weights.items() if w > 0}
+    if "semantic" in weights and len(weights) > 1 and model_loading(ctx.retrievers.semantic):
+        # A warm restart has the vectors at once, but the model loads in the background for seconds:
+        # rank with the other retrievers now (their weights as the intent gives them) and say so.
+        del weights["semantic"]
+        ctx.notes.append(MODEL_LOADING)
     fetch = chosen.fetch_limit(checked.limit)
     query = ctx.query
     ranked: dict[str, list[Hit]] = {}
@@ -259,6 +266,14 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     results = [_fused_located(ctx, item) for item in kept if item.chunk_id in snap.chunks]
     ctx.timings["fuse"] = (time.perf_counter() - started) * 1000
     return list(ranked), results
+
+
+def model_loading(semantic: SemanticRetriever | None) -> bool:
+    """True while another thread is loading the semantic retriever's model (a query would wait)."""
+    if semantic is None or semantic.embedder.loaded:
+        return False
+    # Embedder.load holds its lock for the whole load; a query encoding now would block on it.
+    return semantic.embedder._load_lock.locked()
 
 
 def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[str, float],

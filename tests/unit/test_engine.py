@@ -424,3 +424,56 @@ def test_phase_one_answers_before_embeddings(tmp_path: Path, embedder: Any) -> N
     finally:
         eng.close()
         ws.close()
+
+
+@pytest.mark.slow
+def test_fused_search_skips_semantic_while_the_model_loads(tmp_path: Path, embedder: Any) -> None:
+    from retrievers.embedder import Embedder
+    from retrievers.routing import MODEL_LOADING
+
+    root, index = _copy(tmp_path), tmp_path / "index"
+    ws = Workspace(root, WorkspaceOptions(index_dir=index))
+    eng = SearchEngine(ws, EngineOptions(embedder=embedder))
+    eng.refresh()
+    eng.close()
+    ws.close()
+    # A warm restart: the vectors come from the cache, the model is not loaded yet.
+    fresh = Embedder()
+    ws = Workspace(root, WorkspaceOptions(index_dir=index))
+    eng = SearchEngine(ws, EngineOptions(embedder=fresh))
+    try:
+        eng.refresh(embed=False)
+        assert eng.semantic is not None and eng.semantic.embedded() > 0 and not fresh.loaded
+        question = "money the processor gives back to the customer"
+        loading, release = threading.Event(), threading.Event()
+
+        def load_in_background() -> None:  # holds the lock Embedder.load holds while it loads
+            with fresh._load_lock:
+                loading.set()
+                release.wait(120)
+
+        holder = threading.Thread(target=load_in_background)
+        holder.start()
+        answers: list[dict[str, Any]] = []
+        try:
+            assert loading.wait(10)
+            asker = threading.Thread(target=lambda: answers.extend(
+                [search(eng, question), search(eng, "class Cart")]))
+            asker.start()
+            asker.join(60)
+            assert answers, "the search waited for the model"
+        finally:
+            release.set()
+            holder.join()
+        result, direct = answers
+        assert result["strategy"] == "fused" and "semantic" not in result["modalities"]
+        assert result["index"]["notes"] == [MODEL_LOADING]
+        assert {"text", "structural"} <= set(result["modalities"]) and result["results"]
+        weights = {m: e["weight"] for r in result["results"] for m, e in r["explain"].items()
+                   if m in ("text", "structural")}
+        assert weights == {"text": 0.1, "structural": 0.2}  # understand_code's own weights, not equal shares
+        assert direct["strategy"] == "direct" and "notes" not in direct["index"]  # never needed the model
+        assert not fresh.loaded
+    finally:
+        eng.close()
+        ws.close()
