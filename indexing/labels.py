@@ -1,9 +1,12 @@
-"""File labels from path and name rules: source, test, doc, config, example, vendor, generated.
+"""File labels from path and name rules: source, test, doc, config, example, vendor, generated, legacy.
 
 Labels let ranking demote tests, docs, vendored and generated code unless a query asks for them.
 A file may carry several labels (`tests/fixtures/README.md` is test and doc); `source` is given
 only when no other label applies. The rules look at the path alone (no file is read), and cover the
-conventions of every supported language. The result is ordered as `records.LABELS`.
+conventions of every supported language. The result is ordered as `records.LABELS`, then `legacy`.
+`legacy` (code kept for old callers: a folder named legacy/deprecated/compat...) sits beside the
+others: `pydantic/deprecated/json.py` is ("source", "legacy"). Only folder names count: click keeps
+real answers in `_compat.py`, a file.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ VENDOR_DIRS = frozenset({"vendor", "vendors", "vendored", "_vendor", "third_part
                          "thirdparty", "3rdparty", "external", "externals", "extern", "node_modules",
                          "bower_components", "site-packages"})
 GENERATED_DIRS = frozenset({"generated", "__generated__", "gen-src", "autogen"})
+LEGACY_DIRS = frozenset({"legacy", "deprecated", "compat", "backcompat", "obsolete"})
+LEGACY = "legacy"  # not in records.LABELS (owned elsewhere): appended after the ordered labels
 
 TEST_NAME = re.compile(
     r"""(
@@ -84,6 +89,7 @@ def labels_for(path: str) -> tuple[str, ...]:
         found.add("vendor")
     if GENERATED_NAME.match(name) or any(d in GENERATED_DIRS for d in dirs):
         found.add("generated")
+    legacy = (LEGACY,) if any(d in LEGACY_DIRS for d in dirs) else ()
     if not found:
-        return ("source",)
-    return tuple(label for label in LABELS if label in found)
+        return ("source", *legacy)
+    return tuple(label for label in LABELS if label in found) + legacy

@@ -156,6 +156,8 @@ def test_wanted_labels_from_query_words_and_include_globs() -> None:
     assert wanted_labels("where do the docs explain proxies") == {"doc"}
     assert wanted_labels("example of a custom adapter") == {"example"}
     assert wanted_labels("how does the pool work") == frozenset()
+    assert wanted_labels("the deprecated json encoder") == {"legacy"}
+    assert wanted_labels("py2 compat shims") == {"legacy"}
     assert wanted_labels("pool", Scope.build(include=["tests/**"])) == {"test"}
     assert wanted_labels("pool", Scope.build(include=["docs/*.md"])) == {"doc"}
 
@@ -324,3 +326,9 @@ def test_fuse_runs_rrf_then_priors() -> None:
     by_id = {f.chunk_id: f.score for f in with_priors}
     assert by_id[2] == pytest.approx((0.5 / 42 + 0.2 / 41) * (1 + 0.3 * math.log(2)))
     assert by_id[1] == pytest.approx(0.5 / 41)
+
+
+def test_legacy_code_is_demoted_unless_asked_for() -> None:
+    assert RankingConfig().label_factors["legacy"] == 0.3
+    assert label_factor(("source", "legacy"), frozenset()) == (0.3, "legacy")
+    assert label_factor(("source", "legacy"), wanted_labels("deprecated validators")) == (1.0, None)

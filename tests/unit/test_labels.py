@@ -58,3 +58,22 @@ def test_labels_combine_in_canonical_order() -> None:
     for path in ("a.py", "tests/x.md", "vendor/x.min.js", "examples/conf.yaml"):
         got = labels_for(path)
         assert got == tuple(label for label in LABELS if label in got) and got
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("pydantic/deprecated/json.py", ("source", "legacy")),
+    ("lib/legacy/router.js", ("source", "legacy")),
+    ("src/compat/io.go", ("source", "legacy")),
+    ("pkg/backcompat/shim.py", ("source", "legacy")),
+    ("old/obsolete/x.c", ("source", "legacy")),
+    ("tests/legacy/test_old.py", ("test", "legacy")),
+    ("docs/deprecated/api.md", ("doc", "legacy")),
+])
+def test_legacy_folders_are_labelled_after_the_other_labels(path: str, expected: tuple[str, ...]) -> None:
+    assert labels_for(path) == expected
+
+
+@pytest.mark.parametrize("path", ["src/click/_compat.py", "compat.py", "src/legacy_api.py",
+                                  "lib/deprecated.js", "pydantic/v1/main.py", "src/compatibility/x.py"])
+def test_only_legacy_folder_names_count_not_files(path: str) -> None:
+    assert "legacy" not in labels_for(path)
