@@ -3,7 +3,7 @@
 Labels let ranking demote tests, docs, vendored and generated code unless a query asks for them.
 A file may carry several labels (`tests/fixtures/README.md` is test and doc); `source` is given
 only when no other label applies. The rules look at the path alone (no file is read), and cover the
-conventions of every supported language. The result is ordered as `records.LABELS`, then `legacy`.
+conventions of every supported language. The result is ordered as `records.LABELS`.
 `legacy` (code kept for old callers: a folder named legacy/deprecated/compat...) sits beside the
 others: `pydantic/deprecated/json.py` is ("source", "legacy"). Only folder names count: click keeps
 real answers in `_compat.py`, a file.
@@ -25,7 +25,6 @@ VENDOR_DIRS = frozenset({"vendor", "vendors", "vendored", "_vendor", "third_part
                          "bower_components", "site-packages"})
 GENERATED_DIRS = frozenset({"generated", "__generated__", "gen-src", "autogen"})
 LEGACY_DIRS = frozenset({"legacy", "deprecated", "compat", "backcompat", "obsolete"})
-LEGACY = "legacy"  # not in records.LABELS (owned elsewhere): appended after the ordered labels
 
 TEST_NAME = re.compile(
     r"""(
@@ -89,7 +88,8 @@ def labels_for(path: str) -> tuple[str, ...]:
         found.add("vendor")
     if GENERATED_NAME.match(name) or any(d in GENERATED_DIRS for d in dirs):
         found.add("generated")
-    legacy = (LEGACY,) if any(d in LEGACY_DIRS for d in dirs) else ()
     if not found:
-        return ("source", *legacy)
-    return tuple(label for label in LABELS if label in found) + legacy
+        found.add("source")
+    if any(d in LEGACY_DIRS for d in dirs):
+        found.add("legacy")
+    return tuple(label for label in LABELS if label in found)

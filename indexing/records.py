@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 # Chunk kinds.
 CHUNK_KINDS = ("function", "method", "class", "block", "section", "text")
 # File labels.
-LABELS = ("source", "test", "doc", "config", "example", "vendor", "generated")
+LABELS = ("source", "test", "doc", "config", "example", "vendor", "generated", "legacy")
 
 
 @dataclass(frozen=True)

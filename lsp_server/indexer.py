@@ -308,7 +308,7 @@ class RootIndex:
                 self.last_job["embedded"] = done.embedded
             self.state = READY
             # Load the model now (a warm restart embeds nothing) so the first query does not wait;
-            # until it has loaded, searches rank without it (features_search.while_model_loads).
+            # until it has loaded, searches rank without it (routing.model_loading).
             semantic.embedder.load()
             release_memory()
             self.last_job["phase2_s"] = round(time.perf_counter() - started - phase1, 3)

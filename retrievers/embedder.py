@@ -129,6 +129,11 @@ class Embedder:
     def loaded(self) -> bool:
         return self._model is not None
 
+    @property
+    def loading(self) -> bool:
+        """True while a thread is inside `load()` (an encode now would wait for it)."""
+        return self._model is None and self._load_lock.locked()
+
     def _source(self) -> str:
         if self.model is None:
             return str(default_model_path())

@@ -97,10 +97,7 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
 
 def model_loading(semantic: SemanticRetriever | None) -> bool:
     """True while another thread is loading the semantic retriever's model (a query would wait)."""
-    if semantic is None or semantic.embedder.loaded:
-        return False
-    # Embedder.load holds its lock for the whole load; a query encoding now would block on it.
-    return semantic.embedder._load_lock.locked()
+    return semantic is not None and semantic.embedder.loading
 
 
 def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[str, float],
