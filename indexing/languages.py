@@ -139,29 +139,53 @@ def get_parser(lang: str) -> Parser:
 
 @functools.cache
 def load_query(lang: str) -> Query | None:
-    """The compiled query in indexing/queries/<lang>.scm, or None when there is none."""
-    source = _query_source(lang)
-    if source is None:
+    """The compiled query in indexing/queries/<lang>.scm, or None when there is none.
+
+    A query file may start with `; inherits: a, b` (as in nvim-treesitter): the named query files
+    (grammars, or shared fragments such as `ecma`) are expanded and prepended in that order, each once.
+    An unknown name or an inheritance cycle raises QueryError.
+    """
+    if not (QUERY_DIR / f"{lang}.scm").is_file():
         return None
+    source = query_source(lang)
     try:
         return Query(get_language(lang), source)
     except Exception as exc:  # tree_sitter raises QueryError/ValueError subclasses
         raise QueryError(f"queries/{lang}.scm: {exc}") from exc
 
 
-def _query_source(lang: str, depth: int = 0) -> str | None:
-    """The text of queries/<lang>.scm with `; inherits: other` lines expanded."""
-    path = QUERY_DIR / f"{lang}.scm"
-    if not path.is_file() or depth > 3:
-        return None
+INHERITS = "; inherits:"
+
+
+def query_source(name: str) -> str:
+    """The text of queries/<name>.scm with its `; inherits:` directive expanded (QueryError when
+    the file, or a file it inherits, is missing, or when inheritance loops)."""
     parts: list[str] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("; inherits:"):
-            for other in line.split(":", 1)[1].split(","):
-                parts.append(_query_source(other.strip(), depth + 1) or "")
-        else:
-            parts.append(line)
+    _expand(name, (), set(), parts)
     return "\n".join(parts)
+
+
+def _expand(name: str, chain: tuple[str, ...], done: set[str], parts: list[str]) -> None:
+    if name in chain:
+        loop = " -> ".join((*chain, name))
+        raise QueryError(f"queries/{chain[0]}.scm: inheritance cycle {loop}")
+    if name in done:
+        return
+    path = QUERY_DIR / f"{name}.scm"
+    if not path.is_file():
+        where = f"queries/{chain[-1]}.scm inherits" if chain else "no query file for"
+        raise QueryError(f"{where} unknown query {name!r} (no queries/{name}.scm)")
+    text = path.read_text(encoding="utf-8")
+    first, _, rest = text.partition("\n")
+    if first.startswith(INHERITS):
+        parents = [p.strip() for p in first[len(INHERITS):].split(",") if p.strip()]
+        if not parents:
+            raise QueryError(f"queries/{name}.scm: empty `{INHERITS}` directive")
+        for parent in parents:
+            _expand(parent, (*chain, name), done, parts)
+        text = rest
+    done.add(name)
+    parts.append(text)
 
 
 def spec_for(lang: str) -> LangSpec:

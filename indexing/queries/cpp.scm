@@ -1,7 +1,11 @@
+; inherits: c_family
+; C++ only: methods, operators, destructors and qualified definitions, references, classes and
+; bases, aliases, qualified and template calls, using declarations.
+
 ; Definitions
 (function_definition
   declarator: (function_declarator
-    declarator: [(identifier) (field_identifier) (operator_name) (destructor_name)] @name)) @definition.function
+    declarator: [(field_identifier) (operator_name) (destructor_name)] @name)) @definition.function
 
 (function_definition
   declarator: (function_declarator
@@ -12,7 +16,7 @@
 (function_definition
   declarator: (pointer_declarator
     declarator: (function_declarator
-      declarator: [(identifier) (field_identifier)] @name))) @definition.function
+      declarator: (field_identifier) @name))) @definition.function
 
 (function_definition
   declarator: (reference_declarator
@@ -27,22 +31,7 @@
   (base_class_clause [(type_identifier) (qualified_identifier) (template_type)] @base)) @definition.class
 
 (struct_specifier
-  name: (type_identifier) @name
-  body: (field_declaration_list)) @definition.struct
-
-(struct_specifier
   (base_class_clause [(type_identifier) (qualified_identifier) (template_type)] @base)) @definition.struct
-
-(union_specifier
-  name: (type_identifier) @name
-  body: (field_declaration_list)) @definition.struct
-
-(enum_specifier
-  name: (type_identifier) @name
-  body: (enumerator_list)) @definition.enum
-
-(type_definition
-  declarator: (type_identifier) @name) @definition.type
 
 (alias_declaration
   name: (type_identifier) @name) @definition.type
@@ -53,14 +42,6 @@
 
 ; Calls
 (call_expression
-  function: (identifier) @callee) @call
-
-(call_expression
-  function: (field_expression
-    argument: (_) @receiver
-    field: (field_identifier) @callee)) @call
-
-(call_expression
   function: (qualified_identifier
     scope: (_) @receiver
     name: (identifier) @callee)) @call
@@ -70,8 +51,5 @@
     name: (identifier) @callee)) @call
 
 ; Imports
-(preproc_include
-  path: [(string_literal) (system_lib_string)] @import.module) @import
-
 (using_declaration
   (qualified_identifier) @import.module) @import

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from tree_sitter import QueryCursor
 
 from indexing import languages
 from indexing.languages import GRAMMARS, QueryError, get_parser, language_for_path, load_query
@@ -88,3 +89,55 @@ def test_broken_query_file_is_a_named_error(tmp_path, monkeypatch) -> None:
 def test_inherited_query_is_the_parent_query() -> None:
     assert load_query("tsx") is not None
     assert load_query("tsx").pattern_count == load_query("typescript").pattern_count
+
+
+@pytest.fixture
+def query_dir(tmp_path, monkeypatch):
+    """A scratch queries/ folder; load_query's cache is cleared on the way in and out."""
+    monkeypatch.setattr(languages, "QUERY_DIR", tmp_path)
+    languages.load_query.cache_clear()
+    yield tmp_path
+    monkeypatch.undo()
+    languages.load_query.cache_clear()
+
+
+def test_inherits_prepends_the_named_files_once(query_dir) -> None:
+    (query_dir / "base.scm").write_text("(identifier) @base.one\n")
+    (query_dir / "mid.scm").write_text("; inherits: base\n(string) @mid.two\n")
+    (query_dir / "python.scm").write_text("; inherits: mid, base\n(integer) @own.three\n")
+    assert languages.query_source("python").split() == [
+        "(identifier)", "@base.one", "(string)", "@mid.two", "(integer)", "@own.three"
+    ]
+    query = languages.load_query("python")
+    assert query is not None and query.pattern_count == 3
+    tree = get_parser("python").parse(b"x = 'a' + 1\n")
+    names = set(QueryCursor(query).captures(tree.root_node))
+    assert names == {"base.one", "mid.two", "own.three"}
+
+
+def test_inherits_from_an_unknown_query_is_a_named_error(query_dir) -> None:
+    (query_dir / "python.scm").write_text("; inherits: nosuch\n(identifier) @x\n")
+    with pytest.raises(QueryError, match=r"python\.scm inherits unknown query 'nosuch'"):
+        languages.load_query("python")
+
+
+def test_inheritance_cycle_is_a_named_error(query_dir) -> None:
+    (query_dir / "python.scm").write_text("; inherits: a\n(identifier) @x\n")
+    (query_dir / "a.scm").write_text("; inherits: b\n")
+    (query_dir / "b.scm").write_text("; inherits: python\n")
+    with pytest.raises(QueryError, match=r"cycle python -> a -> b -> python"):
+        languages.load_query("python")
+
+
+def test_inherits_is_read_on_the_first_line_only(query_dir) -> None:
+    (query_dir / "python.scm").write_text("(identifier) @x\n; inherits: nosuch\n")
+    query = languages.load_query("python")
+    assert query is not None and query.pattern_count == 1
+
+
+def test_shared_fragments_are_no_grammar_but_are_inherited() -> None:
+    for lang, fragment in [("javascript", "ecma"), ("typescript", "ecma"), ("c", "c_family"),
+                           ("cpp", "c_family")]:
+        assert fragment not in GRAMMARS
+        assert languages.query_source(fragment) in languages.query_source(lang)
+    assert languages.query_source("typescript") in languages.query_source("tsx")
