@@ -1,7 +1,7 @@
 """The call graph: a networkx DiGraph over definitions, built from parsed records.
 
 `build_call_graph(definitions, calls, imports)` resolves every call site with the rules of
-`graph.resolution` and returns a `CallGraph`:
+`graph.resolution` (over `graph.symbol_index`) and returns a `CallGraph`:
 
 - nodes are definition ids (`Definition.id`) with the node attribute `definition`; every file that
   has definitions, calls or imports also gets a module pseudo node with a negative id, the node
