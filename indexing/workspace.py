@@ -8,9 +8,6 @@ tree for reading and indexing. The call graph is built on demand and cached unti
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import importlib.util
 import os
 import threading
 import time
@@ -20,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import platformdirs
-
+from indexing.freshness import content_hash, default_index_dir, error_reasons, parser_fingerprint
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
 from indexing.scan import (
     UNREADABLE,
@@ -37,6 +33,11 @@ from indexing.store import STALE, FileRow, IndexStore
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
 
+__all__ = [
+    "OVERLAY_MTIME", "Progress", "UpdateResult", "Workspace", "WorkspaceError", "WorkspaceOptions",
+    "content_hash", "default_index_dir",
+]
+
 Progress = Callable[[int, int, str], None]
 OVERLAY_MTIME = -1  # mtime recorded for a file indexed from an editor buffer: the disk always differs
 _COMMIT_FILES = 200  # files per commit; each file stays atomic on its own
@@ -45,21 +46,6 @@ _COMMIT_SECONDS = 0.5
 
 class WorkspaceError(Exception):
     """A workspace operation was given something it cannot work with (bad root, path outside it...)."""
-
-
-def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def default_index_dir(root: Path) -> Path:
-    """`$CODESEEK_INDEX_DIR`, else `$XDG_CACHE_HOME/codeseek/<sha1(root)[:16]>` (platformdirs cache dir)."""
-    env = os.environ.get("CODESEEK_INDEX_DIR")
-    if env:
-        return Path(env).expanduser()
-    key = hashlib.sha1(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) / "codeseek" if xdg else Path(platformdirs.user_cache_dir("codeseek"))
-    return base / key
 
 
 @dataclass
@@ -90,53 +76,6 @@ class UpdateResult:
     @property
     def changed(self) -> bool:
         return bool(self.changed_paths or self.removed_paths)
-
-
-def _error_reasons(result: ParseResult) -> list[str]:
-    """Short, countable reasons for what `parse_file` reported (its messages carry positions)."""
-    if not result.error:
-        return []
-    reasons = []
-    for part in result.error.split(";"):
-        text = part.strip().lower()
-        if "utf-8" in text:
-            reasons.append("invalid-utf8")
-        elif "syntax error" in text:
-            reasons.append("mostly-unparsed" if "unparsed" in text else "syntax-errors")
-        elif "parser" in text:
-            reasons.append("parser-failure")
-        elif "no grammar" in text:
-            reasons.append("no-grammar")
-        elif text:
-            reasons.append(result.status)
-    return reasons
-
-
-# The modules and queries whose code decides what a parse yields.
-_PARSER_FILES = ("parse.py", "chunker.py", "symbols.py", "languages.py", "labels.py", "records.py")
-
-
-@functools.lru_cache(maxsize=1)
-def parser_fingerprint() -> str:
-    """A digest of the parsing code, its queries and the grammar pack: when it changes, every file is
-    re-parsed. Computed from the files rather than by importing the parser, so an unchanged re-run
-    does not pay for loading the parsing stack."""
-    here = Path(__file__).resolve().parent
-    digest = hashlib.blake2b(digest_size=8)
-    names = [*_PARSER_FILES, *sorted(f"queries/{p.name}" for p in (here / "queries").glob("*.scm"))]
-    for name in names:
-        try:
-            data = (here / name).read_bytes()
-        except OSError:
-            continue
-        digest.update(name.encode() + b"\0" + data + b"\0")
-    for module in ("tree_sitter_language_pack", "tree_sitter"):
-        spec = importlib.util.find_spec(module)
-        origin = spec.origin if spec is not None else None
-        if origin:
-            st = os.stat(origin)
-            digest.update(f"{module}:{st.st_size}:{st.st_mtime_ns}".encode())
-    return digest.hexdigest()
 
 
 class Workspace:
@@ -355,7 +294,7 @@ class Workspace:
         except Exception as exc:  # parse_file promises not to raise; keep indexing if it does
             result = ParseResult(status="error", error=f"parser-crash: {type(exc).__name__}: {exc}")
         out.parsed += 1
-        out.error_paths.extend((info.path, reason) for reason in _error_reasons(result))
+        out.error_paths.extend((info.path, reason) for reason in error_reasons(result))
         added, removed = self.store.replace_file_diff(info, digest, result)
         out.added.extend(added)
         out.removed_ids.extend(removed)
@@ -382,7 +321,7 @@ class Workspace:
         counts: Counter[str] = Counter()
         for row in self.store.files().values():
             if row.error:
-                counts.update(_error_reasons(ParseResult(status=row.status, error=row.error)))
+                counts.update(error_reasons(ParseResult(status=row.status, error=row.error)))
         return dict(counts)
 
     @property
