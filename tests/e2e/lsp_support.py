@@ -4,12 +4,13 @@ workspace, initialization with the capabilities editors send, and waiting for in
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,26 @@ async def start(root: Path | list[Path], index_dir: Path, options: dict[str, Any
         initialization_options=options if options is not None else {"embeddings": False},
     ))
     return client
+
+
+async def stop(client: LanguageClient) -> None:
+    """Shut the server down the way an editor does (shutdown, exit) and wait for the process."""
+    await client.shutdown_session()
+    await client.stop()
+
+
+@contextlib.asynccontextmanager
+async def served_sample(tmp: Path, states: tuple[str, ...] = ("text-only",), timeout: float = 60.0,
+                        options: dict[str, Any] | None = None) -> AsyncIterator[tuple[LanguageClient, Path]]:
+    """A server on a fresh copy of the sample workspace under `tmp` (index in `tmp/index`), once every
+    root reached one of `states`; yields (client, workspace root) and stops the server afterwards."""
+    root = copy_sample(tmp)
+    client = await start(root, tmp / "index", options=options)
+    await wait_state(client, states, timeout=timeout)
+    try:
+        yield client, root
+    finally:
+        await stop(client)
 
 
 async def status(client: LanguageClient) -> dict[str, Any]:

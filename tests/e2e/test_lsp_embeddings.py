@@ -23,12 +23,8 @@ PARSER = "feedreader/parser.py"
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[LanguageClient, Path]]:
     tmp = tmp_path_factory.mktemp("lsp-embeddings")
-    root = S.copy_sample(tmp)
-    client = await S.start(root, tmp / "index", options={})
-    await S.wait_state(client, ("ready",), timeout=300)
-    yield client, root
-    await client.shutdown_session()
-    await client.stop()
+    async with S.served_sample(tmp, ("ready",), timeout=300, options={}) as served:
+        yield served
 
 
 async def test_embedding_progress_and_ready_state(served: tuple[LanguageClient, Path]) -> None:
@@ -108,5 +104,4 @@ async def test_restart_with_vectors_answers_before_the_model_loads(
         assert "semantic" in again["modalities"] and "notes" not in again["index"]
         assert phase1["roots"][0]["chunks"] == status["chunks"]
     finally:
-        await second.shutdown_session()
-        await second.stop()
+        await S.stop(second)

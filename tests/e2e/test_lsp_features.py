@@ -24,13 +24,8 @@ TESTS = "tests/test_parser.py"
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[LanguageClient, Path]]:
-    tmp = tmp_path_factory.mktemp("lsp-features")
-    root = S.copy_sample(tmp)
-    client = await S.start(root, tmp / "index")
-    await S.wait_state(client, ("text-only",))
-    yield client, root
-    await client.shutdown_session()
-    await client.stop()
+    async with S.served_sample(tmp_path_factory.mktemp("lsp-features")) as served:
+        yield served
 
 
 _loc = S.location

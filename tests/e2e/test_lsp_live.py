@@ -51,8 +51,7 @@ async def test_progress_notifications_during_indexing(tmp_path: Path) -> None:
                    for r in reports)
         assert isinstance(token, str)
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await S.stop(client)
 
 
 async def test_unsaved_edit_changes_the_next_search(tmp_path: Path) -> None:
@@ -78,8 +77,7 @@ async def test_unsaved_edit_changes_the_next_search(tmp_path: Path) -> None:
         closed = await S.search(client, {"query": "reading_time_minutes"})
         assert all(symbol != "reading_time_minutes" for _, _, symbol in _symbols(closed))
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await S.stop(client)
 
 
 async def test_restart_reuses_the_persisted_index(tmp_path: Path) -> None:
@@ -88,8 +86,7 @@ async def test_restart_reuses_the_persisted_index(tmp_path: Path) -> None:
     try:
         cold = await S.wait_state(first, ("text-only",))
     finally:
-        await first.shutdown_session()
-        await first.stop()
+        await S.stop(first)
     assert cold["roots"][0]["last_job"]["parsed"] == 9
     second = await S.start(root, tmp_path / "index")
     try:
@@ -100,8 +97,7 @@ async def test_restart_reuses_the_persisted_index(tmp_path: Path) -> None:
         answer = await S.search(second, {"query": "parse_feed"})
         assert _symbols(answer)[0][::2] == ("feedreader/parser.py", "parse_feed")
     finally:
-        await second.shutdown_session()
-        await second.stop()
+        await S.stop(second)
 
 
 async def test_watched_files_are_registered_and_followed(tmp_path: Path) -> None:
@@ -132,8 +128,7 @@ async def test_watched_files_are_registered_and_followed(tmp_path: Path) -> None
         gone = await S.search(client, {"query": "import_opml"})
         assert all(not path.startswith("feedreader/") for path, _, _ in _symbols(gone))
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await S.stop(client)
 
 
 async def test_workspace_folders_added_and_removed(tmp_path: Path) -> None:
@@ -168,8 +163,7 @@ async def test_workspace_folders_added_and_removed(tmp_path: Path) -> None:
         alone = await S.search(client, {"query": "tally_votes"})
         assert all(not r["uri"].startswith(S.uri(other, "")) for r in alone["results"])
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await S.stop(client)
 
 
 async def test_bad_options_are_shown_once_and_replaced_by_defaults(tmp_path: Path) -> None:
@@ -190,8 +184,7 @@ async def test_bad_options_are_shown_once_and_replaced_by_defaults(tmp_path: Pat
         await S.status(client)
         assert len(client.messages) == 3  # the same problems are not shown twice
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await S.stop(client)
 
 
 def test_tcp_transport(tmp_path: Path) -> None:
@@ -271,5 +264,4 @@ async def test_configuration_change_rebuilds_the_index(tmp_path: Path) -> None:
         answer = await S.search(client, {"query": "formatRelativeTime"})
         assert all(r["path"] != "web/timeline.js" for r in answer["results"])
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await S.stop(client)

@@ -28,13 +28,8 @@ INVALID_PARAMS = -32602
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[LanguageClient, Path]]:
-    tmp = tmp_path_factory.mktemp("lsp-malformed")
-    root = S.copy_sample(tmp)
-    client = await S.start(root, tmp / "index")
-    await S.wait_state(client, ("text-only",))
-    yield client, root
-    await client.shutdown_session()
-    await client.stop()
+    async with S.served_sample(tmp_path_factory.mktemp("lsp-malformed")) as served:
+        yield served
 
 
 BAD_SEARCHES: list[tuple[Any, str]] = [
@@ -253,8 +248,7 @@ async def test_search_during_indexing_and_cancel(tmp_path: Path) -> None:
         again = await S.search(client, {"query": "report_7", "limit": 1})
         assert again["results"][0]["symbol"] == "report_7"
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await S.stop(client)
 
 
 async def test_file_deleted_while_open(tmp_path: Path) -> None:
@@ -288,5 +282,4 @@ async def test_file_deleted_while_open(tmp_path: Path) -> None:
         symbols = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="build_digest"))
         assert symbols and symbols[0].name == "build_digest"
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await S.stop(client)
