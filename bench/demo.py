@@ -23,8 +23,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
-from lsp_server.cli_search import print_human, refresh  # noqa: E402
-from retrievers.engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
+from lsp_server.cli_search import foreground_engine_options, print_human, refresh  # noqa: E402
+from retrievers.engine import SearchEngine, SearchRequest  # noqa: E402
 
 SEARCHES = [
     ("a question", "where do we strip the credentials when a redirect goes to another host?"),
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     console.print("[bold]codeseek demo[/bold]: fetching requests 2.32.3 (cached after the first run)")
     root = fetch_sdist("requests", "2.32.3")
     workspace = Workspace(root, WorkspaceOptions())
-    engine = SearchEngine(workspace, EngineOptions(embeddings=not args.no_embed))
+    engine = SearchEngine(workspace, foreground_engine_options(embeddings=not args.no_embed))
     try:
         started = time.perf_counter()
         result = refresh(engine, show_progress=True)

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import QueryError
+from retrievers.embedder import Embedder, foreground_options
 from retrievers.engine import EngineOptions, RefreshResult, SearchEngine, SearchRequest
 
 BATCH_KEYS = ("id", "query", "limit", "preset", "intent", "include", "exclude")
@@ -41,7 +42,14 @@ def _open(args: argparse.Namespace) -> SearchEngine:
         raise SearchCliError(f"root is not a directory: {root}")
     index_dir = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
     workspace = Workspace(root.resolve(), WorkspaceOptions(index_dir=index_dir))
-    return SearchEngine(workspace, EngineOptions(embeddings=not args.no_embed))
+    return SearchEngine(workspace, foreground_engine_options(embeddings=not args.no_embed))
+
+
+def foreground_engine_options(embeddings: bool) -> EngineOptions:
+    """Engine options for a command the user waits on (embedding uses every CPU)."""
+    if not embeddings:
+        return EngineOptions(embeddings=False)
+    return EngineOptions(embedder=Embedder(None, foreground_options()))
 
 
 def refresh(engine: SearchEngine, show_progress: bool) -> RefreshResult:

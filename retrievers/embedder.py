@@ -46,8 +46,10 @@ class EmbedderError(RetrieverError):
 class EmbedderOptions:
     """How documents are batched and the model runs (CPU by default)."""
 
-    # Measured on requests 2.32.3 (bench/embed_bench.py, 2-core machine under load): batch 8 embeds
-    # the most chunks per CPU-second (less padding); a second torch thread cost more than it gave.
+    # Measured on requests 2.32.3 (bench/embed_bench.py, 2 cores): batch 8 embeds the most chunks per
+    # CPU-second (less padding). Threads: on an idle machine 2 threads embed 34 chunks/s against 19 for
+    # one (1.8x); under load a second thread cost more than it gave. Background indexing (the language
+    # server) keeps half the CPUs; foreground commands (`codeseek search`, the demo) take them all.
     batch_size: int = 8
     threads: int | None = None  # torch intra-op threads; None: default_threads()
     device: str = "cpu"
@@ -59,6 +61,11 @@ class EmbedderOptions:
 def default_threads() -> int:
     """Half the CPUs (at least one): leaves room for the editor and for queries while embedding."""
     return max(1, (os.cpu_count() or 2) // 2)
+
+
+def foreground_options() -> EmbedderOptions:
+    """Options for a command the user waits on: every CPU embeds."""
+    return EmbedderOptions(threads=os.cpu_count() or 1)
 
 
 def default_model_path() -> Path:
