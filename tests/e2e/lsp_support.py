@@ -120,8 +120,8 @@ async def served_sample(tmp: Path, states: tuple[str, ...] = ("text-only",), tim
     root reached one of `states`; yields (client, workspace root) and stops the server afterwards."""
     root = copy_sample(tmp)
     client = await start(root, tmp / "index", options=options)
-    await wait_state(client, states, timeout=timeout)
     try:
+        await wait_state(client, states, timeout=timeout)
         yield client, root
     finally:
         await stop(client)

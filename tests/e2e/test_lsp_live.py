@@ -55,10 +55,7 @@ async def test_progress_notifications_during_indexing(tmp_path: Path) -> None:
 
 
 async def test_unsaved_edit_changes_the_next_search(tmp_path: Path) -> None:
-    root = S.copy_sample(tmp_path)
-    client = await S.start(root, tmp_path / "index")
-    try:
-        await S.wait_state(client, ("text-only",))
+    async with S.served_sample(tmp_path) as (client, root):
         before = await S.search(client, {"query": "reading_time_minutes"})
         assert all(symbol != "reading_time_minutes" for _, _, symbol in _symbols(before))
         text = S.open_doc(client, root, DIGEST)
@@ -76,8 +73,6 @@ async def test_unsaved_edit_changes_the_next_search(tmp_path: Path) -> None:
         await S.wait_state(client, ("text-only",))
         closed = await S.search(client, {"query": "reading_time_minutes"})
         assert all(symbol != "reading_time_minutes" for _, _, symbol in _symbols(closed))
-    finally:
-        await S.stop(client)
 
 
 async def test_restart_reuses_the_persisted_index(tmp_path: Path) -> None:
@@ -101,10 +96,7 @@ async def test_restart_reuses_the_persisted_index(tmp_path: Path) -> None:
 
 
 async def test_watched_files_are_registered_and_followed(tmp_path: Path) -> None:
-    root = S.copy_sample(tmp_path)
-    client = await S.start(root, tmp_path / "index")
-    try:
-        await S.wait_state(client, ("text-only",))
+    async with S.served_sample(tmp_path) as (client, root):
         registrations = client.registrations  # type: ignore[attr-defined]
         assert [(r.method, r.register_options) for r in registrations] == [
             (lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, {"watchers": [{"globPattern": "**/*"}]})]
@@ -127,8 +119,6 @@ async def test_watched_files_are_registered_and_followed(tmp_path: Path) -> None
         assert status["roots"][0]["files"] == 4  # README, test, JS, Go remain
         gone = await S.search(client, {"query": "import_opml"})
         assert all(not path.startswith("feedreader/") for path, _, _ in _symbols(gone))
-    finally:
-        await S.stop(client)
 
 
 async def test_workspace_folders_added_and_removed(tmp_path: Path) -> None:

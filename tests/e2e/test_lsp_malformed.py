@@ -252,10 +252,7 @@ async def test_search_during_indexing_and_cancel(tmp_path: Path) -> None:
 
 
 async def test_file_deleted_while_open(tmp_path: Path) -> None:
-    root = S.copy_sample(tmp_path)
-    client = await S.start(root, tmp_path / "index")
-    try:
-        await S.wait_state(client, ("text-only",))
+    async with S.served_sample(tmp_path) as (client, root):
         S.open_doc(client, root, PARSER)
         pos = S.position_of(root, PARSER, "def parse_date(", "parse_date")
         (root / PARSER).unlink()
@@ -281,5 +278,3 @@ async def test_file_deleted_while_open(tmp_path: Path) -> None:
         assert not refs
         symbols = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="build_digest"))
         assert symbols and symbols[0].name == "build_digest"
-    finally:
-        await S.stop(client)
