@@ -175,8 +175,18 @@ class SearchEngine:
             return
         started = time.perf_counter()
         store = self.workspace.store
+        graph = None
+        graph_started = time.perf_counter()
+        try:
+            # Built from the store's current definitions (cached per index generation): its
+            # definitions serve the snapshot too, so they are read from SQLite once per refresh.
+            graph = self.workspace.call_graph()
+        except Exception:  # the graph serves references and priors: search works without it
+            log.exception("building the call graph of %s failed", self.workspace.root)
+        graph_seconds = time.perf_counter() - graph_started
         with store.snapshot():
-            chunks, definitions = store.chunks(), store.definitions()
+            chunks = store.chunks()
+            definitions = graph.definitions() if graph is not None else store.definitions()
             files = store.counts().get("files", 0)
         out.chunks, out.definitions = len(chunks), len(definitions)
         if not self._synced:
@@ -192,15 +202,10 @@ class SearchEngine:
                 self.semantic.update(out.update.added, out.update.removed_ids, embed=False)
         out.seconds["sync"] = time.perf_counter() - started
         started = time.perf_counter()
-        graph = None
-        try:
-            graph = self.workspace.call_graph()
-        except Exception:  # the graph serves references and priors: search works without it
-            log.exception("building the call graph of %s failed", self.workspace.root)
         snap = Snapshot.build(chunks, definitions, graph, files)
         structural = StructuralRetriever(lambda: list(snap.definitions.values()), snap.chunk_for_definition)
         structural.index(chunks)
-        out.seconds["graph"] = time.perf_counter() - started
+        out.seconds["graph"] = graph_seconds + time.perf_counter() - started
         with self._lock:
             self._view = (snap, structural)
         self._synced = True
