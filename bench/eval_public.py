@@ -241,13 +241,15 @@ def _progress(name: str) -> Callable[[str, int, int], None]:
 
 def run(sets: Sequence[Path], embed: bool = True, limit: int = 10, preset: str = "default",
         json_out: str | None = None, quiet: bool = False, root: Path | None = None,
-        index_dir: Path | None = None, overrides: Sequence[str] = ()) -> list[dict[str, Any]]:
+        index_dir: Path | None = None, overrides: Sequence[str] = (),
+        model: str | None = None) -> list[dict[str, Any]]:
     """Evaluate each set (one model load shared by all) and print the reports."""
     embedder = None
     if embed:
-        from retrievers.embedder import Embedder
+        from retrievers.embedder import foreground_options
+        from retrievers.models import make_embedder
 
-        embedder = Embedder()
+        embedder = make_embedder(model, foreground_options())
     columns = COLUMNS if embed else tuple(c for c in COLUMNS if c != "semantic")
     reports = []
     for path in sets:
@@ -274,6 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME|PATH",
                         help="query set (repeatable); default: all")
     parser.add_argument("--no-embed", action="store_true", help="no semantic retriever")
+    parser.add_argument("--model", default=None,
+                        help="embedding model (default: the static tier; 'minilm' for the transformer)")
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--preset", default="default", choices=("quick", "default", "thorough"))
     parser.add_argument("--json", metavar="FILE", help="write the reports as JSON")
@@ -283,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sets = [find_set(s) for s in args.set] or default_sets()
     reports = run(sets, not args.no_embed, args.limit, args.preset, args.json, quiet=args.summary,
-                  overrides=args.opt)
+                  overrides=args.opt, model=args.model)
     if args.summary:
         for report in reports:
             print(summary_line(report))

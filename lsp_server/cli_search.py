@@ -21,8 +21,9 @@ from typing import Any, TextIO
 
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import QueryError
-from retrievers.embedder import Embedder, foreground_options
+from retrievers.embedder import foreground_options
 from retrievers.engine import EngineOptions, RefreshResult, SearchEngine, SearchRequest
+from retrievers.models import make_embedder
 
 BATCH_KEYS = ("id", "query", "limit", "preset", "intent", "include", "exclude")
 SNIPPET_LINES = 6
@@ -49,7 +50,7 @@ def foreground_engine_options(embeddings: bool) -> EngineOptions:
     """Engine options for a command the user waits on (embedding uses every CPU)."""
     if not embeddings:
         return EngineOptions(embeddings=False)
-    return EngineOptions(embedder=Embedder(None, foreground_options()))
+    return EngineOptions(embedder=make_embedder(None, foreground_options()))
 
 
 def refresh(engine: SearchEngine, show_progress: bool) -> RefreshResult:

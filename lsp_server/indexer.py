@@ -33,7 +33,7 @@ from indexing.records import Chunk, Definition
 from indexing.scan import ScanOptions
 from indexing.workspace import Workspace, WorkspaceOptions, default_index_dir
 from lsp_server.options import ServerOptions
-from retrievers.embedder import shared_embedder
+from retrievers.models import shared_embedder
 from retrievers.engine import EngineOptions, SearchEngine
 
 log = logging.getLogger(__name__)

@@ -26,12 +26,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from indexing.workspace import UpdateResult, Workspace
 from retrievers import routing
 from retrievers.base import Query, QueryError, RetrieverError
-from retrievers.embedder import Embedder
 from retrievers.graph_retriever import GraphRetriever
 from retrievers.intent import Intent, classify, override
 from retrievers.priors import RankingConfig
@@ -41,6 +40,9 @@ from retrievers.semantic import SemanticRetriever
 from retrievers.snapshot import Snapshot
 from retrievers.structural import StructuralRetriever
 from retrievers.text import TextRetriever
+
+if TYPE_CHECKING:
+    from retrievers.models import TextEmbedder
 
 __all__ = ["EngineOptions", "QueryError", "RefreshResult", "RetrieverError", "SearchEngine", "SearchRequest"]
 
@@ -52,7 +54,7 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total): ("indexing",
 class EngineOptions:
     """How the engine searches. `embedder` shares one loaded model between engines (tests, batch)."""
 
-    model: str | None = None  # sentence-transformers id or path; None: packaged all-MiniLM-L6-v2
+    model: str | None = None  # None: the static tier; a transformer by name (retrievers.models)
     embeddings: bool = True  # False: no semantic retriever, the model is never loaded
     preset: str = "default"
     limit: int = 10
@@ -68,7 +70,7 @@ class EngineOptions:
     # (tuned on the query sets, docs/design.md "Fusion in practice"); these override them (A/B runs).
     preset_k: dict[str, int] = field(default_factory=dict)  # preset name -> k; missing: fusion.PRESETS
     weights: dict[str, dict[str, float]] | None = None  # intent -> weights; None / missing: fusion.WEIGHTS
-    embedder: Embedder | None = None
+    embedder: TextEmbedder | None = None
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:

@@ -16,14 +16,16 @@ import textwrap
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError
-from retrievers.embedder import Embedder
 from retrievers.vectors import VectorIndex, VectorOptions
+
+if TYPE_CHECKING:
+    from retrievers.models import TextEmbedder
 
 EMBED_TEXT_VERSION = 1  # bump when embed_text changes: it is part of every cache key
 Progress = Callable[[int, int], None]
@@ -109,9 +111,12 @@ class SemanticRetriever:
     name = "semantic"
 
     def __init__(self, store: EmbeddingCache, read_text: Callable[[Chunk], str | None],
-                 embedder: Embedder | str | None = None, options: SemanticOptions | None = None) -> None:
+                 embedder: TextEmbedder | str | None = None, options: SemanticOptions | None = None) -> None:
+        from retrievers.models import make_embedder
+
         self.store = store
-        self.embedder = embedder if isinstance(embedder, Embedder) else Embedder(embedder)
+        self.embedder: TextEmbedder = (
+            make_embedder(embedder) if embedder is None or isinstance(embedder, str) else embedder)
         self.options = options or SemanticOptions()
         self._read_text = read_text
         self._lock = threading.RLock()
