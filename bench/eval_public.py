@@ -41,6 +41,7 @@ from bench.evalsets import (  # noqa: E402
 )
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
 from retrievers.engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
+from retrievers.tiered import TierBlend  # noqa: E402
 
 SHARED_EVAL = Path(os.environ.get("CODESEEK_SHARED_EVAL", "/work/shared/eval"))
 COLUMNS = ("text", "semantic", "structural", "graph")
@@ -97,6 +98,8 @@ def engine_options(embed: bool, embedder: Any = None, overrides: Sequence[str] =
         if not sep:
             raise SystemExit(f"--opt expects NAME=VALUE, got {item!r}")
         value = json.loads(raw) if raw not in ("true", "false") else raw == "true"
+        if name == "tier_blend":  # {"k": 10, "fast": 0.3, "deep": 0.7}
+            value = TierBlend(**dict(value))  # type: ignore[arg-type]
         target: Any = options if hasattr(options, name) else options.ranking
         if not hasattr(target, name):
             raise SystemExit(f"--opt: no engine or ranking option named {name!r}")
@@ -111,6 +114,8 @@ def open_engine(qs: QuerySet, embed: bool, embedder: Any = None,
     ws = Workspace(root or corpus_root(qs), WorkspaceOptions(index_dir=index or index_dir(qs)))
     engine = SearchEngine(ws, engine_options(embed, embedder, overrides))
     engine.refresh(embed=embed, progress=progress)
+    if embed:  # the index as it converges: the transformer tier filled in too (when there is one)
+        engine.embed_transformer(progress)
     return engine
 
 

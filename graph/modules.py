@@ -160,7 +160,7 @@ def import_tables(
     and the like, also the last component: `import "net/http"` binds `http`); `import m as n`, a JS
     `require`, `import * as ns` and a default import bind their alias to the module.
     """
-    tables: dict[str, dict[str, list[ImportTarget]]] = defaultdict(lambda: defaultdict(list))
+    tables: dict[str, dict[str, list[ImportTarget]]] = defaultdict(_list_table)
     stars: dict[str, list[str]] = defaultdict(list)
     for imp in imports:
         module = (imp.module or "").strip().strip("'\"`<>")
@@ -184,3 +184,8 @@ def import_tables(
                 if last and last[-1] != module:
                     table[last[-1]].append(target)
     return {p: dict(t) for p, t in tables.items()}, dict(stars)
+
+
+def _list_table() -> defaultdict[str, list]:  # type: ignore[type-arg]
+    """A name -> list table (a named function: the saved call graph is pickled)."""
+    return defaultdict(list)

@@ -82,7 +82,7 @@ class SymbolIndex:
             ids.sort(key=lambda i: (self.defs[i].start_line, -self.defs[i].end_line))
         # parent definition (same file first, then same directory: Go methods, C++ out-of-line).
         self.parent_of: dict[int, int] = {}
-        self.members: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        self.members: dict[int, dict[str, list[int]]] = defaultdict(_list_table)
         for d in definitions:
             if not d.parent:
                 continue
@@ -126,3 +126,8 @@ class SymbolIndex:
         found = [i for p in paths for i in self.by_path_name.get((p, name), ())]
         top = [i for i in found if i not in self.parent_of]
         return top or found
+
+
+def _list_table() -> defaultdict[str, list]:  # type: ignore[type-arg]
+    """A name -> list table (a named function: the saved call graph is pickled)."""
+    return defaultdict(list)

@@ -380,6 +380,11 @@ class IndexStore:
             out.update((str(k), bytes(v)) for k, v in rows)
         return out
 
+    def has_embeddings(self, model_id: str) -> bool:
+        """True when any vector of `model_id` is cached."""
+        row = self._reader.execute("SELECT 1 FROM embeddings WHERE model=? LIMIT 1", (model_id,)).fetchone()
+        return row is not None
+
     def put_embeddings(self, model_id: str, items: Mapping[str, bytes]) -> None:
         with self.transaction():
             self._db.executemany("INSERT OR REPLACE INTO embeddings(model, key, vector) VALUES (?, ?, ?)",

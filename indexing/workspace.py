@@ -9,6 +9,7 @@ tree for reading and indexing. The call graph is built on demand and cached unti
 from __future__ import annotations
 
 import os
+import secrets
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from indexing.freshness import content_hash, default_index_dir, error_reasons, parser_fingerprint
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
+from indexing.persist import SignedCache, code_fingerprint
 from indexing.scan import (
     UNREADABLE,
     VANISHED,
@@ -329,19 +331,40 @@ class Workspace:
         """Increments whenever an update changes the index."""
         return self._generation
 
-    def call_graph(self) -> CallGraph:
-        """The call graph over the current index (built once per index change)."""
+    def call_graph(self, persist: bool = False) -> CallGraph:
+        """The call graph over the current index (built once per index change).
+
+        With `persist`, a graph saved by an earlier process for the same index revision (and the same
+        graph code) is loaded instead of built, and a built one is saved with its PageRank
+        (`indexing.persist`): a warm process skips the build. Never with unsaved buffers open."""
         from graph.callgraph import build_call_graph
 
         with self._graph_lock:
             generation = self._generation
             if self._graph is None or self._graph_generation != generation:
-                with self.store.snapshot():
-                    definitions, calls, imports = self.store.definitions(), self.store.calls(), \
-                        self.store.imports()
-                self._graph = build_call_graph(definitions, calls, imports)
+                persist = persist and not self._overlays
+                key = self._derived_key() if persist else ""
+                cache = SignedCache(self.index_dir)
+                graph = cache.load("callgraph", key) if persist else None
+                if graph is None:
+                    with self.store.snapshot():
+                        definitions, calls, imports = self.store.definitions(), self.store.calls(), \
+                            self.store.imports()
+                    graph = build_call_graph(definitions, calls, imports)
+                    if persist:
+                        graph.pagerank  # noqa: B018 (computed before saving, so it is saved too)
+                        cache.save("callgraph", key, graph)
+                self._graph = graph
                 self._graph_generation = generation
             return self._graph
+
+    def _derived_key(self) -> str:
+        """Names one index state and the code that derives from it: uid, revision, graph code."""
+        uid = self.store.get_meta("index_uid")
+        if not uid:
+            uid = secrets.token_hex(8)
+            self.store.set_meta("index_uid", uid)
+        return f"{uid}:{self.revision}:{_graph_code()}"
 
     def status(self) -> dict[str, Any]:
         """Counts and metadata for `codeseek status` and the LSP status command."""
@@ -351,3 +374,21 @@ class Workspace:
                 "languages": self.store.languages(), "updated_at": float(updated) if updated else None,
                 "overlays": len(self._overlays)}
 
+
+_GRAPH_CODE: str | None = None
+
+
+def _graph_code() -> str:
+    """A fingerprint of the modules that build the call graph and its records (computed once)."""
+    global _GRAPH_CODE
+    if _GRAPH_CODE is None:
+        import importlib
+        import pkgutil
+
+        import graph as graph_package
+        from indexing import records
+
+        modules = [importlib.import_module(f"graph.{m.name}")
+                   for m in pkgutil.iter_modules(graph_package.__path__)]
+        _GRAPH_CODE = code_fingerprint(records, *sorted(modules, key=lambda m: m.__name__))
+    return _GRAPH_CODE

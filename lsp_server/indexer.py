@@ -33,8 +33,8 @@ from indexing.records import Chunk, Definition
 from indexing.scan import ScanOptions
 from indexing.workspace import Workspace, WorkspaceOptions, default_index_dir
 from lsp_server.options import ServerOptions
-from retrievers.models import shared_embedder
 from retrievers.engine import EngineOptions, SearchEngine
+from retrievers.models import shared_embedder
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,8 @@ class RootIndex:
         self.root = self.workspace.root
         embedder = shared_embedder(options.model) if options.embeddings else None
         self.engine = SearchEngine(self.workspace, EngineOptions(
-            model=options.model, embeddings=options.embeddings, preset=options.preset, embedder=embedder))
+            model=options.model, embeddings=options.embeddings, preset=options.preset, embedder=embedder,
+            persist_graph=False))
         self.sink: ProgressSink = sink or NullSink()
         self.on_error = on_error
         self.state = STARTING

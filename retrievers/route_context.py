@@ -21,10 +21,10 @@ from retrievers.intent import Intent
 from retrievers.priors import RankingConfig, label_factor, wanted_labels
 from retrievers.request import CheckedRequest
 from retrievers.results import Located
-from retrievers.semantic import SemanticRetriever
 from retrievers.snapshot import Snapshot
 from retrievers.structural import StructuralRetriever
 from retrievers.text import TextRetriever
+from retrievers.tiered import TieredSemantic
 
 log = logging.getLogger("retrievers.routing")
 # Structural match tiers that name the definition itself (not loose word matches).
@@ -38,7 +38,7 @@ class Retrievers:
     text: TextRetriever
     structural: StructuralRetriever
     graph: GraphRetriever | None  # None when the call graph could not be built
-    semantic: SemanticRetriever | None
+    semantic: TieredSemantic | None
 
 
 @dataclass

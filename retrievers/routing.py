@@ -31,7 +31,7 @@ from retrievers.route_context import (
     graph_search,
     structural_hits,
 )
-from retrievers.semantic import SemanticRetriever
+from retrievers.tiered import TieredSemantic
 
 __all__ = ["DIRECT_CONFIDENCE", "EXPAND_INTENTS", "MAX_DIRECT_FETCH", "MODEL_LOADING", "NAME_TIERS",
            "Retrievers", "RouteContext", "direct", "fused", "model_loading", "raw"]
@@ -95,7 +95,7 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     return list(ranked), results
 
 
-def model_loading(semantic: SemanticRetriever | None) -> bool:
+def model_loading(semantic: TieredSemantic | None) -> bool:
     """True while another thread is loading the semantic retriever's model (a query would wait)."""
     return semantic is not None and semantic.embedder.loading
 

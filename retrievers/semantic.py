@@ -16,7 +16,7 @@ import textwrap
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -111,7 +111,8 @@ class SemanticRetriever:
     name = "semantic"
 
     def __init__(self, store: EmbeddingCache, read_text: Callable[[Chunk], str | None],
-                 embedder: TextEmbedder | str | None = None, options: SemanticOptions | None = None) -> None:
+                 embedder: TextEmbedder | str | None = None, options: SemanticOptions | None = None,
+                 meta_prefix: str = "embedding") -> None:
         from retrievers.models import make_embedder
 
         self.store = store
@@ -124,7 +125,8 @@ class SemanticRetriever:
         self._keys: dict[int, str] = {}
         self._pending: set[int] = set()
         self._vectors: VectorIndex | None = None
-        self.previous_model = store.get_meta("embedding.model")
+        self.meta_prefix = meta_prefix  # one per tier: "embedding" (the main one), "embedding.deep"
+        self.previous_model = store.get_meta(f"{meta_prefix}.model")
         self.model_changed = self.previous_model is not None and self.previous_model != self.model_id
 
     @property
@@ -147,12 +149,13 @@ class SemanticRetriever:
             return None
 
     def _record_meta(self, dims: int) -> None:
-        if self.store.get_meta("embedding.model") != self.model_id:
-            self.store.set_meta("embedding.model", self.model_id)
-        if self.store.get_meta("embedding.dims") != str(dims):
-            self.store.set_meta("embedding.dims", str(dims))
-        if self.store.get_meta("embedding.normalized") != "true":
-            self.store.set_meta("embedding.normalized", "true")
+        prefix = self.meta_prefix
+        if self.store.get_meta(f"{prefix}.model") != self.model_id:
+            self.store.set_meta(f"{prefix}.model", self.model_id)
+        if self.store.get_meta(f"{prefix}.dims") != str(dims):
+            self.store.set_meta(f"{prefix}.dims", str(dims))
+        if self.store.get_meta(f"{prefix}.normalized") != "true":
+            self.store.set_meta(f"{prefix}.normalized", "true")
 
     def _add_vectors(self, ids: list[int], matrix: np.ndarray) -> None:
         if not ids:
@@ -164,6 +167,10 @@ class SemanticRetriever:
 
     def _load_cached(self, chunks: Sequence[Chunk]) -> None:
         """Take vectors for `chunks` from the cache; the rest become pending. Caller holds the lock."""
+        has = getattr(self.store, "has_embeddings", None)
+        if chunks and has is not None and not has(self.model_id):
+            self._pending.update(c.id for c in chunks)  # nothing cached: keys are made when embedding
+            return
         keys = {c.id: self._key(c) for c in chunks}
         self._keys.update(keys)
         cached = self.store.get_embeddings(self.model_id, list(dict.fromkeys(keys.values())))
@@ -225,11 +232,18 @@ class SemanticRetriever:
     def embedded(self) -> int:
         return len(self._vectors) if self._vectors is not None else 0
 
-    def embed_pending(self, progress: Progress | None = None,
-                      should_stop: Callable[[], bool] | None = None) -> int:
-        """Embed pending chunks in batches, writing each batch to the cache; returns how many."""
+    def has_vector(self, chunk_id: int) -> bool:
         with self._lock:
-            todo = sorted(self._pending, key=lambda i: (self._chunks[i].path, self._chunks[i].start_line))
+            return self._vectors is not None and self._vectors.vector(chunk_id) is not None
+
+    def embed_pending(self, progress: Progress | None = None,
+                      should_stop: Callable[[], bool] | None = None,
+                      order: Callable[[Chunk], Any] | None = None) -> int:
+        """Embed pending chunks in batches (by `order`, default path and line), writing each batch to
+        the cache; returns how many. `should_stop` is asked between batches."""
+        with self._lock:
+            key = order or (lambda c: (c.path, c.start_line))
+            todo = sorted(self._pending, key=lambda i: key(self._chunks[i]))
         total, done, embedded = len(todo), 0, 0
         step = max(1, self.options.write_batch)
         for start in range(0, total, step):
@@ -251,6 +265,9 @@ class SemanticRetriever:
                 live = [k for k, (c, _) in enumerate(ready) if self._chunks.get(c.id) is c]
                 if matrix is not None and live:
                     half = matrix[live].astype("<f2")
+                    for k in live:
+                        if ready[k][0].id not in self._keys:
+                            self._keys[ready[k][0].id] = self._key(ready[k][0])
                     self.store.put_embeddings(self.model_id, {
                         self._keys[ready[k][0].id]: half[n].tobytes() for n, k in enumerate(live)})
                     self._add_vectors([ready[k][0].id for k in live], half.astype(np.float32))

@@ -98,16 +98,14 @@ class StaticEmbedder:
                 elif not is_complete(directory):
                     raise EmbedderError(f"{directory} is not a model2vec model (model.safetensors and "
                                         "tokenizer.json expected)")
-                from model2vec import StaticModel
-
-                self._model = StaticModel.from_pretrained(str(directory), normalize=True)
-            except (StaticModelError, OSError, ValueError) as exc:
+                self._model = _TokenVectors(directory, self.max_tokens)
+            except (StaticModelError, OSError, ValueError, KeyError) as exc:
                 raise EmbedderError(f"cannot load the static embedding model: {exc}") from exc
 
     @property
     def dims(self) -> int:
         self.load()
-        return int(self._model.dim)
+        return int(self._model.dims)
 
     @property
     def max_tokens(self) -> int:
@@ -117,9 +115,7 @@ class StaticEmbedder:
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         self.load()
-        out = self._model.encode(texts, max_length=self.max_tokens, normalize=True, use_multiprocessing=False,
-                                 batch_size=self.batch_size)
-        matrix = np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
+        matrix = self._model.mean_vectors(texts)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         return matrix / np.where(norms > 0, norms, 1.0)  # an all-unknown text stays a zero vector
 
@@ -138,3 +134,45 @@ class StaticEmbedder:
 
     def encode_query(self, text: str) -> np.ndarray:
         return self._encode([text[: self.max_tokens * 8]])[0]
+
+
+class _TokenVectors:
+    """A model2vec model read directly (safetensors + tokenizers, no model2vec import): the mean of
+    the vectors of a text's tokens, unknown tokens left out, the first `max_tokens` tokens only."""
+
+    def __init__(self, directory: Path, max_tokens: int) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        tensors = load_file(str(directory / "model.safetensors"))
+        if set(tensors) != {"embeddings"}:  # vocabulary-quantized models need model2vec's mapping
+            raise ValueError(f"unsupported model2vec layout in {directory}: {sorted(tensors)}")
+        self.vectors = tensors["embeddings"].astype(np.float32)
+        self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+        if self.tokenizer.get_vocab_size() != len(self.vectors):
+            raise ValueError(f"{directory}: {self.tokenizer.get_vocab_size()} tokens but {len(self.vectors)} vectors")
+        self.unk = self.tokenizer.token_to_id("[UNK]")
+        self.max_tokens = max_tokens
+        self._lock = threading.Lock()
+
+    @property
+    def dims(self) -> int:
+        return int(self.vectors.shape[1])
+
+    def mean_vectors(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            encodings = self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)
+        from scipy.sparse import csr_matrix
+
+        rows = [np.asarray(e.ids[: self.max_tokens], dtype=np.int64) for e in encodings]
+        if self.unk is not None:
+            rows = [ids[ids != self.unk] for ids in rows]
+        lengths = np.fromiter((len(ids) for ids in rows), dtype=np.int64, count=len(rows))
+        indptr = np.concatenate(([0], np.cumsum(lengths)))
+        indices = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+        weights = np.repeat(1.0 / np.maximum(lengths, 1), lengths).astype(np.float32)
+        # A (texts x vocabulary) matrix of token shares times the vectors: every mean in one product.
+        shares = csr_matrix((weights, indices, indptr), shape=(len(rows), len(self.vectors)))
+        return np.asarray(shares @ self.vectors, dtype=np.float32)

@@ -18,15 +18,17 @@ from retrievers.embedder import (
     default_model_path,
     model_id_for,
     prefixes_for,
-    shared_embedder,
 )
+from retrievers.models import shared_embedder
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
-    return shared_embedder()
+    found = shared_embedder("minilm")
+    assert isinstance(found, Embedder)
+    return found
 
 
 def test_constructing_imports_nothing_heavy() -> None:

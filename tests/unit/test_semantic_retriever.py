@@ -10,7 +10,8 @@ import pytest
 from indexing.records import Chunk
 from indexing.store import IndexStore
 from retrievers.base import Query, Retriever
-from retrievers.embedder import Embedder, default_model_path, shared_embedder
+from retrievers.embedder import Embedder, default_model_path
+from retrievers.models import shared_embedder
 from retrievers.semantic import SemanticRetriever, cache_key, embed_text, normalize_code, truncate_path
 
 CORPUS = {
@@ -84,7 +85,9 @@ def reader(root: Path):
 
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
-    return shared_embedder()
+    found = shared_embedder("minilm")
+    assert isinstance(found, Embedder)
+    return found
 
 
 @pytest.fixture()

@@ -1,0 +1,117 @@
+"""Derived structures saved beside the index, so a new process does not rebuild them.
+
+`SignedCache(index_dir).load(name, key)` / `.save(name, key, obj)` keep one pickled object per name
+(the call graph with its PageRank) in `<index dir>/derived/<name>.pickle`, valid for one `key` (the
+index revision and a fingerprint of the code that builds it). A pickle can run code when loaded, and
+an index directory may sit inside a workspace a stranger wrote: every file carries an HMAC-SHA256
+under a per-user secret kept in the user cache dir (mode 0600, outside any workspace), and a file
+whose tag or key does not match is ignored (and rebuilt by the caller). Nothing here holds source
+text: the objects are built from the store's records (names, coordinates, hashes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import os
+import pickle
+import secrets
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+log = logging.getLogger(__name__)
+MAGIC = b"codeseek-derived-1\n"
+TAG_BYTES = 32
+
+
+def _secret_path() -> Path:
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) / "codeseek" if xdg else Path(platformdirs.user_cache_dir("codeseek"))
+    return base / "derived.key"
+
+
+def user_secret() -> bytes:
+    """The per-user signing key, created on first use (0600)."""
+    path = _secret_path()
+    try:
+        data = path.read_bytes()
+        if len(data) >= 32:
+            return data
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_bytes(32)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, key)
+    finally:
+        os.close(fd)
+    try:
+        os.link(tmp, path)  # the first writer wins; a concurrent one reads the winner's key
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path.read_bytes()
+
+
+def code_fingerprint(*modules: Any) -> str:
+    """blake2b over the source files of `modules` (a change to the builder invalidates its output)."""
+    digest = hashlib.blake2b(digest_size=8)
+    for module in modules:
+        source = getattr(module, "__file__", None)
+        if source:
+            try:
+                digest.update(Path(source).read_bytes())
+            except OSError:
+                digest.update(str(source).encode())
+    return digest.hexdigest()
+
+
+class SignedCache:
+    """Signed pickles of derived structures in `<index_dir>/derived/`."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self.folder = index_dir / "derived"
+
+    def _path(self, name: str) -> Path:
+        return self.folder / f"{name}.pickle"
+
+    def load(self, name: str, key: str) -> Any | None:
+        """The object saved under `name` for `key`; None when absent, stale, unsigned or unreadable."""
+        try:
+            data = self._path(name).read_bytes()
+        except OSError:
+            return None
+        head = MAGIC + key.encode() + b"\n"
+        if not data.startswith(head) or len(data) < len(head) + TAG_BYTES:
+            return None
+        tag, body = data[len(head): len(head) + TAG_BYTES], data[len(head) + TAG_BYTES:]
+        expected = hmac.new(user_secret(), head + body, hashlib.sha256).digest()
+        if not hmac.compare_digest(tag, expected):
+            log.warning("ignoring %s: its signature does not match (written by another user?)", self._path(name))
+            return None
+        try:
+            return pickle.loads(body)
+        except Exception as exc:  # a class changed shape: rebuild
+            log.info("ignoring %s: %s", self._path(name), exc)
+            return None
+
+    def save(self, name: str, key: str, obj: Any) -> bool:
+        """Write atomically; False (logged) when the folder is not writable or the object not picklable."""
+        try:
+            body = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+            head = MAGIC + key.encode() + b"\n"
+            tag = hmac.new(user_secret(), head + body, hashlib.sha256).digest()
+            self.folder.mkdir(parents=True, exist_ok=True)
+            tmp = self.folder / f".{name}.{os.getpid()}.tmp"
+            tmp.write_bytes(head + tag + body)
+            tmp.replace(self._path(name))
+            return True
+        except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
+            log.info("not saving %s: %s", name, exc)
+            return False

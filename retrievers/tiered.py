@@ -1,0 +1,140 @@
+"""The semantic retriever in two tiers: static vectors for every chunk, transformer vectors where made.
+
+`TieredSemantic(fast, deep, blend)` is what the engine calls "semantic". The fast tier (the static
+model) embeds every chunk in seconds and decides the index state ("ready" once it is complete). The
+deep tier (all-MiniLM-L6-v2 on numpy by default) fills in behind it: the language server embeds in
+the background, most valuable chunks first (`embed_deep(order=...)`), `codeseek index --transformer`
+in the foreground; both persist in the embedding cache, so every process uses what any has made.
+
+A query is answered by both tiers and their rankings are fused by weighted reciprocal rank
+(`TierBlend`): a chunk the transformer has not covered yet ranks on its static evidence alone. While
+the deep model is loading on another thread, or when it has no vector yet, the fast tier answers
+alone. `similar(chunk)` prefers the transformer's vector of the chunk when there is one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from indexing.records import Chunk
+from retrievers.base import Hit, Query
+from retrievers.semantic import Progress, SemanticRetriever
+
+
+@dataclass(frozen=True)
+class TierBlend:
+    """Weighted RRF of the two tiers' rankings: weight / (k + rank), ranks from 1."""
+
+    k: int = 10
+    fast: float = 0.3
+    deep: float = 0.7
+
+
+class TieredSemantic:
+    """Static + transformer semantic search behind the single-retriever interface; name "semantic"."""
+
+    name = "semantic"
+
+    def __init__(self, fast: SemanticRetriever, deep: SemanticRetriever | None,
+                 blend: TierBlend | None = None) -> None:
+        self.fast = fast
+        self.deep = deep
+        self.blend = blend or TierBlend()
+
+    # -- what the engine reads of the main tier ---------------------------------------------------
+    @property
+    def embedder(self) -> Any:
+        return self.fast.embedder
+
+    @property
+    def model_id(self) -> str:
+        return self.fast.model_id
+
+    @property
+    def model_changed(self) -> bool:
+        return self.fast.model_changed
+
+    @property
+    def previous_model(self) -> str | None:
+        return self.fast.previous_model
+
+    def ids(self) -> set[int]:
+        return self.fast.ids()
+
+    def pending(self) -> int:
+        return self.fast.pending()
+
+    def embedded(self) -> int:
+        return self.fast.embedded()
+
+    # -- keeping both tiers in step with the store -------------------------------------------------
+    def index(self, chunks: Sequence[Chunk], *, embed: bool = True, progress: Progress | None = None) -> None:
+        self.fast.index(chunks, embed=embed, progress=progress)
+        if self.deep is not None:
+            self.deep.index(chunks, embed=False)
+
+    def update(self, added: Sequence[Chunk], removed_ids: Sequence[int], *, embed: bool = True,
+               progress: Progress | None = None) -> None:
+        self.fast.update(added, removed_ids, embed=embed, progress=progress)
+        if self.deep is not None:
+            self.deep.update(added, removed_ids, embed=False)
+
+    def remove(self, ids: Sequence[int]) -> None:
+        self.fast.remove(ids)
+        if self.deep is not None:
+            self.deep.remove(ids)
+
+    def embed_pending(self, progress: Progress | None = None,
+                      should_stop: Callable[[], bool] | None = None) -> int:
+        """Embed the fast tier's pending chunks (every chunk gets a static vector)."""
+        return self.fast.embed_pending(progress, should_stop)
+
+    # -- the transformer tier ----------------------------------------------------------------------
+    def deep_info(self) -> dict[str, Any] | None:
+        """{"model", "embedded", "pending"} of the transformer tier; None without one."""
+        if self.deep is None:
+            return None
+        return {"model": self.deep.model_id, "embedded": self.deep.embedded(), "pending": self.deep.pending()}
+
+    def embed_deep(self, progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
+                   order: Callable[[Chunk], Any] | None = None) -> int:
+        """Embed the transformer tier's pending chunks in `order`; stops between batches when asked."""
+        if self.deep is None:
+            return 0
+        return self.deep.embed_pending(progress, should_stop, order)
+
+    def _deep_usable(self) -> bool:
+        deep = self.deep
+        return deep is not None and deep.embedded() > 0 and not deep.embedder.loading
+
+    # -- search ------------------------------------------------------------------------------------
+    def search(self, query: Query, limit: int,
+               candidates_filter: Callable[[int], bool] | None = None) -> list[Hit]:
+        fast = self.fast.search(query, limit, candidates_filter)
+        if not self._deep_usable():
+            return fast
+        assert self.deep is not None
+        deep = self.deep.search(query, limit, candidates_filter)
+        return blend_rankings(fast, deep, self.blend, limit)
+
+    def similar(self, chunk_id: int, limit: int) -> list[Hit]:
+        if self.deep is not None and self.deep.has_vector(chunk_id):
+            return self.deep.similar(chunk_id, limit)
+        return self.fast.similar(chunk_id, limit)
+
+
+def blend_rankings(fast: list[Hit], deep: list[Hit], blend: TierBlend, limit: int) -> list[Hit]:
+    """Weighted RRF of two rankings; each hit's detail keeps both cosines and ranks."""
+    scores: dict[int, float] = {}
+    detail: dict[int, dict[str, Any]] = {}
+    for tier, hits, weight in (("static", fast, blend.fast), ("transformer", deep, blend.deep)):
+        for rank, hit in enumerate(hits, start=1):
+            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight / (blend.k + rank)
+            entry = detail.setdefault(hit.chunk_id, {})
+            entry[f"{tier}_rank"] = rank
+            entry[f"{tier}_cosine"] = hit.detail.get("cosine", round(hit.score, 4))
+    order = sorted(scores, key=lambda cid: -scores[cid])[:limit]
+    return [Hit(cid, scores[cid], {"cosine": detail[cid].get("transformer_cosine", detail[cid].get(
+        "static_cosine")), **detail[cid]}) for cid in order]
