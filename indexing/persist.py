@@ -93,7 +93,8 @@ class SignedCache:
         tag, body = data[len(head): len(head) + TAG_BYTES], data[len(head) + TAG_BYTES:]
         expected = hmac.new(user_secret(), head + body, hashlib.sha256).digest()
         if not hmac.compare_digest(tag, expected):
-            log.warning("ignoring %s: its signature does not match (written by another user?)", self._path(name))
+            log.warning("ignoring %s: its signature does not match (written by another user?)",
+                        self._path(name))
             return None
         try:
             return pickle.loads(body)

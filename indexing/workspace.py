@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from indexing.freshness import content_hash, default_index_dir, error_reasons, parser_fingerprint
-from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
 from indexing.persist import SignedCache, code_fingerprint
+from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
 from indexing.scan import (
     UNREADABLE,
     VANISHED,

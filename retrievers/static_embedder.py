@@ -152,7 +152,8 @@ class _TokenVectors:
         self.tokenizer.no_truncation()
         self.tokenizer.no_padding()
         if self.tokenizer.get_vocab_size() != len(self.vectors):
-            raise ValueError(f"{directory}: {self.tokenizer.get_vocab_size()} tokens but {len(self.vectors)} vectors")
+            raise ValueError(
+                f"{directory}: {self.tokenizer.get_vocab_size()} tokens but {len(self.vectors)} vectors")
         self.unk = self.tokenizer.token_to_id("[UNK]")
         self.max_tokens = max_tokens
         self._lock = threading.Lock()
