@@ -95,13 +95,19 @@ def cmd_index(args: argparse.Namespace) -> int:
         call_edges = _call_edges(ws)
         seconds = result.seconds + time.perf_counter() - graph_started
         errors = ws.error_counts()
+        vectors = None
+        if not args.no_embed:
+            from lsp_server.cli_embed import embed_index
+
+            vectors = embed_index(ws, args.transformer, not args.quiet and sys.stderr.isatty())
+            seconds += vectors["seconds"]
         summary = {
             "root": str(ws.root), "index_dir": str(ws.index_dir), "files": counts["files"],
             "languages": result.languages, "parsed": result.parsed, "unchanged": result.unchanged,
             "removed": len(result.removed_paths), "chunks": counts["chunks"],
             "definitions": counts["definitions"], "call_sites": counts["calls"], "call_edges": call_edges,
             "skipped": result.skipped, "errors": errors, "run_errors": result.errors,
-            "seconds": round(seconds, 3),
+            "seconds": round(seconds, 3), "vectors": vectors,
         }
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -119,10 +125,20 @@ def cmd_index(args: argparse.Namespace) -> int:
         f"  call edges   {call_edges if call_edges is not None else 'n/a'} ({counts['calls']} call sites)",
         f"  skipped      {skipped}" + (f" ({_counts(result.skipped)})" if skipped else ""),
         f"  errors       {n_errors}" + (f" ({_counts(errors)})" if n_errors else ""),
+        f"  vectors      {_vectors_line(vectors)}",
         f"  seconds      {seconds:.2f}",
     ]
     print("\n".join(lines))
     return 0
+
+
+def _vectors_line(vectors: dict[str, Any] | None) -> str:
+    if vectors is None:
+        return "off (--no-embed)"
+    line = f"{vectors['embedded']} static ({vectors['newly_embedded']} new)"
+    if vectors.get("transformer_model"):
+        line += f", {vectors['transformer_embedded']} transformer"
+    return line
 
 
 # -- chunks ----------------------------------------------------------------------------------------
@@ -274,7 +290,14 @@ def build_parser() -> argparse.ArgumentParser:
     index_dir(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-embed", action="store_true", help="parse only: no vectors (no model load)")
+    p.add_argument("--transformer", action="store_true",
+                   help="also fill in the transformer tier (MiniLM vectors; minutes on a large tree)")
     p.set_defaults(handler=cmd_index)
+
+    p = sub.add_parser("model", help="build (once) and locate the static embedding model")
+    p.add_argument("--path", action="store_true", help="print only the model directory")
+    p.set_defaults(handler=_dispatch("lsp_server.cli_embed", "run_model"))
 
     p = sub.add_parser("chunks", help="show how a file is chunked")
     p.add_argument("file", metavar="FILE")

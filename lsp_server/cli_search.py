@@ -54,24 +54,11 @@ def foreground_engine_options(embeddings: bool) -> EngineOptions:
 
 
 def refresh(engine: SearchEngine, show_progress: bool) -> RefreshResult:
-    """Refresh with a progress bar on stderr when it is a terminal."""
-    if not show_progress:
-        result = engine.refresh(embed=engine.semantic is not None)
-    else:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    """Refresh with labelled progress bars (counts, ETA) on stderr when it is a terminal."""
+    from lsp_server.cli_embed import progress_bar
 
-        columns = (TextColumn("{task.description:<9}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn())
-        with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-            tasks: dict[str, Any] = {}
-
-            def progress(phase: str, done: int, total: int) -> None:
-                if phase not in tasks:
-                    tasks[phase] = bar.add_task(phase, total=total)
-                bar.update(tasks[phase], completed=done, total=total)
-
-            result = engine.refresh(embed=engine.semantic is not None, progress=progress)
+    with progress_bar(show_progress) as progress:
+        result = engine.refresh(embed=engine.semantic is not None, progress=progress)
     for note in result.notes:
         print(f"codeseek: note: {note}", file=sys.stderr)
     return result
@@ -106,6 +93,10 @@ def run_search(args: argparse.Namespace) -> int:
         except QueryError as exc:
             _err(str(exc))
             return 2
+        from lsp_server.cli_embed import process_ms
+
+        # The engine's total leaves out this process's start-up, imports and index refresh: say both.
+        result["timings_ms"]["process"] = round(process_ms(), 1)
         if args.json:
             print(json.dumps(result, ensure_ascii=False))
         else:
@@ -181,6 +172,8 @@ def print_human(result: dict[str, Any], stream: TextIO) -> None:
     head.append(f"route {route}  ", style="cyan")
     total_ms = result["timings_ms"].get("total", 0)
     head.append(f"{len(result['results'])} results in {total_ms:.0f} ms", style="dim")
+    if "process" in result["timings_ms"]:
+        head.append(f" (process {result['timings_ms']['process'] / 1000:.2f} s)", style="dim")
     console.print(head)
     if index["state"] != "ready":
         note = f"index {index['state']}: {index['chunks']} chunks, {index['embedded']} embedded"

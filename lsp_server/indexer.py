@@ -16,6 +16,7 @@ never wait for the worker.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import hashlib
@@ -23,12 +24,13 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from graph.callgraph import CallGraph
+from indexing.progress import ProgressRate
 from indexing.records import Chunk, Definition
 from indexing.scan import ScanOptions
 from indexing.workspace import Workspace, WorkspaceOptions, default_index_dir
@@ -112,6 +114,8 @@ class RootIndex:
         embedder = shared_embedder(options.model) if options.embeddings else None
         self.engine = SearchEngine(self.workspace, EngineOptions(
             model=options.model, embeddings=options.embeddings, preset=options.preset, embedder=embedder,
+            transformer=options.transformer,
+            transformer_embedder=shared_embedder(options.transformer) if options.transformer else None,
             persist_graph=False))
         self.sink: ProgressSink = sink or NullSink()
         self.on_error = on_error
@@ -313,8 +317,36 @@ class RootIndex:
             semantic.embedder.load()
             release_memory()
             self.last_job["phase2_s"] = round(time.perf_counter() - started - phase1, 3)
+            self._transformer_phase(semantic)
         self.state = READY
         self.error = None
+
+    def _transformer_phase(self, semantic: Any) -> None:
+        """Phase 3: fill in the transformer tier behind the static one, most valuable chunks first, at
+        low CPU priority; it yields to any new job (an edit) between batches and resumes after it."""
+        deep = semantic.deep
+        if deep is None or not deep.pending() or self._stop or not self.options.transformer_background:
+            if deep is not None and deep.embedded() and not deep.embedder.loaded:
+                deep.embedder.load()  # vectors from an earlier run: the query side loads now
+            return
+        handle = self.sink.begin(f"codeseek: transformer vectors {self.root.name}",
+                                 f"{deep.pending()} chunks (static search is ready)")
+        started = time.perf_counter()
+        done = 0
+        try:
+            with _lower_priority():
+                done = self.engine.embed_transformer(_Throttled(self, handle, "chunks"),
+                                                     should_stop=self._yield_requested)
+                deep.embedder.load()
+        finally:
+            handle.end(f"{deep.embedded()} chunks have transformer vectors")
+            release_memory()
+        self.last_job["transformer_embedded"] = done
+        self.last_job["phase3_s"] = round(time.perf_counter() - started, 3)
+
+    def _yield_requested(self) -> bool:
+        with self._cond:
+            return self._stop or not self._pending.empty()
 
 
 M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
@@ -341,12 +373,30 @@ def release_memory() -> None:
         pass
 
 
+@contextlib.contextmanager
+def _lower_priority(niceness: int = 10) -> Iterator[None]:
+    """Run this thread (Linux: per-thread nice) below the editor's and the request handlers' priority."""
+    tid = threading.get_native_id()
+    try:
+        before = os.getpriority(os.PRIO_PROCESS, tid)
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, before + niceness))
+    except (OSError, AttributeError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):  # raising it back needs privileges: a new job starts nicer
+            os.setpriority(os.PRIO_PROCESS, tid, before)
+
+
 class _Throttled:
     """Turns engine progress callbacks into at most ~10 `$/progress` reports a second."""
 
     def __init__(self, root: RootIndex, handle: ProgressHandle, noun: str) -> None:
         self.root, self.handle, self.noun = root, handle, noun
         self.last = 0.0
+        self.rate = ProgressRate()
 
     def __call__(self, phase: str, done: int, total: int) -> None:
         if self.root.stopping:
@@ -356,4 +406,6 @@ class _Throttled:
             return
         self.last = now
         percentage = min(max(int(100 * done / total) if total else 100, 0), 100)
-        self.handle.report(percentage, f"{phase} {done}/{total} {self.noun}")
+        eta = self.rate.eta(phase, done, total)
+        left = f", ~{eta} left" if eta else ""
+        self.handle.report(percentage, f"{phase} {done}/{total} {self.noun}{left}")

@@ -21,7 +21,9 @@ from retrievers.request import PRESETS
 class ServerOptions:
     """Everything a user can configure about the server."""
 
-    model: str | None = None  # sentence-transformers id or path; None: the packaged default model
+    model: str | None = None  # None: the static tier; "minilm" or a sentence-transformers id/path
+    transformer: str | None = "minilm"  # the tier filled in behind a static model; None: none
+    transformer_background: bool = True  # phase 3: fill in the transformer tier while idle
     index_dir: str | None = None  # base folder for indexes; None: $CODESEEK_INDEX_DIR or the user cache
     excludes: tuple[str, ...] = ()  # extra gitignore-style patterns to skip
     max_file_size: int = 1_000_000  # bytes; larger files are not indexed
@@ -40,6 +42,12 @@ def _check_model(value: Any) -> str | None:
     if not isinstance(value, str) or not value.strip():
         raise ValueError("must be a non-empty string (a sentence-transformers model id or path)")
     return value.strip()
+
+
+def _check_transformer(value: Any) -> str | None:
+    if value is None or value is False or value == "":
+        return None
+    return _check_model(value)
 
 
 def _check_index_dir(value: Any) -> str | None:
@@ -86,6 +94,8 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "preset": _check_preset,
     "hover": _check_bool,
     "embeddings": _check_bool,
+    "transformer": _check_transformer,
+    "transformer_background": _check_bool,
 }
 
 

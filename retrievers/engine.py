@@ -196,6 +196,9 @@ class SearchEngine:
                             progress("embedding", done, total)
 
                     try:
+                        prepare = getattr(semantic.embedder, "prepare", None)
+                        if prepare is not None:  # a first-use model build reports its own phase
+                            prepare(progress)
                         out.embedded = semantic.embed_pending(report)
                     except RetrieverError as exc:  # e.g. the model cannot load: search without it
                         log.warning("embedding failed: %s", exc)

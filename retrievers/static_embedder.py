@@ -76,6 +76,13 @@ class StaticEmbedder:
 
     # ----- loading -----------------------------------------------------------------------------
 
+    def prepare(self, progress: Progress | None = None) -> None:
+        """Load now, reporting a first-use distillation to `progress` ("distilling", done, total)."""
+        if self._model is None:
+            if progress is not None:
+                self.build_progress = progress
+            self.load()
+
     @property
     def loaded(self) -> bool:
         return self._model is not None
