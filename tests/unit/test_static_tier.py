@@ -1,0 +1,164 @@
+"""The static embedding tier: offline distillation and its cache, the embedder, no torch on the search
+path, tier blending, model switches that re-embed only what the cache lacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexing.workspace import Workspace, WorkspaceOptions
+from retrievers.base import Hit
+from retrievers.engine import EngineOptions, SearchEngine
+from retrievers.models import is_static, make_embedder
+from retrievers.static_embedder import StaticEmbedder, is_static_model_dir
+from retrievers.static_model import DistillSettings, ensure_static_model, static_model_dir
+from retrievers.tiered import TierBlend, blend_rankings
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "tests" / "workspace" / "engine_sample"
+# A few hundred tokens (those starting "re", "qu", "ur" plus [UNK]/[PAD]): distils in seconds.
+TINY = DistillSettings(pca_dims=16, token_remove_pattern=r"^(?!(re|qu|ur|\[UNK\]|\[PAD\]))")
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    folder = tmp_path_factory.mktemp("models")
+    before = os.environ.get("CODESEEK_MODEL_DIR")
+    os.environ["CODESEEK_MODEL_DIR"] = str(folder)
+    try:
+        yield folder
+    finally:
+        if before is None:
+            os.environ.pop("CODESEEK_MODEL_DIR", None)
+        else:
+            os.environ["CODESEEK_MODEL_DIR"] = before
+
+
+@pytest.fixture(scope="module")
+def tiny(model_dir: Path) -> Path:
+    phases: list[str] = []
+    built = ensure_static_model(lambda phase, done, total: phases.append(phase), settings=TINY)
+    assert "distilling" in phases and phases[-1] == "distilled"
+    return built
+
+
+@pytest.mark.slow
+def test_tiny_distillation_is_cached_and_keyed_by_settings(tiny: Path, model_dir: Path) -> None:
+    assert tiny.parent == model_dir and tiny == static_model_dir(settings=TINY)
+    assert is_static_model_dir(tiny)
+    assert json.loads((tiny / "codeseek.json").read_text())["settings"]["pca_dims"] == 16
+    calls: list[str] = []
+    assert ensure_static_model(lambda *a: calls.append(a[0]), settings=TINY) == tiny
+    assert calls == []  # cached: nothing is distilled again
+    other = DistillSettings(pca_dims=8, token_remove_pattern=TINY.token_remove_pattern)
+    assert static_model_dir(settings=other) != tiny  # other settings, another model
+    assert not [p for p in model_dir.iterdir() if p.name.startswith(".static")]  # no temp dirs left
+
+
+@pytest.mark.slow
+def test_static_embedder_matches_model2vec(tiny: Path) -> None:
+    from model2vec import StaticModel
+
+    reference = StaticModel.from_pretrained(str(tiny), normalize=True)
+    embedder = StaticEmbedder(tiny)
+    texts = ["request the url", "query requests", "re qu"]
+    ours = embedder.encode_documents(texts)
+    theirs = reference.encode(texts, normalize=True)
+    assert ours.shape == (3, 16) and embedder.dims == 16
+    assert np.allclose((ours * theirs).sum(axis=1), 1.0, atol=1e-3)
+    assert np.allclose(embedder.encode_query(texts[0]), ours[0], atol=1e-6)
+
+
+@pytest.mark.slow
+def test_text_without_known_tokens_is_a_zero_vector(tiny: Path) -> None:
+    vector = StaticEmbedder(tiny).encode_query("zzz 日本")
+    assert not np.isnan(vector).any() and float(np.abs(vector).sum()) == 0.0
+
+
+def test_model_names() -> None:
+    assert is_static(None) and is_static("static") and is_static("static:/x/y")
+    assert not is_static("minilm") and not is_static("BAAI/bge-small-en-v1.5")
+    assert isinstance(make_embedder(None), StaticEmbedder)
+    assert make_embedder("minilm").model_id == "all-MiniLM-L6-v2"
+
+
+def test_blend_rankings_fuses_both_tiers() -> None:
+    fast = [Hit(1, 0.9, {"cosine": 0.9}), Hit(2, 0.8, {"cosine": 0.8}), Hit(3, 0.7, {"cosine": 0.7})]
+    deep = [Hit(3, 0.6, {"cosine": 0.6}), Hit(4, 0.5, {"cosine": 0.5})]
+    out = blend_rankings(fast, deep, TierBlend(k=10, fast=0.3, deep=0.7), limit=3)
+    assert [h.chunk_id for h in out] == [3, 4, 1]  # the transformer's first two outrank static's first
+    assert out[0].detail["static_rank"] == 3 and out[0].detail["transformer_rank"] == 1
+    assert out[0].detail["cosine"] == 0.6 and "transformer_rank" not in out[2].detail
+
+
+@pytest.mark.slow
+def test_static_search_never_imports_torch(tmp_path: Path) -> None:
+    code = (
+        "import sys, json; from lsp_server.cli import main; "
+        f"status = main(['search', 'apply a discount to a price', '--root', {str(SAMPLE)!r}, "
+        f"'--index-dir', {str(tmp_path / 'idx')!r}, '--json']); "
+        "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules]; "
+        "assert not heavy, heavy; sys.exit(status)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["index"]["state"] == "ready" and result["index"]["model"].startswith("static:")
+    assert "semantic" in result["modalities"] and result["results"]
+    assert result["timings_ms"]["process"] >= result["timings_ms"]["total"]
+
+
+@pytest.mark.slow
+def test_model_switches_reembed_only_what_the_cache_lacks(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(SAMPLE, root)
+
+    def refresh(model: str | None) -> tuple[int, int, list[str]]:
+        with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "idx")) as ws:
+            engine = SearchEngine(ws, EngineOptions(model=model, transformer=None))
+            try:
+                result = engine.refresh()
+                assert engine.semantic is not None
+                return result.embedded, engine.semantic.embedded(), result.notes
+            finally:
+                engine.close()
+
+    made, held, _ = refresh(None)
+    assert made == held > 0
+    made_tx, held_tx, notes = refresh("minilm")  # the transformer embeds everything once...
+    assert made_tx == held_tx == held and any("model changed" in n for n in notes)
+    assert refresh(None)[:2] == (0, held)  # ...and going back re-embeds nothing: both are cached
+    assert refresh("minilm")[:2] == (0, held)
+
+
+@pytest.mark.slow
+def test_transformer_tier_fills_in_and_blends(tmp_path: Path) -> None:
+    from retrievers.request import SearchRequest
+
+    with Workspace(SAMPLE, WorkspaceOptions(index_dir=tmp_path / "idx")) as ws:
+        engine = SearchEngine(ws, EngineOptions())
+        try:
+            engine.refresh()
+            info = engine.index_info()
+            assert info["state"] == "ready" and info["transformer"]["embedded"] == 0
+            before = engine.search(SearchRequest(query="apply a discount to a price"))
+            seen: list[tuple[str, int, int]] = []
+            made = engine.embed_transformer(lambda phase, done, total: seen.append((phase, done, total)))
+            info = engine.index_info()
+            assert made == info["transformer"]["embedded"] == info["chunks"] and seen[-1][0] == "transformer"
+            after = engine.search(SearchRequest(query="apply a discount to a price"))
+        finally:
+            engine.close()
+    assert before["results"] and after["results"]
+    details = [r["explain"].get("semantic", {}).get("detail", {}) for r in after["results"]]
+    assert any("transformer_rank" in d and "static_rank" in d for d in details)
+    assert not any("transformer_rank" in r["explain"].get("semantic", {}).get("detail", {})
+                   for r in before["results"])
