@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml
 	# torch first, the CPU build: a plain `torch` requirement would pull a multi-GB CUDA build.
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	# The static embedding model, distilled once from the packaged MiniLM (offline, about a minute).
+	HF_HUB_OFFLINE=1 $(BIN)/codeseek model
 	touch $(STAMP)
 
 test: setup

@@ -380,6 +380,11 @@ class IndexStore:
             out.update((str(k), bytes(v)) for k, v in rows)
         return out
 
+    def count_embeddings(self, model_id: str) -> int:
+        """Vectors of `model_id` in the cache (a freshness stamp for saved vector files)."""
+        row = self._reader.execute("SELECT count(*) FROM embeddings WHERE model=?", (model_id,)).fetchone()
+        return int(row[0])
+
     def has_embeddings(self, model_id: str) -> bool:
         """True when any vector of `model_id` is cached."""
         row = self._reader.execute("SELECT 1 FROM embeddings WHERE model=? LIMIT 1", (model_id,)).fetchone()

@@ -343,7 +343,7 @@ class Workspace:
             generation = self._generation
             if self._graph is None or self._graph_generation != generation:
                 persist = persist and not self._overlays
-                key = self._derived_key() if persist else ""
+                key = self.derived_key() if persist else ""
                 cache = SignedCache(self.index_dir)
                 graph = cache.load("callgraph", key) if persist else None
                 if graph is None:
@@ -358,8 +358,11 @@ class Workspace:
                 self._graph_generation = generation
             return self._graph
 
-    def _derived_key(self) -> str:
-        """Names one index state and the code that derives from it: uid, revision, graph code."""
+    def derived_key(self) -> str:
+        """Names one index state and the code that derives from it: uid, revision, graph code
+        (what `indexing.persist` keys saved structures by); "" while unsaved buffers are open."""
+        if self._overlays:
+            return ""
         uid = self.store.get_meta("index_uid")
         if not uid:
             uid = secrets.token_hex(8)

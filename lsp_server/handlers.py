@@ -22,7 +22,8 @@ from lsp_server.options import to_json
 from lsp_server.server import DEBOUNCE_S, SEARCH_METHOD, CodeseekServer, bad_params
 
 log = logging.getLogger("codeseek.lsp")
-INDEX_OPTIONS = ("model", "index_dir", "excludes", "max_file_size", "embeddings")
+INDEX_OPTIONS = ("model", "index_dir", "excludes", "max_file_size", "embeddings", "transformer",
+                 "transformer_background")
 COMMANDS = ("codeseek.reindex", "codeseek.status")
 
 

@@ -224,6 +224,7 @@ class RootIndex:
             "embedded": int(info.get("embedded", 0)),
             "model": info.get("model"),
             "model_loaded": self.model_loaded(),
+            "transformer": info.get("transformer"),  # {model, embedded, pending}; None without the tier
             "index_dir": str(self.workspace.index_dir),
             "overlays": len(self.workspace.overlays()),
             "error": self.error,

@@ -169,10 +169,13 @@ class SearchEngine:
                 progress("transformer", done, total)
 
         try:
-            return semantic.embed_deep(report, should_stop, order)
+            made = semantic.embed_deep(report, should_stop, order)
         except RetrieverError as exc:  # the transformer cannot load: the static tier carries on
             log.warning("transformer embedding failed: %s", exc)
             return 0
+        if made:
+            self._save_vectors()
+        return made
 
     # -- refresh -------------------------------------------------------------------------------------
     def refresh(self, embed: bool = True, progress: Progress | None = None,
@@ -207,8 +210,17 @@ class SearchEngine:
             finally:
                 self._set_phase("done")
             out.pending = self.semantic.pending() if self.semantic is not None else 0
+            if out.embedded or (out.reconciled and self.semantic is not None
+                                and not self.semantic.fast.loaded_saved):
+                self._save_vectors()
             out.state = self.index_info()["state"]
             return out
+
+    def _save_vectors(self) -> None:
+        """Save the tiers' vectors beside the index so the next process reads them in one go."""
+        key = self.workspace.derived_key() if self.options.persist_graph else ""
+        if key and self.semantic is not None:
+            self.semantic.save(self.workspace.index_dir / "derived", key)
 
     def _set_phase(self, phase: str) -> None:
         with self._lock:
@@ -243,26 +255,50 @@ class SearchEngine:
             definitions = graph.definitions() if graph is not None else store.definitions()
             files = store.counts().get("files", 0)
         out.chunks, out.definitions = len(chunks), len(definitions)
+        synced_key = (self.workspace.derived_key() or None) if self.options.persist_graph else None
         if not self._synced:
             # First refresh in this process: make the on-disk text index and the loaded vectors hold
-            # exactly the store's chunks (index() re-adds only what differs).
-            self.text.index(chunks)
+            # exactly the store's chunks (index() re-adds only what differs). A text index that an
+            # earlier process synced to this very revision is taken as it is.
+            if synced_key is not None and store.get_meta("text.synced") == synced_key:
+                self.text.adopt(chunks)
+            else:
+                self.text.index(chunks)
             if self.semantic is not None:
-                self.semantic.index(chunks, embed=False)
+                derived = self.workspace.index_dir / "derived"
+                self.semantic.index(chunks, embed=False, saved=derived if synced_key else None,
+                                    stamp=synced_key or "")
             out.reconciled = True
         elif out.update is not None and out.update.changed:
             self.text.update(out.update.added, out.update.removed_ids)
             if self.semantic is not None:
                 self.semantic.update(out.update.added, out.update.removed_ids, embed=False)
+        if synced_key is not None and store.get_meta("text.synced") != synced_key:
+            store.set_meta("text.synced", synced_key)
         out.seconds["sync"] = time.perf_counter() - started
         started = time.perf_counter()
         snap = Snapshot.build(chunks, definitions, graph, files)
         structural = StructuralRetriever(lambda: list(snap.definitions.values()), snap.chunk_for_definition)
-        structural.index(chunks)
+        self._build_structural(structural, chunks, synced_key)
         out.seconds["graph"] = graph_seconds + time.perf_counter() - started
         with self._lock:
             self._view = (snap, structural)
         self._synced = True
+
+    def _build_structural(self, structural: StructuralRetriever, chunks: list[Any], key: str | None) -> None:
+        """Build the definition tables, or load those an earlier process saved for this revision."""
+        from indexing.persist import SignedCache, code_fingerprint
+        from retrievers import structural as structural_module
+        from retrievers import tokenize
+
+        cache = SignedCache(self.workspace.index_dir)
+        if key is not None:
+            key = f"{key}:{code_fingerprint(structural_module, tokenize)}"
+        if key is not None and structural.import_state(cache.load("structural", key) or {}):
+            return
+        structural.index(chunks)
+        if key is not None:
+            cache.save("structural", key, structural.export_state())
 
     # -- state ---------------------------------------------------------------------------------------
     def index_info(self) -> dict[str, Any]:

@@ -12,10 +12,12 @@ is embedded again under the new model's keys; vectors of two models never meet.
 from __future__ import annotations
 
 import hashlib
+import os
 import textwrap
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -125,6 +127,7 @@ class SemanticRetriever:
         self._keys: dict[int, str] = {}
         self._pending: set[int] = set()
         self._vectors: VectorIndex | None = None
+        self.loaded_saved = False  # the last index() read a saved vector file
         self.meta_prefix = meta_prefix  # one per tier: "embedding" (the main one), "embedding.deep"
         self.previous_model = store.get_meta(f"{meta_prefix}.model")
         self.model_changed = self.previous_model is not None and self.previous_model != self.model_id
@@ -188,14 +191,53 @@ class SemanticRetriever:
         if ids:
             self._add_vectors(ids, np.vstack(rows).astype(np.float32))
 
+    def _stamp(self, stamp: str) -> str:
+        count = getattr(self.store, "count_embeddings", None)
+        return f"{stamp}|{self.model_id}|{EMBED_TEXT_VERSION}|{count(self.model_id) if count else -1}"
+
+    def _load_saved(self, chunks: Sequence[Chunk], saved: Path, stamp: str) -> bool:
+        """Read vectors saved for this index revision and this cache state (False: use the cache)."""
+        try:
+            with np.load(saved, allow_pickle=False) as data:
+                if str(data["stamp"]) != self._stamp(stamp):
+                    return False
+                ids, rows = data["ids"], data["vectors"]
+        except (OSError, ValueError, KeyError):
+            return False
+        wanted = {c.id for c in chunks}
+        keep = np.fromiter((int(i) in wanted for i in ids), dtype=bool, count=len(ids))
+        if len(ids):
+            self._add_vectors([int(i) for i in ids[keep]], rows[keep].astype(np.float32))
+        held = set(int(i) for i in ids[keep])
+        self._pending.update(i for i in wanted if i not in held)
+        self.loaded_saved = True
+        return True
+
+    def save(self, path: Path, stamp: str) -> None:
+        """Write the vectors held (ids + float16 rows) for `_load_saved`; silent when not writable."""
+        with self._lock:
+            ids, rows = self._vectors.export() if self._vectors is not None else (
+                np.zeros(0, dtype=np.int64), np.zeros((0, 1), dtype=np.float16))
+            stamp_text = self._stamp(stamp)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.npz")
+            np.savez(tmp, ids=ids, vectors=rows, stamp=np.array(stamp_text))
+            tmp.replace(path)
+        except OSError:
+            pass
+
     # ----- Retriever ---------------------------------------------------------------------------
 
-    def index(self, chunks: Sequence[Chunk], *, embed: bool = True, progress: Progress | None = None) -> None:
-        """Hold exactly `chunks`: cached vectors are loaded, the rest embedded (unless `embed=False`)."""
+    def index(self, chunks: Sequence[Chunk], *, embed: bool = True, progress: Progress | None = None,
+              saved: Path | None = None, stamp: str = "") -> None:
+        """Hold exactly `chunks`: cached vectors are loaded, the rest embedded (unless `embed=False`).
+        With `saved`, vectors that `save()` wrote there under the same `stamp` are read in one go."""
         with self._lock:
             self._chunks = {c.id: c for c in chunks}
             self._keys, self._pending, self._vectors = {}, set(), None
-            self._load_cached(chunks)
+            if saved is None or not self._load_saved(chunks, saved, stamp):
+                self._load_cached(chunks)
         if embed:
             self.embed_pending(progress)
 

@@ -20,6 +20,7 @@ import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Any
 
 from indexing.labels import labels_for
 from indexing.records import Chunk, Definition
@@ -251,6 +252,22 @@ class StructuralRetriever:
     def _ensure(self) -> None:
         if self._dirty:
             self._build(self._provider())
+
+    _STATE = ("_defs", "_by_name", "_by_folded", "_by_part", "_name_parts", "_adjust", "_sorted_names",
+              "_order", "_sorted_parts")
+
+    def export_state(self) -> dict[str, Any]:
+        """The built tables (plain data), for `indexing.persist` to save beside the index."""
+        return {name: getattr(self, name) for name in self._STATE}
+
+    def import_state(self, state: dict[str, Any]) -> bool:
+        """Take tables saved by `export_state` instead of building them; False when they do not fit."""
+        if not isinstance(state, dict) or set(state) != set(self._STATE):
+            return False
+        for name in self._STATE:
+            setattr(self, name, state[name])
+        self._chunk_cache, self._module_cache, self._dirty = {}, {}, False
+        return True
 
     def _chunk_id(self, idx: int) -> int | None:
         if idx not in self._chunk_cache:

@@ -232,6 +232,12 @@ class TextRetriever:
             add = [c for c in chunks if held.get(c.id) != [fingerprint(c)]]
             self._write(stale, add)
 
+    def adopt(self, chunks: Sequence[Chunk]) -> None:
+        """Hold `chunks` without checking the index on disk (the caller knows it was written for
+        exactly these: the engine records the store revision each successful sync reached)."""
+        with self._lock:
+            self._chunks = {c.id: c for c in chunks}
+
     def update(self, added: Sequence[Chunk], removed_ids: Sequence[int]) -> None:
         """Add new or changed chunks and drop removed ones; one commit."""
         with self._lock:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from indexing.records import Chunk
@@ -70,10 +71,20 @@ class TieredSemantic:
         return self.fast.embedded()
 
     # -- keeping both tiers in step with the store -------------------------------------------------
-    def index(self, chunks: Sequence[Chunk], *, embed: bool = True, progress: Progress | None = None) -> None:
-        self.fast.index(chunks, embed=embed, progress=progress)
+    def index(self, chunks: Sequence[Chunk], *, embed: bool = True, progress: Progress | None = None,
+              saved: Path | None = None, stamp: str = "") -> None:
+        """Both tiers hold `chunks`; with `saved` (a folder), vectors `save()` wrote there are read."""
+        self.fast.index(chunks, embed=embed, progress=progress, stamp=stamp,
+                        saved=saved / "vectors-main.npz" if saved else None)
         if self.deep is not None:
-            self.deep.index(chunks, embed=False)
+            self.deep.index(chunks, embed=False, stamp=stamp,
+                            saved=saved / "vectors-transformer.npz" if saved else None)
+
+    def save(self, folder: Path, stamp: str) -> None:
+        """Save both tiers' vectors for the next process (`index(saved=folder)`)."""
+        self.fast.save(folder / "vectors-main.npz", stamp)
+        if self.deep is not None:
+            self.deep.save(folder / "vectors-transformer.npz", stamp)
 
     def update(self, added: Sequence[Chunk], removed_ids: Sequence[int], *, embed: bool = True,
                progress: Progress | None = None) -> None:

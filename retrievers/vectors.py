@@ -60,6 +60,10 @@ class VectorIndex:
         row = self._row.get(chunk_id)
         return None if row is None else self._f16[row].astype(np.float32)
 
+    def export(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids int64, float16 rows) of every stored vector, for saving."""
+        return self._ids[: self._n].copy(), self._f16[: self._n].copy()
+
     # ----- writing -----------------------------------------------------------------------------
 
     def _signs(self, vectors: np.ndarray) -> np.ndarray:

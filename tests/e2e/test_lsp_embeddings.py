@@ -30,8 +30,14 @@ async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tupl
 async def test_embedding_progress_and_ready_state(served: tuple[LanguageClient, Path]) -> None:
     client, _ = served
     status = (await S.status(client))["roots"][0]
-    assert status["state"] == "ready" and status["model"] == "all-MiniLM-L6-v2" and status["model_loaded"]
+    assert status["state"] == "ready" and status["model"].startswith("static:") and status["model_loaded"]
     assert status["embedded"] == status["chunks"] > 0
+    # Phase 3 filled in the transformer tier behind the static one, with its own progress.
+    assert status["transformer"] == {"model": "all-MiniLM-L6-v2", "embedded": status["chunks"], "pending": 0}
+    (tiers,) = [v for v in client.progress_reports.values()
+                if v and getattr(v[0], "title", "") == "codeseek: transformer vectors sample"]
+    assert isinstance(tiers[-1], lsp.WorkDoneProgressEnd)
+    assert tiers[-1].message == f"{status['chunks']} chunks have transformer vectors"
     (values,) = [v for v in client.progress_reports.values()
                  if v and getattr(v[0], "title", "") == "codeseek: embedding sample"]
     begin, *reports, end = values
@@ -75,7 +81,7 @@ async def test_editing_one_function_re_embeds_one_chunk(served: tuple[LanguageCl
     S.replace_all(client, root, DIGEST, text.replace(old, new))
     status = await S.wait_state(client, ("ready",), timeout=120)
     job = status["roots"][0]["last_job"]
-    assert (job["paths"], job["parsed"], job["embedded"]) == (1, 1, 1)
+    assert (job["paths"], job["parsed"], job["embedded"], job["transformer_embedded"]) == (1, 1, 1, 1)
     # Closing the buffer goes back to the file on disk, whose vector is still cached: nothing to embed.
     client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=S.doc_id(root, DIGEST)))
     status = await S.wait_state(client, ("ready",), timeout=120)
