@@ -65,4 +65,5 @@ def test_to_json_round_trips() -> None:
     again, problems = parse_options(to_json(options))
     assert again == options and problems == []
     assert {f.name for f in fields(ServerOptions)} == {
-        "model", "index_dir", "excludes", "max_file_size", "preset", "hover", "embeddings"}
+        "model", "index_dir", "excludes", "max_file_size", "preset", "hover", "embeddings", "transformer",
+        "transformer_background"}
