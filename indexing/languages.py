@@ -56,6 +56,12 @@ _EXTENSIONS: dict[str, str] = {
     ".css": "text", ".scss": "text", ".less": "text", ".html": "text", ".htm": "text",
     ".xml": "text", ".vue": "text", ".svelte": "text", ".gradle": "text", ".cmake": "text",
     ".mk": "text", ".tf": "text", ".env": "text",
+    # Source in languages without wired definitions and call sites: indexed by line chunks, so text
+    # and semantic search still reach them (before, every file was skipped as unsupported).
+    ".ex": "text", ".exs": "text", ".hs": "text", ".lhs": "text", ".zig": "text", ".dart": "text",
+    ".erl": "text", ".hrl": "text", ".clj": "text", ".cljs": "text", ".ml": "text", ".mli": "text",
+    ".fs": "text", ".fsx": "text", ".jl": "text", ".nim": "text", ".pl": "text", ".pm": "text",
+    ".groovy": "text", ".elm": "text", ".r": "text", ".vim": "text", ".fish": "text", ".ps1": "text",
 }
 _NAMES: dict[str, str] = {
     "Rakefile": "ruby", "Gemfile": "ruby", ".bashrc": "bash", ".bash_profile": "bash", ".profile": "bash",
