@@ -276,7 +276,7 @@ class SemanticRetriever:
 
     def has_vector(self, chunk_id: int) -> bool:
         with self._lock:
-            return self._vectors is not None and self._vectors.vector(chunk_id) is not None
+            return self._vectors is not None and chunk_id in self._vectors
 
     def embed_pending(self, progress: Progress | None = None,
                       should_stop: Callable[[], bool] | None = None,

@@ -6,10 +6,12 @@ deep tier (all-MiniLM-L6-v2 on numpy by default) fills in behind it: the languag
 the background, most valuable chunks first (`embed_deep(order=...)`), `codeseek index --transformer`
 in the foreground; both persist in the embedding cache, so every process uses what any has made.
 
-A query is answered by both tiers and their rankings are fused by weighted reciprocal rank
-(`TierBlend`): a chunk the transformer has not covered yet ranks on its static evidence alone. While
-the deep model is loading on another thread, or when it has no vector yet, the fast tier answers
-alone. `similar(chunk)` prefers the transformer's vector of the chunk when there is one.
+A query ranks each chunk with the best model that has embedded it: the transformer's ranking of the
+chunks it covers and the static ranking of the others meet by weighted reciprocal rank (`TierBlend`).
+So a complete transformer tier answers exactly as the transformer alone (measured: no static blend
+beat it), and a partial one is completed by static evidence. While the deep model is loading on
+another thread, or when it has no vector yet, the fast tier answers alone. `similar(chunk)` prefers
+the transformer's vector of the chunk when there is one.
 """
 
 from __future__ import annotations
@@ -123,11 +125,22 @@ class TieredSemantic:
     # -- search ------------------------------------------------------------------------------------
     def search(self, query: Query, limit: int,
                candidates_filter: Callable[[int], bool] | None = None) -> list[Hit]:
-        fast = self.fast.search(query, limit, candidates_filter)
+        """Each chunk is ranked by the best model that has embedded it: the transformer ranks the
+        chunks it covers, the static model the others; the two rankings meet by weighted RRF. With
+        the transformer complete this is the transformer's ranking, with none the static one."""
         if not self._deep_usable():
-            return fast
-        assert self.deep is not None
-        deep = self.deep.search(query, limit, candidates_filter)
+            return self.fast.search(query, limit, candidates_filter)
+        deep_tier = self.deep
+        assert deep_tier is not None
+        deep = deep_tier.search(query, limit, candidates_filter)
+        if deep_tier.pending() == 0 or self.blend.fast <= 0:
+            return [Hit(h.chunk_id, h.score, {**h.detail, "tier": "transformer"}) for h in deep]
+        admit = candidates_filter
+
+        def uncovered(chunk_id: int) -> bool:
+            return not deep_tier.has_vector(chunk_id) and (admit is None or admit(chunk_id))
+
+        fast = self.fast.search(query, limit, uncovered)
         return blend_rankings(fast, deep, self.blend, limit)
 
     def similar(self, chunk_id: int, limit: int) -> list[Hit]:
@@ -147,5 +160,9 @@ def blend_rankings(fast: list[Hit], deep: list[Hit], blend: TierBlend, limit: in
             entry[f"{tier}_rank"] = rank
             entry[f"{tier}_cosine"] = hit.detail.get("cosine", round(hit.score, 4))
     order = sorted(scores, key=lambda cid: -scores[cid])[:limit]
-    return [Hit(cid, scores[cid], {"cosine": detail[cid].get("transformer_cosine", detail[cid].get(
-        "static_cosine")), **detail[cid]}) for cid in order]
+    out = []
+    for cid in order:
+        tier = "transformer" if "transformer_rank" in detail[cid] else "static"
+        cosine = detail[cid].get(f"{tier}_cosine")
+        out.append(Hit(cid, scores[cid], {"cosine": cosine, "tier": tier, **detail[cid]}))
+    return out

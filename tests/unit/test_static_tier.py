@@ -158,7 +158,41 @@ def test_transformer_tier_fills_in_and_blends(tmp_path: Path) -> None:
         finally:
             engine.close()
     assert before["results"] and after["results"]
-    details = [r["explain"].get("semantic", {}).get("detail", {}) for r in after["results"]]
-    assert any("transformer_rank" in d and "static_rank" in d for d in details)
-    assert not any("transformer_rank" in r["explain"].get("semantic", {}).get("detail", {})
-                   for r in before["results"])
+    tiers_before = {r["explain"]["semantic"]["detail"].get("tier") for r in before["results"]
+                    if "semantic" in r["explain"]}
+    tiers_after = {r["explain"]["semantic"]["detail"].get("tier") for r in after["results"]
+                   if "semantic" in r["explain"]}
+    assert tiers_before == {None} and tiers_after == {"transformer"}  # complete: the transformer ranks
+
+
+def test_partial_transformer_coverage_ranks_the_rest_statically() -> None:
+    from retrievers.base import Query
+    from retrievers.tiered import TieredSemantic
+
+    class Tier:
+        def __init__(self, hits: list[Hit], covered: set[int], pending: int) -> None:
+            self.hits, self.covered, self._pending = hits, covered, pending
+            self.embedder = type("E", (), {"loading": False})()
+            self.asked: list[int] = []
+
+        def search(self, query: Query, limit: int, admit: object = None) -> list[Hit]:
+            keep = [h for h in self.hits if admit is None or admit(h.chunk_id)]  # type: ignore[operator]
+            self.asked = [h.chunk_id for h in keep]
+            return keep[:limit]
+
+        def embedded(self) -> int:
+            return len(self.covered)
+
+        def pending(self) -> int:
+            return self._pending
+
+        def has_vector(self, chunk_id: int) -> bool:
+            return chunk_id in self.covered
+
+    fast = Tier([Hit(1, 0.9), Hit(2, 0.8), Hit(3, 0.7)], {1, 2, 3}, 0)
+    deep = Tier([Hit(2, 0.6), Hit(1, 0.5)], {1, 2}, 1)
+    tiered = TieredSemantic(fast, deep, TierBlend(k=10, fast=0.3, deep=0.7))  # type: ignore[arg-type]
+    hits = tiered.search(Query("q", "understand_code", None, None, (), ()), 3)
+    assert fast.asked == [3]  # the static tier ranks only what the transformer has not embedded
+    assert [(h.chunk_id, h.detail["tier"]) for h in hits] == [(2, "transformer"), (1, "transformer"),
+                                                               (3, "static")]
