@@ -24,7 +24,7 @@ from typing import Any
 from indexing.workspace import Workspace
 
 PHASE_LABELS = {
-    "indexing": "parse", "distilling": "model", "distilled": "model", "model": "model",
+    "indexing": "parse", "graph": "call graph", "distilling": "model", "distilled": "model", "model": "model",
     "embedding": "vectors", "transformer": "transformer",
 }
 _FALLBACK_START = time.time()

@@ -409,4 +409,8 @@ class _Throttled:
         percentage = min(max(int(100 * done / total) if total else 100, 0), 100)
         eta = self.rate.eta(phase, done, total)
         left = f", ~{eta} left" if eta else ""
+        if phase in ("graph", "distilling", "distilled"):  # one step, or the model's token count
+            label = "call graph" if phase == "graph" else "distilling the static model (once)"
+            self.handle.report(percentage, f"{label}{left}")
+            return
         self.handle.report(percentage, f"{phase} {done}/{total} {self.noun}{left}")

@@ -246,7 +246,11 @@ class SearchEngine:
         try:
             # Built from the store's current definitions (cached per index generation): its
             # definitions serve the snapshot too, so they are read from SQLite once per refresh.
+            if progress is not None:
+                progress("graph", 0, 1)
             graph = self.workspace.call_graph(persist=self.options.persist_graph)
+            if progress is not None:
+                progress("graph", 1, 1)
         except Exception:  # the graph serves references and priors: search works without it
             log.exception("building the call graph of %s failed", self.workspace.root)
         graph_seconds = time.perf_counter() - graph_started
