@@ -55,9 +55,14 @@ class Snapshot:
             return None
         stop = bisect.bisect_right(self._starts[path], line)
         best: Chunk | None = None
-        for c in items[:stop]:
-            if c.start_line <= line <= c.end_line and (
-                    best is None or c.end_line - c.start_line < best.end_line - best.start_line):
+        # Backwards from the last chunk starting at or before `line`: once a containing chunk of size
+        # s is known, a chunk starting before line - s cannot be smaller and still contain the line.
+        for k in range(stop - 1, -1, -1):
+            c = items[k]
+            if best is not None and c.start_line < line - (best.end_line - best.start_line):
+                break
+            if c.end_line >= line and (
+                    best is None or c.end_line - c.start_line <= best.end_line - best.start_line):
                 best = c
         return best
 
