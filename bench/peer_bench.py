@@ -150,6 +150,8 @@ class Bench:
         if code != 0:
             raise SystemExit(f"{tool} worker failed ({code}) on {root}:\n{err}")
         data = json.loads(out.strip().splitlines()[-1])
+        if data.get("loaded_from_disk"):
+            raise SystemExit(f"{tool} loaded a cached index where a cold build was meant ({scratch})")
         samples.add("cold_s", data["ready_at"] - spawned)
         samples.add("build_s", data["build_s"])
         samples.add("rss_mib", rss)

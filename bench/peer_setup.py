@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,6 +64,10 @@ def ensure_semble() -> Path:
 
 def _from_cli() -> Path | None:
     try:
+        usage = subprocess.run([*codeseek_command(), "--help"], env=_offline_env(), check=False,
+                               capture_output=True, text=True).stdout
+        if not re.search(r"^\s+model\b|[{,]model[,}]", usage, re.MULTILINE):
+            return None  # this checkout's CLI has no `model` subcommand
         proc = subprocess.run([*codeseek_command(), "model", "--path"], env=_offline_env(), check=False,
                               stdout=subprocess.PIPE, text=True)  # stderr: its progress, shown
     except OSError:
