@@ -255,6 +255,9 @@ def print_tables(reports: Sequence[dict[str, Any]], summary: dict[str, Any],
                   f"{summary['mean'].get('fused', 0.0):.4f} (retrievers alone: {cols}); semble published "
                   f"on the same repositories {summary['published_mean']:.4f} "
                   f"(all 43: {summary['published_mean_all']:.4f})")
+    empty = [r["set"] for r in reports if not r["index"]["chunks"]]
+    if empty:
+        console.print(f"no chunks indexed (no file there is one codeseek indexes): {', '.join(empty)}")
     if missing:
         console.print(missing_message(missing, src))
 
