@@ -246,6 +246,8 @@ def report(corpus: Corpus, samples: dict[str, Samples], model_note: str) -> dict
     console.print(table)
     console.print(f"targets (issue 8): {TARGETS[corpus.key]}\n")
     out["top"] = {"codeseek": cs.notes.get("top"), "semble": sb.notes.get("top")}
+    out["model"] = {"codeseek": cs.notes.get("model"), "semble": sb.notes.get("model")}
+    console.print(f"models: codeseek {out['model']['codeseek']}; semble {out['model']['semble']}")
     return out
 
 
