@@ -220,7 +220,7 @@ def print_tables(reports: Sequence[dict[str, Any]], summary: dict[str, Any],
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(width=160, file=sys.stderr if to_stderr else sys.stdout)
+    console = Console(width=170, file=sys.stderr if to_stderr else sys.stdout)
     if not reports:
         console.print("semble-dev: no repository evaluated")
     columns = [c for c in summary["mean"] if c != "fused"]
@@ -228,7 +228,8 @@ def print_tables(reports: Sequence[dict[str, Any]], summary: dict[str, Any],
                         f"{summary['queries']} queries)", title_justify="left")
     for name in ("repo", "lang", "queries", "chunks", "fused", *columns, "semble pub.", "delta",
                  "index s", "p50 ms", "checkout"):
-        table.add_column(name, justify="left" if name in ("repo", "lang", "checkout") else "right")
+        table.add_column(name, justify="left" if name in ("repo", "lang", "checkout") else "right",
+                         no_wrap=True, overflow="ellipsis", max_width=24 if name == "checkout" else None)
     for r in reports:
         pub = r["published"].get("semble")
         delta = f"{r['ndcg@10']['fused'] - pub:+.3f}" if pub is not None else "-"
@@ -244,7 +245,7 @@ def print_tables(reports: Sequence[dict[str, Any]], summary: dict[str, Any],
         lang.add_row(name, str(row["repos"]), str(row["queries"]), f"{row['ndcg']:.4f}",
                      f"{row['published']:.4f}", f"{row['ndcg'] - row['published']:+.3f}")
     console.print(lang)
-    cat = Table(title="per category (mean within a repository, then over repositories)", title_justify="left")
+    cat = Table(title="per category (mean per repository, then over them)", title_justify="left")
     for name in ("category", "repos", "queries", "fused"):
         cat.add_column(name, justify="left" if name == "category" else "right")
     for name, row in summary["per_category"].items():
