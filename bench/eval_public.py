@@ -3,6 +3,7 @@
     python bench/eval_public.py                       # every set (seed, dev, bench/queries/*.json)
     python bench/eval_public.py --set seed            # one set by name or path
     python bench/eval_public.py --no-embed --json out.json
+    python bench/eval_public.py --set semble-dev [--repos tokio,vitest | --set semble-dev:quick]
 
 For each query it prints the rank of the target in the fused result (the one `codeseek search`
 returns) and in each retriever's own ranking (chunk by chunk, no fusion, priors or dedupe): text
@@ -10,8 +11,12 @@ returns) and in each retriever's own ranking (chunk by chunk, no fusion, priors 
 hit@1, hit@5, hit@10 and MRR (over the top 10) per column; NDCG sets (file-level targets, the
 semble benchmark style) report NDCG@10 next to the published scores.
 
-Indexes live under `$CODESEEK_EVAL_DIR` (default `~/.cache/codeseek-eval/<corpus>`), so a second run
-only embeds chunks whose text changed.
+The semble-dev set (43 repositories, bench/semble_dev.py) is run only when named; it prints
+per-repository, per-language and per-category tables instead of per-query rows; its sources come from
+`--semble-dev-src DIR` / `$CODESEEK_SEMBLE_DEV` (missing repositories are listed with how to get them).
+
+Indexes live under `$CODESEEK_EVAL_DIR` (default `$XDG_CACHE_HOME/codeseek-eval/<corpus>`, ~/.cache when
+unset; semble-dev: `semble-dev/<repo>`), so a second run only embeds chunks whose text changed.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from bench.evalsets import (  # noqa: E402
     load_set,
     ndcg_at_10,
 )
+from bench.semble_dev import SembleDevSpec  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
 from retrievers.engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
 from retrievers.tiered import TierBlend  # noqa: E402
@@ -54,8 +60,14 @@ def default_sets() -> list[Path]:
     return [p for p in shared if p.exists()] + sorted((HERE / "queries").glob("*.json"))
 
 
-def find_set(name: str) -> Path:
-    """A set by path, or by a name: seed, pydantic, model2vec, click, express, flask, self..."""
+def find_set(name: str) -> Path | SembleDevSpec:
+    """A set by path, or by a name: seed, pydantic, model2vec, click, express, flask, self...;
+    `semble-dev` or `semble-dev:<quick|repo,repo>` for the 43-repository development set."""
+    from bench.semble_dev import parse_spec
+
+    spec = parse_spec(name)
+    if spec is not None:
+        return spec
     path = Path(name)
     if path.exists():
         return path
@@ -82,8 +94,12 @@ def corpus_root(qs: QuerySet) -> Path:
 
 
 def index_dir(qs: QuerySet) -> Path:
-    base = Path(os.environ.get("CODESEEK_EVAL_DIR") or Path.home() / ".cache" / "codeseek-eval")
+    from bench.semble_dev import cache_home
+
+    base = Path(os.environ.get("CODESEEK_EVAL_DIR") or cache_home() / "codeseek-eval")
     c = qs.corpus
+    if c.get("kind") == "semble-dev":
+        return base / "semble-dev" / c["name"]
     key = "self" if c.get("kind") == "self" else f"{c['name']}-{c['version']}"
     if c.get("root"):
         key += "-" + c["root"].replace("/", "_")
@@ -162,6 +178,7 @@ def evaluate_set(engine: SearchEngine, qs: QuerySet, limit: int = 10, preset: st
                                "top": [f"{r['path']}:{r['start_line']}" for r in results[:3]]}
         totals["fused"].add(rank)
         ndcg["fused"].append(ndcg_at_10(results, q.targets + q.secondary, qs.prefix))
+        row["ndcg"] = round(ndcg["fused"][-1], 4)
         for name in columns:
             located = engine.retrieve(SearchRequest(q.query, limit=limit, preset=preset), name, DEEP_LIMIT)
             raw = [{"path": x.chunk.path, "start_line": x.chunk.start_line, "end_line": x.chunk.end_line}
@@ -244,7 +261,7 @@ def _progress(name: str) -> Callable[[str, int, int], None]:
     return report
 
 
-def run(sets: Sequence[Path], embed: bool = True, limit: int = 10, preset: str = "default",
+def run(sets: Sequence[Path | SembleDevSpec], embed: bool = True, limit: int = 10, preset: str = "default",
         json_out: str | None = None, quiet: bool = False, root: Path | None = None,
         index_dir: Path | None = None, overrides: Sequence[str] = (),
         model: str | None = None) -> list[dict[str, Any]]:
@@ -258,6 +275,12 @@ def run(sets: Sequence[Path], embed: bool = True, limit: int = 10, preset: str =
     columns = COLUMNS if embed else tuple(c for c in COLUMNS if c != "semantic")
     reports = []
     for path in sets:
+        if isinstance(path, SembleDevSpec):
+            from bench.semble_dev import run_semble_dev
+
+            reports += run_semble_dev(path, embed, embedder, limit, preset, columns, quiet, root, index_dir,
+                                      overrides)
+            continue
         qs = load_set(path)
         engine = open_engine(qs, embed, embedder, None if quiet else _progress(qs.name), root, index_dir,
                              overrides)
@@ -289,8 +312,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--opt", action="append", default=[], metavar="NAME=VALUE",
                         help="override an EngineOptions or RankingConfig field (JSON), e.g. file_decay=0")
     parser.add_argument("--summary", action="store_true", help="totals only, one line per set")
+    parser.add_argument("--repos", metavar="A,B|quick",
+                        help="semble-dev: these repositories (implies the set)")
+    parser.add_argument("--semble-dev-src", metavar="DIR",
+                        help="semble-dev: the folder holding the checkouts")
     args = parser.parse_args(argv)
-    sets = [find_set(s) for s in args.set] or default_sets()
+    sets = [find_set(s) for s in args.set] or ([] if args.repos else default_sets())
+    if args.repos:
+        sets = [s for s in sets if not isinstance(s, SembleDevSpec)] + [SembleDevSpec(args.repos)]
+    if args.semble_dev_src:
+        os.environ["CODESEEK_SEMBLE_DEV"] = args.semble_dev_src
     reports = run(sets, not args.no_embed, args.limit, args.preset, args.json, quiet=args.summary,
                   overrides=args.opt, model=args.model)
     if args.summary:

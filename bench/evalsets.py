@@ -9,6 +9,8 @@ Formats read:
   /work/shared/eval/README.md describes (each relevant or secondary target marks the rank of the first
   result whose path ends with it, and whose lines overlap it for a `path:start-end` target; ideal DCG of
   min(10, targets) ones).
+- one repository of the 43-repository semble-dev set (`load_semble_repo`: an annotation file of the
+  same format, its corpus a git checkout laid out by shared/eval/semble-dev/checkout.sh); NDCG@10.
 - our own sets (`bench/queries/*.json`): `{"name", "corpus": {"kind": "sdist"|"npm"|"self", "name",
   "version", "root": subfolder or ""}, "prefix": "", "queries": [{"id", "query", "category", "targets":
   [{"path", "line"} | {"path", "symbol"} | {"path", "start", "end"} | {"path"}]}]}`; scored like the
@@ -73,6 +75,7 @@ class QuerySet:
     prefix: str = ""  # prepended to result paths before matching (when searching a subfolder)
     published: dict[str, float] = field(default_factory=dict)
     source: str = ""
+    language: str = ""  # the corpus's main language (the semble-dev set's per-language tables)
 
 
 def _target(raw: Any) -> Target:
@@ -81,7 +84,8 @@ def _target(raw: Any) -> Target:
         if m:
             return Target(m["path"], start=int(m["start"]), end=int(m["end"]))
         return Target(raw)
-    return Target(raw["path"], raw.get("line"), raw.get("start"), raw.get("end"), raw.get("symbol"))
+    start, end = raw.get("start", raw.get("start_line")), raw.get("end", raw.get("end_line"))
+    return Target(raw["path"], raw.get("line"), start, end, raw.get("symbol"))
 
 
 # semble's published NDCG@10 per repository (shared/eval/README.md).
@@ -89,6 +93,24 @@ PUBLISHED = {
     "pydantic": {"semble": 0.7918, "CodeRankEmbed hybrid": 0.7596, "CodeRankEmbed dense": 0.6944},
     "model2vec": {"semble": 0.6926, "CodeRankEmbed hybrid": 0.7298, "CodeRankEmbed dense": 0.6624},
 }
+
+
+def semble_queries(name: str, data: Sequence[Mapping[str, Any]]) -> list[EvalQuery]:
+    """The queries of one annotation file of the semble benchmark (`relevant`, `secondary`, `category`)."""
+    return [EvalQuery(f"{name}-{i + 1:02d}", q["query"], [_target(t) for t in q.get("relevant", [])],
+                      [_target(t) for t in q.get("secondary", [])], q.get("category", ""))
+            for i, q in enumerate(data)]
+
+
+def load_semble_repo(annotations: Path, name: str, language: str, root: str, revision: str,
+                     published: float | None = None) -> QuerySet:
+    """One repository of the semble-dev set: its sources are searched under `root` (a subfolder of the
+    checkout, "" for the whole tree); targets are relative to the checkout, so results get `root/`."""
+    data = json.loads(Path(annotations).read_text(encoding="utf-8"))
+    corpus = {"kind": "semble-dev", "name": name, "version": revision[:12], "root": root}
+    return QuerySet(name, corpus, semble_queries(name, data), "ndcg", prefix=f"{root}/" if root else "",
+                    published={"semble": published} if published is not None else {},
+                    source=str(annotations), language=language)
 
 
 def load_set(path: Path) -> QuerySet:
@@ -99,11 +121,7 @@ def load_set(path: Path) -> QuerySet:
         if not m:
             raise ValueError(f"{path}: a dev set must be named dev-<package>-<version>.json")
         name, version = m["name"], m["version"]
-        queries = [
-            EvalQuery(f"{name}-{i + 1:02d}", q["query"], [_target(t) for t in q.get("relevant", [])],
-                      [_target(t) for t in q.get("secondary", [])], q.get("category", ""))
-            for i, q in enumerate(data)
-        ]
+        queries = semble_queries(name, data)
         corpus = {"kind": "sdist", "name": name, "version": version, "root": name}
         return QuerySet(f"dev-{name}", corpus, queries, "ndcg", prefix=f"{name}/",
                         published=PUBLISHED.get(name, {}), source=str(path))
