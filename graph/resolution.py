@@ -34,7 +34,8 @@ from graph.externals import (
     PY_BUILTINS,
 )
 from graph.modules import ImportTarget
-from graph.symbol_index import Resolution, SymbolIndex, _strip_base
+from graph.symbol_index import AMBIGUOUS, BY_UNIQUE_NAME, RESOLVED, Resolution, SymbolIndex, _strip_base
+from graph.typed import typed_classes
 from indexing.records import CallSite
 
 __all__ = ["Resolution", "Resolver", "SymbolIndex"]
@@ -66,6 +67,8 @@ class Resolver:
         self._method_cache: dict[str, list[int]] = {}
         self._global_cache: dict[tuple[str, Callable[[int], bool]], list[int]] = {}
         self._target_cache: dict[tuple[ImportTarget, str, int], tuple[list[int], list[str], bool]] = {}
+        self.call_results: dict[tuple[str, str | None, str], tuple[list[int], bool]] = {}
+        self.last_global = False  # whether the last lookup_bare answer came from the global pool
 
     # --- classes -------------------------------------------------------------------------------
     def bases(self, class_id: int) -> list[int]:
@@ -235,6 +238,7 @@ class Resolver:
         workspace or is a builtin, so no global fallback applies.
         """
         ix = self.ix
+        self.last_global = False
         same = [i for i in ix.by_path_name.get((path, name), ()) if want(i) and not ix.is_member(i)]
         if same:
             return same, False
@@ -257,6 +261,7 @@ class Resolver:
         if (path.endswith(PY_EXTS) and name in PY_BUILTINS) or (
                 path.endswith(JS_EXTS) and name in JS_GLOBAL_FUNCTIONS):
             return [], True
+        self.last_global = True
         key = (name, want)
         found = self._global_cache.get(key)
         if found is None:
@@ -287,14 +292,29 @@ class Resolver:
                         out.append(ctor)
         return out
 
-    def _finish(self, caller: int | None, ids: list[int], rule: str) -> Resolution:
+    def _finish(self, caller: int | None, ids: list[int], rule: str, evidence: str = RESOLVED,
+                factor: float = 1.0) -> Resolution:
+        """A resolution for `ids`; `evidence` "by-name" grades a name-only match by its count."""
         if not ids:
             return Resolution(caller, [], "unresolved", rule)
         if len(ids) > self.max_candidates:
             return Resolution(caller, [], "too_many", rule)
         n = len(ids)
+        weight = factor / n
+        if evidence == "by-name":
+            evidence = BY_UNIQUE_NAME if n == 1 and factor == 1.0 else AMBIGUOUS
+            weight *= UNIQUE_NAME_CONFIDENCE if n == 1 else 1.0
+        elif evidence == RESOLVED and n > 1 and len({self.ix.parent_of.get(i) for i in ids}) > 1:
+            evidence = AMBIGUOUS  # overloads of one class are one target; several owners are not
         return Resolution(caller, self._with_constructors(ids), "resolved" if n == 1 else "ambiguous",
-                          rule, 1.0 / n)
+                          rule, weight, evidence)
+
+    def _by_name(self, caller: int | None, name: str, path: str, rule: str = "method") -> Resolution:
+        """Rule 4: an unknown receiver, every method of that name (a builtin's name weighs less)."""
+        builtin = (path.endswith(PY_EXTS) and name in PY_BUILTIN_METHODS) or (
+            path.endswith(JS_EXTS) and name in JS_BUILTIN_METHODS)
+        return self._finish(caller, self._method_candidates(name), rule, "by-name",
+                            BUILTIN_METHOD_FACTOR if builtin else 1.0)
 
     def _method_candidates(self, name: str) -> list[int]:
         found = self._method_cache.get(name)
@@ -321,14 +341,17 @@ class Resolver:
             ids, external = self.lookup_bare(name, site.path, ix.callable)
             if external:
                 return Resolution(caller, [], "external", "bare")
+            if self.last_global and not _same_package(ix, ids, site.path):
+                return self._finish(caller, ids, "global", "by-name")
             return self._finish(caller, ids, "bare")
         is_super = receiver in SUPER_RECEIVERS or receiver.startswith("super(")
-        if receiver in SELF_RECEIVERS or is_super or (
+        rtype = site.receiver_type
+        if receiver in SELF_RECEIVERS or is_super or rtype == "S" or (
                 site.path.endswith(".go") and receiver == self._go_receiver(caller)):
             if not classes:  # `this` in a function assigned to an object: `app.x = function`
                 parent = ix.defs[caller].parent if caller is not None else None
                 ids = list(ix.by_path_qname.get((site.path, f"{parent}.{name}"), ())) if parent else []
-                return self._finish(caller, ids or self._method_candidates(name), "method")
+                return self._finish(caller, ids, "method") if ids else self._by_name(caller, name, site.path)
             cls = classes[0]
             ids = [i for i in self.mro_lookup(cls, (name,), not is_super) if ix.callable(i)]
             if ids:
@@ -340,9 +363,13 @@ class Resolver:
                     return self._finish(caller, ids, "subclass")
             if is_super or self.has_open_bases(cls):
                 return Resolution(caller, [], "external", "self")
-            return self._finish(caller, self._method_candidates(name), "method")
+            return self._by_name(caller, name, site.path)
         if _LITERAL.match(receiver):  # ", ".join(...), [1, 2].index(...), `x`.trim()
             return Resolution(caller, [], "external", "literal")
+        if rtype:
+            typed = self._typed(site, caller, name, rtype)
+            if typed is not None:
+                return typed
         root = _ROOT_SPLIT.split(receiver, 1)[0]
         if _IDENT_PATH.match(receiver) and root not in SELF_RECEIVERS:
             dotted = receiver.replace("::", ".")
@@ -373,11 +400,26 @@ class Resolver:
                     return self._finish(caller, ids, "module")
         elif self._external_root(root, site.path):
             return Resolution(caller, [], "external", "method")
-        res = self._finish(caller, self._method_candidates(name), "method")
-        if (site.path.endswith(PY_EXTS) and name in PY_BUILTIN_METHODS) or (
-                site.path.endswith(JS_EXTS) and name in JS_BUILTIN_METHODS):
-            res.weight *= BUILTIN_METHOD_FACTOR
-        return res
+        return self._by_name(caller, name, site.path)
+
+    def _typed(self, site: CallSite, caller: int | None, name: str, rtype: str) -> Resolution | None:
+        """The receiver's type from local evidence: its method, or external; None if unknown."""
+        classes, external = typed_classes(self, site, caller, rtype)
+        if external:
+            return Resolution(caller, [], "external", "typed")
+        if not classes or len(classes) > self.max_candidates:
+            return None
+        ix = self.ix
+        ids = list(dict.fromkeys(i for c in classes for i in self.mro_lookup(c, (name,)) if ix.callable(i)))
+        if ids:
+            return self._finish(caller, ids, "typed")
+        ids = [i for c in classes for sub in self.descendants(c)
+               for i in ix.members.get(sub, {}).get(name, ()) if ix.callable(i)]
+        if ids:
+            return self._finish(caller, ids, "typed")
+        if any(self.has_open_bases(c) for c in classes):
+            return Resolution(caller, [], "external", "typed")
+        return None
 
     def _go_receiver(self, def_id: int | None) -> str | None:
         """The receiver variable of the Go method around `def_id` (`s` in `func (s *Server) ...`)."""
@@ -400,3 +442,14 @@ class Resolver:
         if targets:
             return all(self._targets(t, path)[2] for t in targets)
         return False
+
+
+UNIQUE_NAME_CONFIDENCE = 0.8
+
+
+def _same_package(ix: SymbolIndex, ids: Sequence[int], path: str) -> bool:
+    """Go and C-family code calls its own package's functions bare, without an import."""
+    if not ids or not path.endswith((".go", ".c", ".h", ".cpp", ".cc", ".hpp", ".rs")):
+        return False
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    return all((ix.defs[i].path.rsplit("/", 1)[0] if "/" in ix.defs[i].path else "") == folder for i in ids)

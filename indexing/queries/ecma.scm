@@ -43,6 +43,22 @@
   key: (property_identifier) @name
   value: [(arrow_function) (function_expression)]) @definition.function
 
+; `res.set = res.header = function header() {}`: both names are definitions
+(expression_statement
+  (assignment_expression
+    left: (member_expression
+      object: (_) @scope.name
+      property: (property_identifier) @name)
+    right: (assignment_expression
+      right: [(arrow_function) (function_expression)]))) @definition.function
+
+(assignment_expression
+  right: (assignment_expression
+    left: (member_expression
+      object: (_) @scope.name
+      property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression)]) @definition.function)
+
 ; Calls
 (call_expression
   function: (identifier) @callee) @call
@@ -91,3 +107,12 @@
     function: (identifier) @_require
     arguments: (arguments . (string (string_fragment) @import.module)))
   (#eq? @_require "require")) @import
+
+; Receiver evidence (indexing/receivers.py): local values, `this.x = ...` fields
+(variable_declarator
+  name: (identifier) @local.name
+  value: (_) @local.value) @local
+
+(assignment_expression
+  left: [(identifier) (member_expression object: (this) property: (property_identifier))] @local.name
+  right: (_) @local.value) @local
