@@ -36,6 +36,7 @@ from graph.externals import (
 from graph.modules import ImportTarget
 from graph.symbol_index import AMBIGUOUS, BY_UNIQUE_NAME, RESOLVED, Resolution, SymbolIndex, _strip_base
 from graph.typed import typed_classes
+from indexing.receivers import LOCAL
 from indexing.records import CallSite
 
 __all__ = ["Resolution", "Resolver", "SymbolIndex"]
@@ -216,7 +217,26 @@ class Resolver:
                 found, _, _ = self._targets(t, f, depth + 1)
                 if found:
                     return found
+        for f in files:  # `export * from './common'`, `from .base import *` in a package
+            for module in self.ix.stars.get(f, ()):
+                found = self.names_in_module(self.ix.modules.files_for(module, f), name, depth + 1)
+                if found:
+                    return found
         return []
+
+    def module_export(self, files: Sequence[str]) -> list[int]:
+        """What a whole-module `require('./x')` is when called: `module.exports = function`, and the
+        variable it is also assigned to (`var proto = module.exports = function`), whose members
+        (`proto.handle = function`) are the instance's methods."""
+        ix = self.ix
+        out: list[int] = []
+        for f in files:
+            for i in ix.by_path_qname.get((f, "module.exports"), ()):
+                line = ix.defs[i].name_line
+                out.extend(j for j in ix.by_path.get(f, ()) if ix.defs[j].name_line == line
+                           and j != i and j not in ix.parent_of)
+                out.append(i)
+        return out
 
     def _module_paths_for_local(self, local: str, path: str) -> tuple[list[str], bool]:
         """Files of the module a local name or dotted receiver denotes; the flag says 'external'."""
@@ -247,7 +267,8 @@ class Resolver:
             external = True
             for t in targets:
                 ids, mods, ext = self._targets(t, path)
-                ids = [i for i in ids if want(i)] or [i for i in self.names_in_module(mods, name) if want(i)]
+                ids = [i for i in ids if want(i)] or [i for i in self.names_in_module(mods, name) if want(i)] or [
+                    i for i in self.module_export(mods) if want(i)]
                 if ids:
                     return ids, False
                 external = external and ext
@@ -333,6 +354,8 @@ class Resolver:
             return Resolution(caller, [], "unresolved", "empty")
         classes = self.enclosing_classes(caller)
         if not receiver:
+            if site.receiver_type == LOCAL:  # a parameter or local variable holding a callable
+                return Resolution(caller, [], "unresolved", "local")
             if classes and site.path.endswith(CLASS_BODY_EXTS):
                 for cls in classes:
                     ids = [i for i in self.mro_lookup(cls, (name,)) if ix.callable(i)]
@@ -351,7 +374,11 @@ class Resolver:
             if not classes:  # `this` in a function assigned to an object: `app.x = function`
                 parent = ix.defs[caller].parent if caller is not None else None
                 ids = list(ix.by_path_qname.get((site.path, f"{parent}.{name}"), ())) if parent else []
-                return self._finish(caller, ids, "method") if ids else self._by_name(caller, name, site.path)
+                if not ids:  # `this.route()` in a callback: the one object method of the file
+                    ids = [i for i in ix.by_path_name.get((site.path, name), ()) if i in ix.member_ids]
+                    if len(ids) != 1:
+                        return self._by_name(caller, name, site.path)
+                return self._finish(caller, ids, "method")
             cls = classes[0]
             ids = [i for i in self.mro_lookup(cls, (name,), not is_super) if ix.callable(i)]
             if ids:

@@ -12,7 +12,8 @@ definition (`self.x = ...` / `this.x = ...` and fields go to the enclosing class
   an instance, a function's declared return type is the type;
 - `B:<kind>`: a builtin value (a Python `{}`, `[]`, a string, a number), so the receiver is not
   project code (a JS object or function literal says nothing: methods get assigned to it later);
-- `S`: an alias of `self` / `this` (`var self = this`).
+- `S`: an alias of `self` / `this` (`var self = this`);
+- `L` (on a bare call `f()`): `f` is a parameter or a local variable, not a definition.
 
 Two different pieces of evidence for one name in one scope cancel out (no evidence); `None`/`null`
 assignments say nothing. Nothing here resolves names: that is the call graph's job.
@@ -27,6 +28,8 @@ from typing import Protocol
 from tree_sitter import Node
 
 CONFLICT = "?"
+PARAMETER = "P"  # a parameter with no annotation: a local name, type unknown
+LOCAL = "L"  # on a bare call: the callee is a parameter or local variable, not a definition
 _SELF_ROOTS = ("self.", "this.", "cls.")
 _LITERALS = {
     "dictionary": "dict", "dictionary_comprehension": "dict", "list": "list", "list_comprehension": "list",
@@ -153,7 +156,14 @@ class Evidence:
     @staticmethod
     def _put(table: dict[str, str], name: str, ev: str) -> None:
         old = table.get(name)
-        table[name] = ev if old is None or old == ev else CONFLICT
+        if old is None or old == PARAMETER:
+            table[name] = ev
+        elif ev != PARAMETER and old != ev:
+            table[name] = CONFLICT
+
+    def is_local(self, name: str, chain: Sequence[int]) -> bool:
+        """Whether `name` is a parameter or assigned variable of a definition in `chain`."""
+        return any(name in self.scopes.get(scope, ()) for scope in chain)
 
     def add_local(self, scope: int, name: str, ev: str) -> None:
         self._put(self.scopes.setdefault(scope, {}), name, ev)
@@ -173,7 +183,7 @@ class Evidence:
         for scope in reversed(chain):
             ev = self.scopes.get(scope, {}).get(receiver)
             if ev is not None:
-                return None if ev == CONFLICT else ev
+                return None if ev in (CONFLICT, PARAMETER) else ev
         ev = self.scopes.get(-1, {}).get(receiver)  # module level
         if ev is None and class_body and owner:
             ev = self.fields.get(owner, {}).get(receiver)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node, QueryCursor
 
 from indexing.languages import LangSpec, load_query, spec_for
-from indexing.receivers import Evidence, owner_of, type_evidence, value_evidence
+from indexing.receivers import LOCAL, PARAMETER, Evidence, owner_of, type_evidence, value_evidence
 from indexing.records import CallSite, Definition, Import
 
 CLASS_KINDS = frozenset(
@@ -289,7 +289,7 @@ def _add_local(out: list[tuple[Node, str, str, bool]], source: bytes, caps: dict
     elif "local.type" in caps:
         ev = type_evidence(_text(source, caps["local.type"][0]))
     else:
-        ev = None
+        ev = PARAMETER
     if ev is not None:
         out.append((node, _text(source, caps["local.name"][0]), ev, field))
 
@@ -367,6 +367,9 @@ def _calls(
         rtype = None
         if receiver_text and evidence is not None:
             rtype = _receiver_type(receiver_text, stack, evidence, index, class_body)
+        elif evidence is not None and stack and evidence.is_local(
+                _text(source, callee), [index[id(d)] for d in stack]):
+            rtype = LOCAL
         start = callee.start_point
         end_col = callee.end_point.column if callee.end_point.row == start.row else start.column + (
             callee.end_byte - callee.start_byte

@@ -43,6 +43,19 @@
   key: (property_identifier) @name
   value: [(arrow_function) (function_expression)]) @definition.function
 
+; `var proto = module.exports = function(options) {}`: `proto` and `module.exports`
+(variable_declarator
+  name: (identifier) @name
+  value: (assignment_expression
+    right: [(arrow_function) (function_expression)])) @definition.function
+
+(variable_declarator
+  value: (assignment_expression
+    left: (member_expression
+      object: (_) @scope.name
+      property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression)]) @definition.function)
+
 ; `res.set = res.header = function header() {}`: both names are definitions
 (expression_statement
   (assignment_expression
@@ -98,6 +111,28 @@
     function: (identifier) @_require
     arguments: (arguments . (string (string_fragment) @import.module)))
   (#eq? @_require "require")) @import
+
+; `var compileETag = require('./utils').compileETag`
+(variable_declarator
+  name: (identifier) @import.alias
+  value: (member_expression
+    object: (call_expression
+      function: (identifier) @_require
+      arguments: (arguments . (string (string_fragment) @import.module)))
+    property: (property_identifier) @import.name)
+  (#eq? @_require "require")) @import
+
+; Re-exports: `export * from './x'`, `export { a, b as c } from './x'`
+(export_statement
+  "*" @import.name
+  source: (string (string_fragment) @import.module)) @import
+
+(export_statement
+  (export_clause
+    (export_specifier
+      name: (_) @import.name
+      alias: (_)? @import.alias))
+  source: (string (string_fragment) @import.module)) @import
 
 (variable_declarator
   name: (object_pattern

@@ -66,3 +66,7 @@
 (default_parameter
   name: (identifier) @local.name
   value: [(dictionary) (list) (string)] @local.value) @local
+
+(parameters (identifier) @local.name) @local
+
+(default_parameter name: (identifier) @local.name) @local

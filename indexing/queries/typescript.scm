@@ -62,3 +62,7 @@
 (public_field_definition
   name: (property_identifier) @local.name
   type: (type_annotation (_) @local.type)) @local.field
+
+(required_parameter pattern: (identifier) @local.name) @local
+
+(optional_parameter pattern: (identifier) @local.name) @local
