@@ -210,13 +210,7 @@ def evaluate(graph: CallGraph, calls: list[CallSite], ref: dict[str, list[list]]
     norm, defs_at = normalizer(graph)
     names = {d.id: d.name for d in graph.definitions()}
 
-    links: dict[Site, list[tuple[Target, bool]]] = defaultdict(list)
-    callers: dict[Site, int | None] = {}
-    for d in graph.definitions():
-        for site, caller, evidence in graph.callers_marked(d.id):
-            key = (site.path, site.line, site.column)
-            links[key].append((norm(d.id), evidence in CONFIDENT))
-            callers[key] = caller
+    links, callers = site_targets(graph, norm, confident_only=False)
     counts: dict[str, float] = defaultdict(float)
     edges: dict[str, set] = defaultdict(set)
     for site in calls:
@@ -252,6 +246,29 @@ def evaluate(graph: CallGraph, calls: list[CallSite], ref: dict[str, list[list]]
     return out
 
 
+def site_targets(graph: CallGraph, norm: Callable[[int], Target], confident_only: bool
+                 ) -> tuple[dict[Site, list[tuple[Target, bool]]], dict[Site, int | None]]:
+    """codeseek's links per site as (target, confident); a constructor linked beside its class (or a
+    subclass: `InvalidURL(...)` runs `RequestException.__init__`) is the class, not a second target."""
+    ids: dict[Site, list[tuple[int, bool]]] = defaultdict(list)
+    callers: dict[Site, int | None] = {}
+    for d in graph.definitions():
+        for site, caller, evidence in graph.callers_marked(d.id):
+            if confident_only and evidence not in CONFIDENT:
+                continue
+            key = (site.path, site.line, site.column)
+            ids[key].append((d.id, evidence in CONFIDENT))
+            callers[key] = caller
+    ix = graph.index
+    links: dict[Site, list[tuple[Target, bool]]] = {}
+    for key, items in ids.items():
+        has_class = any(ix.is_class(i) for i, _ in items)
+        links[key] = [(norm(i), conf) for i, conf in items
+                      if not (has_class and i in ix.parent_of and ix.is_class(ix.parent_of[i])
+                              and graph.definition(i).name in CONSTRUCTOR_NAMES)]
+    return links, callers
+
+
 def reference_targets(answer: list[list], norm: Callable[[int], Target], defs_at: dict[Target, list[int]],
                       names: dict[int, str]) -> set[Target] | None:
     """The workspace definitions an analyzer answer names; None when it names only a variable."""
@@ -271,20 +288,16 @@ def misses(graph: CallGraph, calls: list[CallSite], ref: dict[str, list[list]], 
     """Print up to `limit` wrong confident links and missed reference links (for debugging)."""
     norm, defs_at = normalizer(graph)
     names = {d.id: d.name for d in graph.definitions()}
-    by_site: dict[Site, list[tuple[Target, str]]] = defaultdict(list)
-    for d in graph.definitions():
-        for site, _, evidence in graph.callers_marked(d.id):
-            if evidence in CONFIDENT:
-                by_site[(site.path, site.line, site.column)].append((norm(d.id), d.qualified_name))
+    links, _ = site_targets(graph, norm, confident_only=True)
     shown = 0
     for site in calls:
         answer = ref.get(f"{site.path}:{site.line}:{site.column}")
         inside = reference_targets(answer, norm, defs_at, names) if answer else None
         if inside is None or shown >= limit:
             continue
-        ours = by_site.get((site.path, site.line, site.column), [])
-        wrong = [q for at, q in ours if at not in inside]
-        missed = inside - {at for at, _ in ours}
+        ours = [at for at, _ in links.get((site.path, site.line, site.column), [])]
+        wrong = [at for at in ours if at not in inside]
+        missed = inside - set(ours)
         if wrong or missed:
             shown += 1
             recv = f"{site.receiver}." if site.receiver else ""

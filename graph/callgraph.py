@@ -29,7 +29,7 @@ from typing import Any
 
 import networkx as nx
 
-from graph import centrality, traversal
+from graph import centrality, navigation, traversal
 from graph.errors import DuplicateIdError, GraphError, UnknownDefinitionError
 from graph.lookup import resolve_name
 from graph.resolution import Resolver, SymbolIndex
@@ -63,6 +63,7 @@ class CallGraph:
         self.module_nodes = module_nodes
         self._unresolved_by_name: dict[str, list[CallSite]] | None = None
         self._pagerank: dict[int, float] | None = None
+        self._site_links: navigation.SiteLinks | None = None
 
     # --- lookups -------------------------------------------------------------------------------
     def definition(self, def_id: int) -> Definition:
@@ -159,6 +160,21 @@ class CallGraph:
         """The evidence of the call edge caller -> callee, None if there is none."""
         data = self.graph.get_edge_data(caller, callee)
         return None if data is None or data.get("type") != "call" else str(data.get("evidence", ""))
+
+    # --- navigation -----------------------------------------------------------------------------
+    def site_links(self) -> navigation.SiteLinks:
+        """Call sites by (path, line) with their linked callees (built once, on first use)."""
+        if self._site_links is None:
+            self._site_links = navigation.site_links(self)
+        return self._site_links
+
+    def definitions_for(self, path: str, line: int, column: int, word: str) -> list[Definition]:
+        """Go-to-definition for `word` at (path, 1-based line, byte column), best first."""
+        return navigation.definitions_at(self, path, line, column, word)
+
+    def implementations(self, def_id: int) -> list[Definition]:
+        """Overrides of a method, or subclasses of a class (go-to-implementation)."""
+        return navigation.implementations(self, def_id)
 
     # --- centrality and figures ----------------------------------------------------------------
     @property
