@@ -5,7 +5,8 @@ name", best first:
 
 1. the cursor on a declaration's name: that declaration;
 2. the cursor on a call's name: the callees the graph linked to that very call site (confident
-   links only, when there are any; ambiguous ones otherwise, for the editor to list);
+   links only, when there are any; ambiguous ones otherwise, for the editor to list; nothing for
+   a call the graph knows goes outside the workspace, such as `proxies.get()` on a dict);
 3. any other occurrence: the name as the file sees it (same file, imports, star imports, the
    receiver's class for `Foo.bar`), by the resolver's bare-name rules;
 4. failing that, every definition of that name (`CallGraph.resolve`), current file first, then by
@@ -26,28 +27,35 @@ from indexing.records import CallSite, Definition
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
 
-SiteLinks = dict[tuple[str, int], list[tuple[CallSite, int, str]]]
+SiteLinks = dict[tuple[str, int], list[tuple[CallSite, int | None, str]]]
 
 
 def site_links(graph: CallGraph) -> SiteLinks:
-    """Call sites by (path, line), each with a linked callee id and the link's evidence."""
+    """Call sites by (path, line), each with a linked callee id and the link's evidence; a site
+    linked to nothing (external, unresolved) appears once with callee None."""
     out: SiteLinks = defaultdict(list)
     for callee, entries in graph.incoming_index.items():
         for site, _caller, evidence in entries:
             out[(site.path, site.line)].append((site, callee, evidence))
+    for site in graph.unresolved:
+        out[(site.path, site.line)].append((site, None, ""))
     return dict(out)
 
 
-def callees_at(graph: CallGraph, path: str, line: int, column: int) -> list[Definition]:
-    """The definitions the call whose name covers byte `column` on `line` is linked to, best first."""
-    links = [(site, callee, ev) for site, callee, ev in graph.site_links().get((path, line), ())
-             if site.column <= column <= site.end_column]
+def callees_at(graph: CallGraph, path: str, line: int, column: int) -> list[Definition] | None:
+    """The definitions the call whose name covers byte `column` on `line` is linked to, best first;
+    None when no call's name is there ([] for a call of something outside the workspace)."""
+    here = [(site, callee, ev) for site, callee, ev in graph.site_links().get((path, line), ())
+            if site.column <= column <= site.end_column]
+    if not here:
+        return None
+    links = [(site, callee, ev) for site, callee, ev in here if callee is not None]
     if not links:
         return []
     confident = [item for item in links if item[2] in CONFIDENT]
     chosen = confident or links
     chosen.sort(key=lambda item: (-EVIDENCE_RANK[item[2]], _is_constructor(graph, item[1])))
-    return [graph.definition(i) for i in dict.fromkeys(callee for _, callee, _ in chosen)]
+    return [graph.definition(i) for i in dict.fromkeys(callee for _, callee, _ in chosen if callee is not None)]
 
 
 def _is_constructor(graph: CallGraph, def_id: int) -> bool:
@@ -62,7 +70,7 @@ def definitions_at(graph: CallGraph, path: str, line: int, column: int, word: st
         if d.name == word and d.name_line == line:
             return [d]
     found = callees_at(graph, path, line, column)
-    if found:
+    if found is not None:
         return found
     ids, external = graph.resolver.lookup_bare(word, path, lambda _i: True)
     if ids and not graph.resolver.last_global:
