@@ -29,6 +29,7 @@ from tree_sitter import Node
 
 CONFLICT = "?"
 PARAMETER = "P"  # a parameter with no annotation: a local name, type unknown
+ALIAS = "V:"  # while filing: the value is another local name; resolved against the scope
 LOCAL = "L"  # on a bare call: the callee is a parameter or local variable, not a definition
 _SELF_ROOTS = ("self.", "this.", "cls.")
 _LITERALS = {
@@ -143,6 +144,8 @@ def value_evidence(node: Node, source: bytes, depth: int = 0) -> str | None:
         return None
     if text in _SELF_VALUES:
         return "S"
+    if t == "identifier":  # `self.command = command`: what the scope knows of `command`
+        return f"{ALIAS}{text}"
     return None
 
 
@@ -160,6 +163,14 @@ class Evidence:
             table[name] = ev
         elif ev != PARAMETER and old != ev:
             table[name] = CONFLICT
+
+    def lookup(self, name: str, chain: Sequence[int]) -> str | None:
+        """What the innermost scope of `chain` knowing `name` says (None: nothing, or a conflict)."""
+        for scope in reversed(chain):
+            ev = self.scopes.get(scope, {}).get(name)
+            if ev is not None:
+                return None if ev in (CONFLICT, PARAMETER) else ev
+        return None
 
     def is_local(self, name: str, chain: Sequence[int]) -> bool:
         """Whether `name` is a parameter or assigned variable of a definition in `chain`."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node, QueryCursor
 
 from indexing.languages import LangSpec, load_query, spec_for
-from indexing.receivers import LOCAL, PARAMETER, Evidence, owner_of, type_evidence, value_evidence
+from indexing.receivers import ALIAS, LOCAL, PARAMETER, Evidence, owner_of, type_evidence, value_evidence
 from indexing.records import CallSite, Definition, Import
 
 CLASS_KINDS = frozenset(
@@ -310,13 +310,21 @@ def _evidence(raw: list[tuple[Node, str, str, bool]], defs: list[DefNode]) -> Ev
             di += 1
         while stack and stack[-1].node.end_byte <= pos:
             stack.pop()
+        chain = [index[id(d)] for d in stack]
+        if ev.startswith(ALIAS):  # `x = y`: what is known of y here
+            found = evidence.lookup(ev[len(ALIAS):], chain)
+            if found is None:
+                continue
+            ev = found
+        if stack and stack[-1].kind in CLASS_KINDS:  # `command: Command` in a class body
+            field = True
         if field or "." in name:  # a typed field, or `self.x = ...` / `this.x = ...`
             root, _, attr = name.rpartition(".")
             owner = owner_of(stack, CLASS_KINDS)
             if owner and (field or root in ("self", "this")):
                 evidence.add_field(owner, attr if root else name, ev)
             continue
-        evidence.add_local(index[id(stack[-1])] if stack else -1, name, ev)
+        evidence.add_local(chain[-1] if chain else -1, name, ev)
     return evidence
 
 
