@@ -97,7 +97,8 @@ const options = {allowJs: true, checkJs: false, noEmit: true, target: ts.ScriptT
   module: ts.ModuleKind.CommonJS, moduleResolution: ts.ModuleResolutionKind.Node10, strict: false};
 const host = {
   getScriptFileNames: () => files, getScriptVersion: () => '1',
-  getScriptSnapshot: f => fs.existsSync(f) ? ts.ScriptSnapshot.fromString(fs.readFileSync(f, 'utf8')) : undefined,
+  getScriptSnapshot: f => fs.existsSync(f)
+    ? ts.ScriptSnapshot.fromString(fs.readFileSync(f, 'utf8')) : undefined,
   getCurrentDirectory: () => root, getCompilationSettings: () => options,
   getDefaultLibFileName: o => ts.getDefaultLibFilePath(o),
   fileExists: ts.sys.fileExists, readFile: ts.sys.readFile, readDirectory: ts.sys.readDirectory,
@@ -301,7 +302,8 @@ def misses(graph: CallGraph, calls: list[CallSite], ref: dict[str, list[list]], 
         if wrong or missed:
             shown += 1
             recv = f"{site.receiver}." if site.receiver else ""
-            print(f"    {site.path}:{site.line} {recv}{site.callee} [{site.receiver_type}] wrong={wrong or '-'} "
+            print(f"    {site.path}:{site.line} {recv}{site.callee} [{site.receiver_type}] "
+                  f"wrong={wrong or '-'} "
                   f"missed={sorted(missed) or '-'}{'' if inside else ' (analyzer: external)'}")
 
 

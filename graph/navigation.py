@@ -55,7 +55,8 @@ def callees_at(graph: CallGraph, path: str, line: int, column: int) -> list[Defi
     confident = [item for item in links if item[2] in CONFIDENT]
     chosen = confident or links
     chosen.sort(key=lambda item: (-EVIDENCE_RANK[item[2]], _is_constructor(graph, item[1])))
-    return [graph.definition(i) for i in dict.fromkeys(callee for _, callee, _ in chosen if callee is not None)]
+    ids = dict.fromkeys(callee for _, callee, _ in chosen if callee is not None)
+    return [graph.definition(i) for i in ids]
 
 
 def _is_constructor(graph: CallGraph, def_id: int) -> bool:

@@ -146,7 +146,8 @@ def render_callees(graph: CallGraph, def_id: int, fmt: str = "text") -> str:
     for callee, sites in out:
         d = graph.definition(callee)
         at = ", ".join(f"{s.line}:{s.column + 1}" for s in sites)
-        lines.append(f"  {d.qualified_name}  {_where(d)}  (called at {at}){_mark(graph.edge_evidence(def_id, callee))}")
+        mark = _mark(graph.edge_evidence(def_id, callee))
+        lines.append(f"  {d.qualified_name}  {_where(d)}  (called at {at}){mark}")
     return "\n".join(lines) + "\n"
 
 

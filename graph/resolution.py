@@ -64,6 +64,9 @@ class Resolver:
         self._bases: dict[int, list[int]] = {}
         self._open_bases: set[int] = set()
         self._subclasses: dict[int, list[int]] | None = None
+        self._descendants: dict[int, list[int]] = {}
+        self._open_cache: dict[int, bool] = {}
+        self._typed_cache: dict[tuple[tuple[int, ...], str], tuple[list[int], bool]] = {}
         self._enclosing: dict[int, list[int]] = {}
         self._method_cache: dict[str, list[int]] = {}
         self._global_cache: dict[tuple[str, Callable[[int], bool]], list[int]] = {}
@@ -95,6 +98,12 @@ class Resolver:
 
     def has_open_bases(self, class_id: int) -> bool:
         """Whether some base of the class (or of its bases) is outside the workspace or unresolved."""
+        cached = self._open_cache.get(class_id)
+        if cached is None:
+            cached = self._open_cache[class_id] = self._has_open_bases(class_id)
+        return cached
+
+    def _has_open_bases(self, class_id: int) -> bool:
         seen: set[int] = set()
         stack = [class_id]
         while stack:
@@ -109,7 +118,13 @@ class Resolver:
         return False
 
     def descendants(self, class_id: int) -> list[int]:
-        """Classes deriving from `class_id`, directly or not, nearest first."""
+        """Classes deriving from `class_id`, directly or not, nearest first (memoized)."""
+        cached = self._descendants.get(class_id)
+        if cached is None:
+            cached = self._descendants[class_id] = self._descendants_uncached(class_id)
+        return cached
+
+    def _descendants_uncached(self, class_id: int) -> list[int]:
         if self._subclasses is None:
             subs: dict[int, list[int]] = defaultdict(list)
             for i, d in self.ix.defs.items():
@@ -267,8 +282,8 @@ class Resolver:
             external = True
             for t in targets:
                 ids, mods, ext = self._targets(t, path)
-                ids = [i for i in ids if want(i)] or [i for i in self.names_in_module(mods, name) if want(i)] or [
-                    i for i in self.module_export(mods) if want(i)]
+                ids = ([i for i in ids if want(i)] or [i for i in self.names_in_module(mods, name) if want(i)]
+                       or [i for i in self.module_export(mods) if want(i)])
                 if ids:
                     return ids, False
                 external = external and ext
@@ -436,17 +451,23 @@ class Resolver:
             return Resolution(caller, [], "external", "typed")
         if not classes or len(classes) > self.max_candidates:
             return None
+        key = (tuple(classes), name)
+        found = self._typed_cache.get(key)
+        if found is None:
+            found = self._typed_cache[key] = self._typed_members(classes, name)
+        ids, external = found
+        if ids:
+            return self._finish(caller, ids, "typed")
+        return Resolution(caller, [], "external", "typed") if external else None
+
+    def _typed_members(self, classes: Sequence[int], name: str) -> tuple[list[int], bool]:
+        """Methods `name` of the classes or their bases, else of their subclasses; (ids, external)."""
         ix = self.ix
         ids = list(dict.fromkeys(i for c in classes for i in self.mro_lookup(c, (name,)) if ix.callable(i)))
-        if ids:
-            return self._finish(caller, ids, "typed")
-        ids = [i for c in classes for sub in self.descendants(c)
-               for i in ix.members.get(sub, {}).get(name, ()) if ix.callable(i)]
-        if ids:
-            return self._finish(caller, ids, "typed")
-        if any(self.has_open_bases(c) for c in classes):
-            return Resolution(caller, [], "external", "typed")
-        return None
+        if not ids:
+            ids = [i for c in classes for sub in self.descendants(c)
+                   for i in ix.members.get(sub, {}).get(name, ()) if ix.callable(i)]
+        return ids, not ids and any(self.has_open_bases(c) for c in classes)
 
     def _go_receiver(self, def_id: int | None) -> str | None:
         """The receiver variable of the Go method around `def_id` (`s` in `func (s *Server) ...`)."""

@@ -112,6 +112,7 @@ class SymbolIndex:
                         self.ctor_functions.add(parent)
         self.modules = ModuleIndex(set(self.by_path) | {i.path for i in imports} | set(extra_paths))
         self.local, self.stars = import_tables(imports)
+        self.class_ids = frozenset(i for i, d in self.defs.items() if d.kind in CLASS_KINDS) | self.ctor_functions
         self.member_ids = frozenset(i for i in self.defs if self._is_member(i))
         self.not_callable = frozenset(i for i, d in self.defs.items() if d.kind in NOT_CALLABLE)
 
@@ -122,7 +123,8 @@ class SymbolIndex:
         return min(pool, key=lambda i: self.defs[i].end_line - self.defs[i].start_line)
 
     def is_class(self, def_id: int) -> bool:
-        return self.defs[def_id].kind in CLASS_KINDS or def_id in self.ctor_functions
+        """A class-like definition, or an ES5 constructor function (`Foo.prototype.m = ...`)."""
+        return def_id in self.class_ids
 
     def _is_member(self, def_id: int) -> bool:
         parent = self.parent_of.get(def_id)

@@ -34,7 +34,8 @@ def callers(cg: CallGraph, def_id: int, confident: bool = False) -> list[tuple[C
             if not confident or evidence in CONFIDENT]
 
 
-def incoming_calls(cg: CallGraph, def_id: int, confident: bool = False) -> list[tuple[int | None, list[CallSite]]]:
+def incoming_calls(cg: CallGraph, def_id: int,
+                   confident: bool = False) -> list[tuple[int | None, list[CallSite]]]:
     """Call sites of `def_id` grouped by caller; module-level sites form one group per file (None)."""
     groups: dict[int | tuple[str], list[CallSite]] = {}
     for site, caller in callers(cg, def_id, confident):

@@ -38,7 +38,8 @@ _LITERALS = {
     "integer": "number", "float": "number", "array": "array", "template_string": "str",
     "number": "number", "regex": "regexp", "lambda": "function",
     # JS objects and functions get methods assigned later (`mixin(app, proto)`): no evidence
-    "object": "", "arrow_function": "", "function_expression": "", "function": "", "interpreted_string_literal": "str",
+    "object": "", "arrow_function": "", "function_expression": "", "function": "",
+    "interpreted_string_literal": "str",
     "raw_string_literal": "str", "string_literal": "str", "array_expression": "array",
     "integer_literal": "number", "float_literal": "number", "generator_expression": "generator",
     "f_string": "str", "binary_operator": "", "comparison_operator": "bool", "true": "bool",

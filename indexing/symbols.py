@@ -301,7 +301,7 @@ def _evidence(raw: list[tuple[Node, str, str, bool]], defs: list[DefNode]) -> Ev
     stack: list[DefNode] = []
     index = {id(d): k for k, d in enumerate(defs)}
     di = 0
-    for node, name, ev, field in raw:
+    for node, name, ev, is_field in raw:
         pos = node.start_byte
         while di < len(defs) and defs[di].node.start_byte <= pos:
             while stack and stack[-1].node.end_byte <= defs[di].node.start_byte:
@@ -317,11 +317,11 @@ def _evidence(raw: list[tuple[Node, str, str, bool]], defs: list[DefNode]) -> Ev
                 continue
             ev = found
         if stack and stack[-1].kind in CLASS_KINDS:  # `command: Command` in a class body
-            field = True
-        if field or "." in name:  # a typed field, or `self.x = ...` / `this.x = ...`
+            is_field = True
+        if is_field or "." in name:  # a typed field, or `self.x = ...` / `this.x = ...`
             root, _, attr = name.rpartition(".")
             owner = owner_of(stack, CLASS_KINDS)
-            if owner and (field or root in ("self", "this")):
+            if owner and (is_field or root in ("self", "this")):
                 evidence.add_field(owner, attr if root else name, ev)
             continue
         evidence.add_local(chain[-1] if chain else -1, name, ev)

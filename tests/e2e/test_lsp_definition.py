@@ -25,6 +25,7 @@ RESPONSE = "express/response.js"
 SESSIONS = "requests/sessions.py"
 UTILS = "requests/utils.py"
 SHAPES = "shapes/base.py"
+Served = tuple[LanguageClient, Path]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -61,7 +62,7 @@ def _locations(found: object, root: Path) -> list[tuple[str, int, int, int]]:
     return [S.location(loc, root) for loc in items]
 
 
-async def test_definition_of_prototype_method_on_untyped_receiver(served: tuple[LanguageClient, Path]) -> None:
+async def test_definition_of_prototype_method_on_untyped_receiver(served: Served) -> None:
     client, root = served
     name = S.at(root, LAYER, "Layer.prototype.handle_error = function", "handle_error")
     assert await _definition(client, root, INDEX, "layer.handle_error(layerError", "handle_error") == [name]
@@ -79,7 +80,8 @@ async def test_definition_of_this_set_in_response_is_res_set(served: tuple[Langu
 async def test_definition_follows_imports_and_local_types(served: tuple[LanguageClient, Path]) -> None:
     client, root = served
     select_proxy = S.at(root, UTILS, "def select_proxy(", "select_proxy")
-    assert await _definition(client, root, SESSIONS, "proxy = select_proxy(", "select_proxy") == [select_proxy]
+    got = await _definition(client, root, SESSIONS, "proxy = select_proxy(", "select_proxy")
+    assert got == [select_proxy]
     assert await _definition(client, root, SESSIONS, "from .utils import select_proxy", "select_proxy") == [
         select_proxy]
     session_get = S.at(root, SESSIONS, "def get(self, url", "get")
@@ -111,7 +113,7 @@ async def test_implementation_lists_overrides_and_subclasses(served: tuple[Langu
     assert _locations(found, root) == overrides
 
 
-async def test_hover_and_call_hierarchy_show_confident_links_only(served: tuple[LanguageClient, Path]) -> None:
+async def test_hover_and_call_hierarchy_show_confident_links_only(served: Served) -> None:
     client, root = served
     hover = await S.hover(client, root, UTILS, "def select_proxy(", "select_proxy")
     assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
@@ -120,7 +122,8 @@ async def test_hover_and_call_hierarchy_show_confident_links_only(served: tuple[
     assert "`Session.request`" in text.split("**Called by**", 1)[1]
     items = await S.prepare(client, root, SESSIONS, "def request(self, method", "request")
     assert items is not None and len(items) == 1
-    outgoing = await client.call_hierarchy_outgoing_calls_async(lsp.CallHierarchyOutgoingCallsParams(item=items[0]))
+    params = lsp.CallHierarchyOutgoingCallsParams(item=items[0])
+    outgoing = await client.call_hierarchy_outgoing_calls_async(params)
     assert outgoing is not None
     got = sorted((o.to.name, S.spans(o.from_ranges)) for o in outgoing)
     assert got == [

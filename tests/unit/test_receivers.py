@@ -100,8 +100,10 @@ def test_type_evidence_normalizes_written_types(written: str, evidence: str | No
 def test_express_prototype_methods_on_untyped_receivers(sample: CallGraph) -> None:
     handle_error = _callers(sample, "Layer.handle_error", "express/router/layer.js", True)
     index, route = "express/router/index.js", "express/router/route.js"
-    assert handle_error == [(index, _line(index, "layer.handle_error(")), (route, _line(route, "layer.handle_error("))]
-    assert _callers(sample, "Route._handles_method", route, True) == [(index, _line(index, "route._handles_method("))]
+    assert handle_error == [(index, _line(index, "layer.handle_error(")),
+                            (route, _line(route, "layer.handle_error("))]
+    handles = _callers(sample, "Route._handles_method", route, True)
+    assert handles == [(index, _line(index, "route._handles_method("))]
 
 
 def test_this_set_in_response_is_not_app_set(sample: CallGraph) -> None:
