@@ -112,7 +112,8 @@ class SymbolIndex:
                         self.ctor_functions.add(parent)
         self.modules = ModuleIndex(set(self.by_path) | {i.path for i in imports} | set(extra_paths))
         self.local, self.stars = import_tables(imports)
-        self.class_ids = frozenset(i for i, d in self.defs.items() if d.kind in CLASS_KINDS) | self.ctor_functions
+        classes = frozenset(i for i, d in self.defs.items() if d.kind in CLASS_KINDS)
+        self.class_ids = classes | self.ctor_functions
         self.member_ids = frozenset(i for i in self.defs if self._is_member(i))
         self.not_callable = frozenset(i for i, d in self.defs.items() if d.kind in NOT_CALLABLE)
 

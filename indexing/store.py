@@ -348,8 +348,8 @@ class IndexStore:
         return [self._definition(r) for r in rows]
 
     def calls(self) -> list[CallSite]:
-        rows = self._reader.execute("SELECT f.path, c.line, c.col, c.end_col, c.callee, c.receiver, c.caller, "
-                                    "c.receiver_type "
+        rows = self._reader.execute("SELECT f.path, c.line, c.col, c.end_col, c.callee, c.receiver, "
+                                    "c.caller, c.receiver_type "
                                     "FROM calls c JOIN files f ON f.id = c.file_id ORDER BY c.rowid")
         return [CallSite(*r) for r in rows]
 
