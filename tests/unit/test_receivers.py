@@ -153,3 +153,27 @@ def test_parse_sources_numbers_receiver_types() -> None:
         "func (s *Server) Handle() { s.store.Get(); c := &Client{}; c.Do() }\n")})
     assert {(c.receiver, c.callee): c.receiver_type for c in calls} == {
         ("s.store", "Get"): "T:Store", ("c", "Do"): "T:Client"}
+
+
+def test_java_and_rust_typed_receivers_resolve_to_their_class() -> None:
+    graph = build_sources({
+        "src/Store.java": "class Store { void save() {} }\n",
+        "src/Cache.java": "class Cache { void save() {} }\n",
+        "src/Service.java": (
+            "class Service {\n"
+            "  private Store store;\n"
+            "  void run(Cache cache) { store.save(); cache.save(); }\n"
+            "}\n"),
+        "src/lib.rs": (
+            "struct Db { pool: Pool }\n"
+            "struct Pool {}\n"
+            "impl Pool { fn get(&self) {} fn new() -> Self { Pool {} } }\n"
+            "struct Other {}\n"
+            "impl Other { fn get(&self) {} }\n"
+            "impl Db { fn query(&self) { self.pool.get(); let p = Pool::new(); p.get(); } }\n"),
+    })
+    run = def_id(graph, "Service.run")
+    assert {(graph.definition(i).qualified_name, graph.edge_evidence(run, i))
+            for i in graph.callees(run)} == {("Store.save", "resolved"), ("Cache.save", "resolved")}
+    query = def_id(graph, "Db.query")
+    assert {graph.definition(i).qualified_name for i in graph.callees(query)} == {"Pool.get", "Pool.new"}
