@@ -73,12 +73,18 @@ def definitions_at(graph: CallGraph, path: str, line: int, column: int, word: st
     found = callees_at(graph, path, line, column)
     if found is not None:
         return found
-    ids, external = graph.resolver.lookup_bare(word, path, lambda _i: True)
+    ids, external = graph.resolver.lookup_bare(word, path, _any)
     if ids and not graph.resolver.last_global:
         return _best_first(graph, [graph.index.defs[i] for i in ids], path)
     if external:
         return []
     return _best_first(graph, graph.resolve(word), path)
+
+
+def _any(_def_id: int) -> bool:
+    """Every definition qualifies (a module-level function: resolver caches key on it, and a saved
+    call graph is pickled)."""
+    return True
 
 
 def _best_first(graph: CallGraph, defs: list[Definition], path: str) -> list[Definition]:
