@@ -177,3 +177,23 @@ def test_java_and_rust_typed_receivers_resolve_to_their_class() -> None:
             for i in graph.callees(run)} == {("Store.save", "resolved"), ("Cache.save", "resolved")}
     query = def_id(graph, "Db.query")
     assert {graph.definition(i).qualified_name for i in graph.callees(query)} == {"Pool.get", "Pool.new"}
+
+
+def test_js_reexports_require_members_and_module_exports() -> None:
+    graph = build_sources({
+        "src/utils/common.ts": "export function each(obj: any) { return obj; }\n",
+        "src/internal.ts": 'export * from "./utils/common"\nexport { each as forEach } from "./utils/common"\n',
+        "src/core.ts": 'import { each, forEach } from "./internal"\nexport function run() { each(1); forEach(2); }\n',
+        "lib/utils.js": "exports.compileETag = function compileETag(v) { return v; };\n",
+        "lib/query.js": "module.exports = function query(options) { return options; };\n",
+        "lib/app.js": (
+            "var compileETag = require('./utils').compileETag;\n"
+            "var query = require('./query');\n"
+            "function init() { compileETag(1); query({}); }\n"),
+    })
+    run = def_id(graph, "run")
+    each = def_id(graph, "each")
+    assert graph.callees(run, confident=True) == [each]
+    init = def_id(graph, "init")
+    assert {graph.definition(i).qualified_name for i in graph.callees(init, confident=True)} == {
+        "exports.compileETag", "module.exports"}
