@@ -182,8 +182,10 @@ def test_java_and_rust_typed_receivers_resolve_to_their_class() -> None:
 def test_js_reexports_require_members_and_module_exports() -> None:
     graph = build_sources({
         "src/utils/common.ts": "export function each(obj: any) { return obj; }\n",
-        "src/internal.ts": 'export * from "./utils/common"\nexport { each as forEach } from "./utils/common"\n',
-        "src/core.ts": 'import { each, forEach } from "./internal"\nexport function run() { each(1); forEach(2); }\n',
+        "src/internal.ts": ('export * from "./utils/common"\n'
+                            'export { each as forEach } from "./utils/common"\n'),
+        "src/core.ts": ('import { each, forEach } from "./internal"\n'
+                        "export function run() { each(1); forEach(2); }\n"),
         "lib/utils.js": "exports.compileETag = function compileETag(v) { return v; };\n",
         "lib/query.js": "module.exports = function query(options) { return options; };\n",
         "lib/app.js": (
