@@ -35,7 +35,7 @@ from graph.externals import (
 )
 from graph.modules import ImportTarget
 from graph.symbol_index import AMBIGUOUS, BY_UNIQUE_NAME, RESOLVED, Resolution, SymbolIndex, _strip_base
-from graph.typed import typed_classes
+from graph.typed import resolve_typed
 from indexing.receivers import LOCAL
 from indexing.records import CallSite
 
@@ -66,7 +66,7 @@ class Resolver:
         self._subclasses: dict[int, list[int]] | None = None
         self._descendants: dict[int, list[int]] = {}
         self._open_cache: dict[int, bool] = {}
-        self._typed_cache: dict[tuple[tuple[int, ...], str], tuple[list[int], bool]] = {}
+        self.typed_cache: dict[tuple[tuple[int, ...], str], tuple[list[int], bool]] = {}
         self._enclosing: dict[int, list[int]] = {}
         self._method_cache: dict[str, list[int]] = {}
         self._global_cache: dict[tuple[str, Callable[[int], bool]], list[int]] = {}
@@ -239,20 +239,6 @@ class Resolver:
                     return found
         return []
 
-    def module_export(self, files: Sequence[str]) -> list[int]:
-        """What a whole-module `require('./x')` is when called: `module.exports = function`, and the
-        variable it is also assigned to (`var proto = module.exports = function`), whose members
-        (`proto.handle = function`) are the instance's methods."""
-        ix = self.ix
-        out: list[int] = []
-        for f in files:
-            for i in ix.by_path_qname.get((f, "module.exports"), ()):
-                line = ix.defs[i].name_line
-                out.extend(j for j in ix.by_path.get(f, ()) if ix.defs[j].name_line == line
-                           and j != i and j not in ix.parent_of)
-                out.append(i)
-        return out
-
     def _module_paths_for_local(self, local: str, path: str) -> tuple[list[str], bool]:
         """Files of the module a local name or dotted receiver denotes; the flag says 'external'."""
         targets = self.ix.local.get(path, {}).get(local)
@@ -283,7 +269,7 @@ class Resolver:
             for t in targets:
                 ids, mods, ext = self._targets(t, path)
                 ids = ([i for i in ids if want(i)] or [i for i in self.names_in_module(mods, name) if want(i)]
-                       or [i for i in self.module_export(mods) if want(i)])
+                       or [i for i in self.ix.module_export(mods) if want(i)])
                 if ids:
                     return ids, False
                 external = external and ext
@@ -328,7 +314,7 @@ class Resolver:
                         out.append(ctor)
         return out
 
-    def _finish(self, caller: int | None, ids: list[int], rule: str, evidence: str = RESOLVED,
+    def finish(self, caller: int | None, ids: list[int], rule: str, evidence: str = RESOLVED,
                 factor: float = 1.0) -> Resolution:
         """A resolution for `ids`; `evidence` "by-name" grades a name-only match by its count."""
         if not ids:
@@ -349,7 +335,7 @@ class Resolver:
         """Rule 4: an unknown receiver, every method of that name (a builtin's name weighs less)."""
         builtin = (path.endswith(PY_EXTS) and name in PY_BUILTIN_METHODS) or (
             path.endswith(JS_EXTS) and name in JS_BUILTIN_METHODS)
-        return self._finish(caller, self._method_candidates(name), rule, "by-name",
+        return self.finish(caller, self._method_candidates(name), rule, "by-name",
                             BUILTIN_METHOD_FACTOR if builtin else 1.0)
 
     def _method_candidates(self, name: str) -> list[int]:
@@ -375,13 +361,13 @@ class Resolver:
                 for cls in classes:
                     ids = [i for i in self.mro_lookup(cls, (name,)) if ix.callable(i)]
                     if ids:
-                        return self._finish(caller, ids, "class")
+                        return self.finish(caller, ids, "class")
             ids, external = self.lookup_bare(name, site.path, ix.callable)
             if external:
                 return Resolution(caller, [], "external", "bare")
-            if self.last_global and not _same_package(ix, ids, site.path):
-                return self._finish(caller, ids, "global", "by-name")
-            return self._finish(caller, ids, "bare")
+            if self.last_global and not ix.same_package(ids, site.path):
+                return self.finish(caller, ids, "global", "by-name")
+            return self.finish(caller, ids, "bare")
         is_super = receiver in SUPER_RECEIVERS or receiver.startswith("super(")
         rtype = site.receiver_type
         if receiver in SELF_RECEIVERS or is_super or rtype == "S" or (
@@ -393,23 +379,23 @@ class Resolver:
                     ids = [i for i in ix.by_path_name.get((site.path, name), ()) if i in ix.member_ids]
                     if len(ids) != 1:
                         return self._by_name(caller, name, site.path)
-                return self._finish(caller, ids, "method")
+                return self.finish(caller, ids, "method")
             cls = classes[0]
             ids = [i for i in self.mro_lookup(cls, (name,), not is_super) if ix.callable(i)]
             if ids:
-                return self._finish(caller, ids, "self")
+                return self.finish(caller, ids, "self")
             if not is_super:  # a mixin or abstract base calling what its subclasses define
                 ids = [i for sub in self.descendants(cls)
                        for i in ix.members.get(sub, {}).get(name, ()) if ix.callable(i)]
                 if ids:
-                    return self._finish(caller, ids, "subclass")
+                    return self.finish(caller, ids, "subclass")
             if is_super or self.has_open_bases(cls):
                 return Resolution(caller, [], "external", "self")
             return self._by_name(caller, name, site.path)
         if _LITERAL.match(receiver):  # ", ".join(...), [1, 2].index(...), `x`.trim()
             return Resolution(caller, [], "external", "literal")
         if rtype:
-            typed = self._typed(site, caller, name, rtype)
+            typed = resolve_typed(self, site, caller, name, rtype)
             if typed is not None:
                 return typed
         root = _ROOT_SPLIT.split(receiver, 1)[0]
@@ -419,55 +405,30 @@ class Resolver:
             if files:
                 ids = [i for i in self.names_in_module(files, name) if ix.callable(i)]
                 if ids:
-                    return self._finish(caller, ids, "module")
+                    return self.finish(caller, ids, "module")
                 members = [i for f in files for i in ix.by_path_name.get((f, name), ()) if ix.callable(i)]
-                return self._finish(caller, members, "module")
+                return self.finish(caller, members, "module")
             if external or self._external_root(root, site.path):
                 return Resolution(caller, [], "external", "module")
             qualified = f"{dotted}.{name}"  # `res.send` where the code defines `res.send = ...`
             ids = list(ix.by_path_qname.get((site.path, qualified), ()) or ix.by_qname.get(qualified, ()))
             if ids and len(ids) <= self.max_candidates:
-                return self._finish(caller, ids, "qualified")
+                return self.finish(caller, ids, "qualified")
             cls_ids, cls_external = self.lookup_class(dotted, site.path)
             if cls_external:
                 return Resolution(caller, [], "external", "class")
             if cls_ids and len(cls_ids) <= self.max_candidates:
                 ids = [i for c in cls_ids for i in self.mro_lookup(c, (name,)) if ix.callable(i)]
                 if ids:
-                    return self._finish(caller, ids, "class")
+                    return self.finish(caller, ids, "class")
             if site.path.endswith(".go") and "." not in dotted:  # Go: pkg.Func, pkg = directory name
                 files = [p for p in ix.modules.dir_keys.get((dotted,), ()) if p.endswith(".go")]
                 ids = [i for i in ix.top_level_named(files, name) if ix.callable(i)]
                 if ids:
-                    return self._finish(caller, ids, "module")
+                    return self.finish(caller, ids, "module")
         elif self._external_root(root, site.path):
             return Resolution(caller, [], "external", "method")
         return self._by_name(caller, name, site.path)
-
-    def _typed(self, site: CallSite, caller: int | None, name: str, rtype: str) -> Resolution | None:
-        """The receiver's type from local evidence: its method, or external; None if unknown."""
-        classes, external = typed_classes(self, site, caller, rtype)
-        if external:
-            return Resolution(caller, [], "external", "typed")
-        if not classes or len(classes) > self.max_candidates:
-            return None
-        key = (tuple(classes), name)
-        found = self._typed_cache.get(key)
-        if found is None:
-            found = self._typed_cache[key] = self._typed_members(classes, name)
-        ids, external = found
-        if ids:
-            return self._finish(caller, ids, "typed")
-        return Resolution(caller, [], "external", "typed") if external else None
-
-    def _typed_members(self, classes: Sequence[int], name: str) -> tuple[list[int], bool]:
-        """Methods `name` of the classes or their bases, else of their subclasses; (ids, external)."""
-        ix = self.ix
-        ids = list(dict.fromkeys(i for c in classes for i in self.mro_lookup(c, (name,)) if ix.callable(i)))
-        if not ids:
-            ids = [i for c in classes for sub in self.descendants(c)
-                   for i in ix.members.get(sub, {}).get(name, ()) if ix.callable(i)]
-        return ids, not ids and any(self.has_open_bases(c) for c in classes)
 
     def _go_receiver(self, def_id: int | None) -> str | None:
         """The receiver variable of the Go method around `def_id` (`s` in `func (s *Server) ...`)."""
@@ -493,11 +454,3 @@ class Resolver:
 
 
 UNIQUE_NAME_CONFIDENCE = 0.8
-
-
-def _same_package(ix: SymbolIndex, ids: Sequence[int], path: str) -> bool:
-    """Go and C-family code calls its own package's functions bare, without an import."""
-    if not ids or not path.endswith((".go", ".c", ".h", ".cpp", ".cc", ".hpp", ".rs")):
-        return False
-    folder = path.rsplit("/", 1)[0] if "/" in path else ""
-    return all((ix.defs[i].path.rsplit("/", 1)[0] if "/" in ix.defs[i].path else "") == folder for i in ids)

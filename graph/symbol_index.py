@@ -145,3 +145,24 @@ class SymbolIndex:
         found = [i for p in paths for i in self.by_path_name.get((p, name), ())]
         top = [i for i in found if i not in self.parent_of]
         return top or found
+
+    def module_export(self, files: Sequence[str]) -> list[int]:
+        """What a whole-module `require('./x')` is when called: `module.exports = function`, and the
+        variable it is also assigned to (`var proto = module.exports = function`), whose members
+        (`proto.handle = function`) are the instance's methods."""
+        ix = self
+        out: list[int] = []
+        for f in files:
+            for i in ix.by_path_qname.get((f, "module.exports"), ()):
+                line = ix.defs[i].name_line
+                out.extend(j for j in ix.by_path.get(f, ()) if ix.defs[j].name_line == line
+                           and j != i and j not in ix.parent_of)
+                out.append(i)
+        return out
+
+    def same_package(self, ids: Sequence[int], path: str) -> bool:
+        """Go and C-family code calls its own package's functions bare, without an import."""
+        if not ids or not path.endswith((".go", ".c", ".h", ".cpp", ".cc", ".hpp", ".rs")):
+            return False
+        folder = posixpath.dirname(path)
+        return all(posixpath.dirname(self.defs[i].path) == folder for i in ids)

@@ -2,16 +2,18 @@
 
 `CallSite.receiver_type` (see `indexing.receivers`) says what the receiver is; here it becomes a
 set of workspace classes, or "external" (a builtin value, a type from outside the workspace), or
-nothing known. `typed_classes` does the lookup; `return_evidence` reads a function's declared
-return type from its signature line (Python/Rust `-> T`, TypeScript `): T`, Go `) *T`, Java
-`public T name(`), so `s = make_session(); s.get()` follows `def make_session() -> Session`.
+nothing known. `typed_classes` does the lookup, `resolve_typed` answers a call with it;
+`return_evidence` reads a function's declared return type from its signature line (Python/Rust
+`-> T`, TypeScript `): T`, Go `) *T`, Java `public T name(`), so `s = make_session(); s.get()` follows `def make_session() -> Session`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from graph.symbol_index import Resolution
 from indexing.receivers import type_evidence
 from indexing.records import CallSite
 
@@ -90,3 +92,32 @@ def typed_classes(resolver: Resolver, site: CallSite, caller: int | None,
         found = (list(dict.fromkeys(classes)), False)
     resolver.call_results[key] = found
     return found
+
+
+def resolve_typed(resolver: Resolver, site: CallSite, caller: int | None, name: str,
+                  evidence: str) -> Resolution | None:
+    """The call `x.name()` by the receiver's evidence: the method of its class (bases first, then
+    subclasses), "external" (a builtin value, a type from outside), or None when nothing is known."""
+    classes, external = typed_classes(resolver, site, caller, evidence)
+    if external:
+        return Resolution(caller, [], "external", "typed")
+    if not classes or len(classes) > resolver.max_candidates:
+        return None
+    key = (tuple(classes), name)
+    found = resolver.typed_cache.get(key)
+    if found is None:
+        found = resolver.typed_cache[key] = _typed_members(resolver, classes, name)
+    ids, external = found
+    if ids:
+        return resolver.finish(caller, ids, "typed")
+    return Resolution(caller, [], "external", "typed") if external else None
+
+
+def _typed_members(resolver: Resolver, classes: Sequence[int], name: str) -> tuple[list[int], bool]:
+    """Methods `name` of the classes or their bases, else of their subclasses; (ids, external)."""
+    ix = resolver.ix
+    ids = list(dict.fromkeys(i for c in classes for i in resolver.mro_lookup(c, (name,)) if ix.callable(i)))
+    if not ids:
+        ids = [i for c in classes for sub in resolver.descendants(c)
+               for i in ix.members.get(sub, {}).get(name, ()) if ix.callable(i)]
+    return ids, not ids and any(resolver.has_open_bases(c) for c in classes)

@@ -66,6 +66,7 @@ class DefLike(Protocol):
     qualified: str
     scope_name: str | None
     parent: str | None
+    signature: str
 
 
 def _text(source: bytes, node: Node) -> str:
@@ -214,3 +215,71 @@ def owner_of(chain: Sequence[DefLike], class_kinds: frozenset[str]) -> str | Non
     if chain and chain[-1].kind == "function":  # an ES5 constructor function
         return chain[-1].qualified
     return None
+
+
+def add_local(out: list[tuple[Node, str, str, bool]], source: bytes, caps: dict[str, list[Node]]) -> None:
+    """One `@local` / `@local.field` match as (node, name, evidence, is a field), if it says anything."""
+    field = "local.field" in caps
+    node = caps["local.field"][0] if field else caps["local"][0]
+    if "local.value" in caps:
+        ev = value_evidence(caps["local.value"][0], source)
+    elif "local.type" in caps:
+        ev = type_evidence(_text(source, caps["local.type"][0]))
+    else:
+        ev = PARAMETER
+    if ev is not None:
+        out.append((node, _text(source, caps["local.name"][0]), ev, field))
+
+
+def file_evidence(raw: list[tuple[Node, str, str, bool]], defs: Sequence[DefLike],
+                  class_kinds: frozenset[str]) -> Evidence:
+    """File the evidence under the innermost definition around it (fields under their owner)."""
+    evidence = Evidence()
+    raw.sort(key=lambda r: r[0].start_byte)
+    stack: list[DefLike] = []
+    index = {id(d): k for k, d in enumerate(defs)}
+    di = 0
+    for node, name, ev, is_field in raw:
+        pos = node.start_byte
+        while di < len(defs) and defs[di].node.start_byte <= pos:
+            while stack and stack[-1].node.end_byte <= defs[di].node.start_byte:
+                stack.pop()
+            stack.append(defs[di])
+            di += 1
+        while stack and stack[-1].node.end_byte <= pos:
+            stack.pop()
+        chain = [index[id(d)] for d in stack]
+        if ev.startswith(ALIAS):  # `x = y`: what is known of y here
+            found = evidence.lookup(ev[len(ALIAS):], chain)
+            if found is None:
+                continue
+            ev = found
+        if stack and stack[-1].kind in class_kinds:  # `command: Command` in a class body
+            is_field = True
+        if is_field or "." in name:  # a typed field, or `self.x = ...` / `this.x = ...`
+            root, _, attr = name.rpartition(".")
+            owner = owner_of(stack, class_kinds)
+            if owner and (is_field or root in ("self", "this")):
+                evidence.add_field(owner, attr if root else name, ev)
+            continue
+        evidence.add_local(chain[-1] if chain else -1, name, ev)
+    return evidence
+
+
+CLASS_BODY_LANGS = frozenset({"java", "csharp", "kotlin", "scala", "cpp", "swift"})
+_GO_RECEIVER = re.compile(r"^func\s*\(\s*([A-Za-z_]\w*)\s")
+
+
+def receiver_type(receiver: str, stack: Sequence[DefLike], evidence: Evidence, index: dict[int, int],
+                  class_body: bool, class_kinds: frozenset[str]) -> str | None:
+    """Evidence for the receiver text of a call inside the definitions `stack` (outermost first)."""
+    if stack and stack[-1].scope_name and _is_go_method(stack[-1]):
+        m = _GO_RECEIVER.match(stack[-1].signature)
+        if m and receiver.startswith(m.group(1) + "."):
+            receiver = "self." + receiver[len(m.group(1)) + 1:]
+    return evidence.receiver(receiver, [index[id(d)] for d in stack], owner_of(stack, class_kinds),
+                             class_body)
+
+
+def _is_go_method(d: DefLike) -> bool:
+    return d.node.type == "method_declaration" and d.signature.startswith("func")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node, QueryCursor
 
 from indexing.languages import LangSpec, load_query, spec_for
-from indexing.receivers import ALIAS, LOCAL, PARAMETER, Evidence, owner_of, type_evidence, value_evidence
+from indexing.receivers import CLASS_BODY_LANGS, LOCAL, Evidence, add_local, file_evidence, receiver_type
 from indexing.records import CallSite, Definition, Import
 
 CLASS_KINDS = frozenset(
@@ -121,7 +121,7 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
         elif "import" in caps and ("import.module" in caps or "import.path" in caps):
             imports.append(_import(source, path, caps))
         elif ("local" in caps or "local.field" in caps) and "local.name" in caps:
-            _add_local(raw_locals, source, caps)
+            add_local(raw_locals, source, caps)
     for key, notes in extra.items():
         entry = found.get(key)
         if entry is None:
@@ -135,8 +135,8 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
     _qualify(defs, scopes)
     for d in defs + scopes:
         _describe(d, source, spec)
-    evidence = _evidence(raw_locals, defs)
-    calls = _calls(raw_calls, defs, source, path, evidence, lang in _CLASS_BODY_LANGS)
+    evidence = file_evidence(raw_locals, defs, CLASS_KINDS)
+    calls = _calls(raw_calls, defs, source, path, evidence, lang in CLASS_BODY_LANGS)
     # One record per import; a bare `require("x")` match is dropped when a named one covers it.
     unique = {(i.line, i.module, i.name, i.alias): i for i in imports}
     named = {(i.line, i.module) for i in unique.values() if i.name or i.alias}
@@ -281,71 +281,6 @@ def _first_doc_line(text: str) -> str:
     return ""
 
 
-def _add_local(out: list[tuple[Node, str, str, bool]], source: bytes, caps: dict[str, list[Node]]) -> None:
-    field = "local.field" in caps
-    node = caps["local.field"][0] if field else caps["local"][0]
-    if "local.value" in caps:
-        ev = value_evidence(caps["local.value"][0], source)
-    elif "local.type" in caps:
-        ev = type_evidence(_text(source, caps["local.type"][0]))
-    else:
-        ev = PARAMETER
-    if ev is not None:
-        out.append((node, _text(source, caps["local.name"][0]), ev, field))
-
-
-def _evidence(raw: list[tuple[Node, str, str, bool]], defs: list[DefNode]) -> Evidence:
-    """File the evidence under the innermost definition around it (fields under their owner)."""
-    evidence = Evidence()
-    raw.sort(key=lambda r: r[0].start_byte)
-    stack: list[DefNode] = []
-    index = {id(d): k for k, d in enumerate(defs)}
-    di = 0
-    for node, name, ev, is_field in raw:
-        pos = node.start_byte
-        while di < len(defs) and defs[di].node.start_byte <= pos:
-            while stack and stack[-1].node.end_byte <= defs[di].node.start_byte:
-                stack.pop()
-            stack.append(defs[di])
-            di += 1
-        while stack and stack[-1].node.end_byte <= pos:
-            stack.pop()
-        chain = [index[id(d)] for d in stack]
-        if ev.startswith(ALIAS):  # `x = y`: what is known of y here
-            found = evidence.lookup(ev[len(ALIAS):], chain)
-            if found is None:
-                continue
-            ev = found
-        if stack and stack[-1].kind in CLASS_KINDS:  # `command: Command` in a class body
-            is_field = True
-        if is_field or "." in name:  # a typed field, or `self.x = ...` / `this.x = ...`
-            root, _, attr = name.rpartition(".")
-            owner = owner_of(stack, CLASS_KINDS)
-            if owner and (is_field or root in ("self", "this")):
-                evidence.add_field(owner, attr if root else name, ev)
-            continue
-        evidence.add_local(chain[-1] if chain else -1, name, ev)
-    return evidence
-
-
-_CLASS_BODY_LANGS = frozenset({"java", "csharp", "kotlin", "scala", "cpp", "swift"})
-_GO_RECEIVER = re.compile(r"^func\s*\(\s*([A-Za-z_]\w*)\s")
-
-
-def _receiver_type(receiver: str, stack: list[DefNode], evidence: Evidence, index: dict[int, int],
-                   class_body: bool) -> str | None:
-    if stack and stack[-1].scope_name and path_is_go(stack[-1]):
-        m = _GO_RECEIVER.match(stack[-1].signature)
-        if m and receiver.startswith(m.group(1) + "."):
-            receiver = "self." + receiver[len(m.group(1)) + 1:]
-    return evidence.receiver(receiver, [index[id(d)] for d in stack], owner_of(stack, CLASS_KINDS),
-                             class_body)
-
-
-def path_is_go(d: DefNode) -> bool:
-    return d.node.type == "method_declaration" and d.signature.startswith("func")
-
-
 def _calls(
     raw: list[tuple[Node, Node | None, Node]], defs: list[DefNode], source: bytes, path: str,
     evidence: Evidence | None = None, class_body: bool = False,
@@ -374,7 +309,7 @@ def _calls(
         receiver_text = _collapse(_text(source, receiver), _MAX_RECEIVER) if receiver is not None else None
         rtype = None
         if receiver_text and evidence is not None:
-            rtype = _receiver_type(receiver_text, stack, evidence, index, class_body)
+            rtype = receiver_type(receiver_text, stack, evidence, index, class_body, CLASS_KINDS)
         elif evidence is not None and stack and evidence.is_local(
                 _text(source, callee), [index[id(d)] for d in stack]):
             rtype = LOCAL
