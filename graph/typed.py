@@ -4,7 +4,8 @@
 set of workspace classes, or "external" (a builtin value, a type from outside the workspace), or
 nothing known. `typed_classes` does the lookup, `resolve_typed` answers a call with it;
 `return_evidence` reads a function's declared return type from its signature line (Python/Rust
-`-> T`, TypeScript `): T`, Go `) *T`, Java `public T name(`), so `s = make_session(); s.get()` follows `def make_session() -> Session`.
+`-> T`, TypeScript `): T`, Go `) *T`, Java `public T name(`), so `s = make_session(); s.get()`
+follows `def make_session() -> Session`.
 """
 
 from __future__ import annotations
