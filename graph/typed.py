@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from graph.symbol_index import Resolution
-from indexing.receivers import type_evidence
+from indexing.receivers import DICT_USED, type_evidence
 from indexing.records import CallSite
 
 if TYPE_CHECKING:
     from graph.resolution import Resolver
 
+PY_DICT_METHODS = frozenset(n for n in dir(dict) if not n.startswith("_"))
 _ARROW = re.compile(r"->\s*(.+?)\s*(?:where\b.*)?[:{]?\s*$")
 _TS_RETURN = re.compile(r"\)\s*:\s*([^{=]+?)\s*\{?\s*$")
 _GO_RETURN = re.compile(r"^func\s*(?:\([^)]*\)\s*)?[A-Za-z_]\w*\s*(?:\[[^\]]*\])?\([^)]*\)\s*\(?\s*([^,{)]+)")
@@ -99,6 +100,8 @@ def resolve_typed(resolver: Resolver, site: CallSite, caller: int | None, name: 
                   evidence: str) -> Resolution | None:
     """The call `x.name()` by the receiver's evidence: the method of its class (bases first, then
     subclasses), "external" (a builtin value, a type from outside), or None when nothing is known."""
+    if evidence == DICT_USED:  # `d["key"]` elsewhere: its dict methods are the builtin's
+        return Resolution(caller, [], "external", "typed") if name in PY_DICT_METHODS else None
     classes, external = typed_classes(resolver, site, caller, evidence)
     if external:
         return Resolution(caller, [], "external", "typed")

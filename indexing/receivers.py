@@ -13,6 +13,8 @@ definition (`self.x = ...` / `this.x = ...` and fields go to the enclosing class
 - `B:<kind>`: a builtin value (a Python `{}`, `[]`, a string, a number), so the receiver is not
   project code (a JS object or function literal says nothing: methods get assigned to it later);
 - `S`: an alias of `self` / `this` (`var self = this`);
+- `D`: a Python name subscripted with a string key (`proxies["http"]`): a mapping, so a call of a
+  `dict` method on it (`proxies.get()`) is the builtin's, unless other evidence says more;
 - `L` (on a bare call `f()`): `f` is a parameter or a local variable, not a definition.
 
 Two different pieces of evidence for one name in one scope cancel out (no evidence); `None`/`null`
@@ -29,6 +31,7 @@ from tree_sitter import Node
 
 CONFLICT = "?"
 PARAMETER = "P"  # a parameter with no annotation: a local name, type unknown
+DICT_USED = "D"  # subscripted with a string key (`headers["Host"]`): a mapping, unless more is known
 ALIAS = "V:"  # while filing: the value is another local name; resolved against the scope
 LOCAL = "L"  # on a bare call: the callee is a parameter or local variable, not a definition
 _SELF_ROOTS = ("self.", "this.", "cls.")
@@ -161,9 +164,9 @@ class Evidence:
     @staticmethod
     def _put(table: dict[str, str], name: str, ev: str) -> None:
         old = table.get(name)
-        if old is None or old == PARAMETER:
+        if old is None or old == PARAMETER or (old == DICT_USED and ev != PARAMETER):
             table[name] = ev
-        elif ev != PARAMETER and old != ev:
+        elif ev not in (PARAMETER, DICT_USED) and old != ev:
             table[name] = CONFLICT
 
     def lookup(self, name: str, chain: Sequence[int]) -> str | None:
@@ -220,8 +223,12 @@ def owner_of(chain: Sequence[DefLike], class_kinds: frozenset[str]) -> str | Non
 def add_local(out: list[tuple[Node, str, str, bool]], source: bytes, caps: dict[str, list[Node]]) -> None:
     """One `@local` / `@local.field` match as (node, name, evidence, is a field), if it says anything."""
     field = "local.field" in caps
-    node = caps["local.field"][0] if field else caps["local"][0]
-    if "local.value" in caps:
+    node = caps["local.field"][0] if field else caps.get("local", caps.get("local.dictuse", [None]))[0]
+    if node is None:
+        return
+    if "local.dictuse" in caps:
+        ev: str | None = DICT_USED
+    elif "local.value" in caps:
         ev = value_evidence(caps["local.value"][0], source)
     elif "local.type" in caps:
         ev = type_evidence(_text(source, caps["local.type"][0]))

@@ -120,7 +120,7 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
             raw_calls.append((caps["callee"][0], receiver, caps["call"][0]))
         elif "import" in caps and ("import.module" in caps or "import.path" in caps):
             imports.append(_import(source, path, caps))
-        elif ("local" in caps or "local.field" in caps) and "local.name" in caps:
+        elif ("local" in caps or "local.field" in caps or "local.dictuse" in caps) and "local.name" in caps:
             add_local(raw_locals, source, caps)
     for key, notes in extra.items():
         entry = found.get(key)

@@ -70,3 +70,7 @@
 (parameters (identifier) @local.name) @local
 
 (default_parameter name: (identifier) @local.name) @local
+
+(subscript
+  value: (identifier) @local.name
+  subscript: (string)) @local.dictuse

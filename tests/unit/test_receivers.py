@@ -55,7 +55,13 @@ def test_python_evidence_from_values_annotations_and_self_fields() -> None:
         "        x = make()\n"                         # 12
         "        x.run()\n"                            # 13
         "        opts.get(3)\n"                        # 14
-        "        opts()\n",                            # 15
+        "        opts()\n"                             # 15
+        "    def h(self, headers, jar):\n"             # 16
+        "        headers['Host'] = 1\n"                # 17
+        "        headers.get('Host')\n"                # 18
+        "        jar = Jar()\n"                        # 19
+        "        jar['a'] = 1\n"                       # 20
+        "        jar.get('a')\n",                      # 21
         "a.py", "python")
     assert got[(7, "proxies.get")] == "B:dict"
     assert got[(8, "url.strip")] == "B:str"
@@ -65,6 +71,8 @@ def test_python_evidence_from_values_annotations_and_self_fields() -> None:
     assert got[(13, "x.run")] == "C:make"
     assert got[(14, "opts.get")] is None  # a parameter: nothing known
     assert got[(15, "opts")] == "L"  # a bare call of a parameter is not a call of a definition
+    assert got[(18, "headers.get")] == "D"  # subscripted with a string key: a mapping
+    assert got[(21, "jar.get")] == "C:Jar"  # ... unless more is known
 
 
 def test_javascript_evidence_new_this_fields_and_self_alias() -> None:
@@ -110,6 +118,15 @@ def test_this_set_in_response_is_not_app_set(sample: CallGraph) -> None:
     app, res = "express/application.js", "express/response.js"
     assert _callers(sample, "app.set", app, False) == [(app, _line(app, "this.set("))]
     assert _callers(sample, "res.set", res, True) == [(res, _line(res, "this.set("))]
+
+
+def test_string_keyed_parameter_is_a_mapping_for_dict_methods_only() -> None:
+    graph = build_sources({
+        "jar.py": "class Jar:\n    def get(self, k):\n        pass\n    def names(self):\n        pass\n",
+        "use.py": "def use(headers):\n    headers['Host'] = 1\n    headers.get('x')\n    headers.names()\n",
+    })
+    use = def_id(graph, "use")
+    assert [graph.definition(i).qualified_name for i in graph.callees(use)] == ["Jar.names"]
 
 
 def test_dict_receiver_links_no_get_method(sample: CallGraph) -> None:
