@@ -6,8 +6,9 @@
 - nodes are definition ids (`Definition.id`) with the node attribute `definition`; every file that
   has definitions, calls or imports also gets a module pseudo node with a negative id, the node
   attributes `module` (its path) and `definition` (a synthetic `Definition` of kind "module");
-- "call" edges run caller -> callee with `weight` (1/n for a call resolved to n candidates; the
-  highest over the edge's sites) and `sites: list[CallSite]`; module-level call sites have no caller
+- "call" edges run caller -> callee with `weight` (the confidence, the highest over the edge's
+  sites), `evidence` (the best over its sites: "resolved", "by-unique-name", "ambiguous"),
+  `confident` (not ambiguous) and `sites: list[CallSite]`; module-level call sites have no caller
   node and appear only in `callers` / `incoming_calls`;
 - "inherits" edges run class -> base (a class that also calls its base keeps the "call" type and
   gets `inherits=True`);
@@ -28,10 +29,11 @@ from typing import Any
 
 import networkx as nx
 
-from graph import centrality, traversal
+from graph import centrality, navigation, traversal
 from graph.errors import DuplicateIdError, GraphError, UnknownDefinitionError
 from graph.lookup import resolve_name
 from graph.resolution import Resolver, SymbolIndex
+from graph.symbol_index import CONFIDENT, EVIDENCE_RANK
 from indexing.records import CallSite, Definition, Import
 
 
@@ -50,7 +52,7 @@ class CallGraph:
     """A resolved call graph with lookups and traversals (see the module docstring)."""
 
     def __init__(self, graph: nx.DiGraph, index: SymbolIndex, resolver: Resolver,
-                 incoming: dict[int, list[tuple[CallSite, int | None]]], unresolved: list[CallSite],
+                 incoming: dict[int, list[tuple[CallSite, int | None, str]]], unresolved: list[CallSite],
                  outcomes: Counter[str], module_nodes: dict[str, int]) -> None:
         self.graph = graph
         self.index = index
@@ -61,6 +63,7 @@ class CallGraph:
         self.module_nodes = module_nodes
         self._unresolved_by_name: dict[str, list[CallSite]] | None = None
         self._pagerank: dict[int, float] | None = None
+        self._site_links: navigation.SiteLinks | None = None
 
     # --- lookups -------------------------------------------------------------------------------
     def definition(self, def_id: int) -> Definition:
@@ -132,27 +135,53 @@ class CallGraph:
         return list(self._unresolved_by_name.get(name, ()))
 
     # --- traversals ----------------------------------------------------------------------------
-    def callers(self, def_id: int) -> list[tuple[CallSite, int | None]]:
-        return traversal.callers(self, def_id)
+    # `confident=True` keeps the edges whose evidence is "resolved" or "by-unique-name" (hover,
+    # call hierarchy); the default includes "ambiguous" ones too (references, impact).
+    def callers(self, def_id: int, confident: bool = False) -> list[tuple[CallSite, int | None]]:
+        return traversal.callers(self, def_id, confident)
 
-    def callees(self, def_id: int) -> list[int]:
-        return traversal.callees(self, def_id)
+    def callers_marked(self, def_id: int) -> list[tuple[CallSite, int | None, str]]:
+        """Call sites of `def_id` with the caller id and the evidence ("ambiguous" and all)."""
+        return traversal.callers_marked(self, def_id)
 
-    def outgoing_calls(self, def_id: int) -> list[tuple[int, list[CallSite]]]:
-        return traversal.outgoing_calls(self, def_id)
+    def callees(self, def_id: int, confident: bool = False) -> list[int]:
+        return traversal.callees(self, def_id, confident)
 
-    def incoming_calls(self, def_id: int) -> list[tuple[int | None, list[CallSite]]]:
-        return traversal.incoming_calls(self, def_id)
+    def outgoing_calls(self, def_id: int, confident: bool = False) -> list[tuple[int, list[CallSite]]]:
+        return traversal.outgoing_calls(self, def_id, confident)
 
-    def impact(self, def_id: int, depth: int = 2) -> list[tuple[int, int]]:
-        return traversal.impact(self, def_id, depth)
+    def incoming_calls(self, def_id: int, confident: bool = False) -> list[tuple[int | None, list[CallSite]]]:
+        return traversal.incoming_calls(self, def_id, confident)
+
+    def impact(self, def_id: int, depth: int = 2, confident: bool = False) -> list[tuple[int, int]]:
+        return traversal.impact(self, def_id, depth, confident)
+
+    def edge_evidence(self, caller: int, callee: int) -> str | None:
+        """The evidence of the call edge caller -> callee, None if there is none."""
+        data = self.graph.get_edge_data(caller, callee)
+        return None if data is None or data.get("type") != "call" else str(data.get("evidence", ""))
+
+    # --- navigation -----------------------------------------------------------------------------
+    def site_links(self) -> navigation.SiteLinks:
+        """Call sites by (path, line) with their linked callees (built once, on first use)."""
+        if self._site_links is None:
+            self._site_links = navigation.site_links(self)
+        return self._site_links
+
+    def definitions_for(self, path: str, line: int, column: int, word: str) -> list[Definition]:
+        """Go-to-definition for `word` at (path, 1-based line, byte column), best first."""
+        return navigation.definitions_at(self, path, line, column, word)
+
+    def implementations(self, def_id: int) -> list[Definition]:
+        """Overrides of a method, or subclasses of a class (go-to-implementation)."""
+        return navigation.implementations(self, def_id)
 
     # --- centrality and figures ----------------------------------------------------------------
     @property
     def pagerank(self) -> dict[int, float]:
-        """PageRank over call edges among definitions, mean 1 (computed once, on first use)."""
+        """PageRank over confident call edges among definitions, mean 1 (computed on first use)."""
         if self._pagerank is None:
-            self._pagerank = centrality.pagerank(self.graph, self.index.defs.keys())
+            self._pagerank = centrality.pagerank(self.graph, self.index.defs.keys(), confident_only=True)
         return self._pagerank
 
     def stats(self) -> dict[str, Any]:
@@ -217,9 +246,10 @@ def _build(definitions: Sequence[Definition], calls: Sequence[CallSite], imports
         file_defs = [index.defs[i] for i in index.by_path.get(path, ())]
         g.add_node(node, definition=_module_definition(path, node, file_defs), module=path)
 
-    incoming: dict[int, list[tuple[CallSite, int | None]]] = defaultdict(list)
+    incoming: dict[int, list[tuple[CallSite, int | None, str]]] = defaultdict(list)
     edge_sites: dict[tuple[int, int], list[CallSite]] = defaultdict(list)
     edge_weight: dict[tuple[int, int], float] = {}
+    edge_evidence: dict[tuple[int, int], str] = {}
     unresolved: list[CallSite] = []
     outcomes: Counter[str] = Counter()
     for site in calls:
@@ -228,17 +258,23 @@ def _build(definitions: Sequence[Definition], calls: Sequence[CallSite], imports
         if not res.callees:
             unresolved.append(site)
             continue
+        evidence = res.evidence
         for callee in res.callees:
-            incoming[callee].append((site, res.caller))
+            incoming[callee].append((site, res.caller, evidence))
             if res.caller is not None:
                 key = (res.caller, callee)
                 edge_sites[key].append(site)
                 edge_weight[key] = max(edge_weight.get(key, 0.0), res.weight)
+                old = edge_evidence.get(key)
+                if old is None or EVIDENCE_RANK[evidence] > EVIDENCE_RANK[old]:
+                    edge_evidence[key] = evidence
     for pairs in incoming.values():
         pairs.sort(key=lambda item: traversal.site_key(item[0]))
     for (u, v), sites in edge_sites.items():
         sites.sort(key=traversal.site_key)
-        g.add_edge(u, v, type="call", weight=edge_weight[(u, v)], sites=sites)
+        evidence = edge_evidence[(u, v)]
+        g.add_edge(u, v, type="call", weight=edge_weight[(u, v)], sites=sites, evidence=evidence,
+                   confident=evidence in CONFIDENT)
 
     for d in definitions:
         if d.bases and index.is_class(d.id):

@@ -1,7 +1,8 @@
 """Text, JSON and Graphviz DOT renderings of call-graph answers, for `codeseek graph SYMBOL`.
 
 `render_callers`, `render_callees` and `render_impact` return the whole output as one string in
-`fmt` "text" (one line per call site or definition, `path:line:col`), "json" (an object with the
+`fmt` "text" (one line per call site or definition, `path:line:col` of the call's name or the
+definition's name; links resting on a shared name only are marked "(ambiguous)"), "json" (an object with the
 symbol and its callers/callees/impact, parseable by `json.loads`) or "dot" (a `digraph` Graphviz
 reads). `to_json` and `to_dot` render any set of definition ids and edges.
 """
@@ -44,11 +45,16 @@ def _check(fmt: str) -> None:
 
 
 def _where(d: Definition) -> str:
-    return f"{d.path}:{d.start_line}"
+    """`path:line:col` of the definition's name (where an editor should land), 1-based column."""
+    return f"{d.path}:{d.name_line}:{d.name_column + 1}"
 
 
 def _label(d: Definition) -> str:
-    return f"{d.qualified_name}\n{d.path}:{d.start_line}"
+    return f"{d.qualified_name}\n{d.path}:{d.name_line}"
+
+
+def _mark(evidence: str | None) -> str:
+    return "  (ambiguous)" if evidence == "ambiguous" else ""
 
 
 def _dot_quote(text: str) -> str:
@@ -93,30 +99,33 @@ def to_json(graph: CallGraph, ids: Iterable[int], edges: Iterable[tuple[int, int
     out_edges = []
     for u, v in edges:
         data = graph.graph.edges[u, v] if graph.graph.has_edge(u, v) else {}
-        out_edges.append({"from": u, "to": v, "type": data.get("type", "call"),
-                          "weight": data.get("weight", 1.0), "sites": len(data.get("sites", ()))})
+        edge = {"from": u, "to": v, "type": data.get("type", "call"),
+                "weight": data.get("weight", 1.0), "sites": len(data.get("sites", ()))}
+        if "evidence" in data:
+            edge["evidence"] = data["evidence"]
+        out_edges.append(edge)
     payload: dict[str, Any] = {"nodes": nodes, "edges": out_edges}
     payload.update(extra or {})
     return json.dumps(payload, indent=2)
 
 
 def render_callers(graph: CallGraph, def_id: int, fmt: str = "text") -> str:
-    """Every call site of `def_id` and its caller."""
+    """Every call site of `def_id` and its caller; name-only (ambiguous) links are marked."""
     _check(fmt)
     target = graph.definition(def_id)
-    pairs = graph.callers(def_id)
+    marked = graph.callers_marked(def_id)
     if fmt == "json":
-        items = [{"site": site_dict(s),
+        items = [{"site": site_dict(s), "evidence": ev,
                   "caller": definition_dict(graph.definition(c)) if c is not None else None}
-                 for s, c in pairs]
+                 for s, c, ev in marked]
         return json.dumps({"symbol": definition_dict(target), "callers": items}, indent=2)
     if fmt == "dot":
-        callers = [c for _, c in pairs if c is not None]
+        callers = [c for _, c, _ in marked if c is not None]
         return to_dot(graph, [def_id, *callers], [(c, def_id) for c in callers], "callers", def_id)
-    lines = [f"callers of {target.qualified_name} ({_where(target)}): {len(pairs)} call sites"]
-    for site, caller in pairs:
+    lines = [f"callers of {target.qualified_name} ({_where(target)}): {len(marked)} call sites"]
+    for site, caller, ev in marked:
         who = graph.definition(caller).qualified_name if caller is not None else "<module>"
-        lines.append(f"  {site.path}:{site.line}:{site.column + 1}  in {who}  {_call_text(site)}")
+        lines.append(f"  {site.path}:{site.line}:{site.column + 1}  in {who}  {_call_text(site)}{_mark(ev)}")
     return "\n".join(lines) + "\n"
 
 
@@ -127,7 +136,8 @@ def render_callees(graph: CallGraph, def_id: int, fmt: str = "text") -> str:
     out = graph.outgoing_calls(def_id)
     if fmt == "json":
         items = [{"callee": definition_dict(graph.definition(c)), "sites": [site_dict(s) for s in sites],
-                  "weight": graph.graph.edges[def_id, c].get("weight", 1.0)} for c, sites in out]
+                  "weight": graph.graph.edges[def_id, c].get("weight", 1.0),
+                  "evidence": graph.edge_evidence(def_id, c)} for c, sites in out]
         return json.dumps({"symbol": definition_dict(source), "callees": items}, indent=2)
     if fmt == "dot":
         callees = [c for c, _ in out]
@@ -135,8 +145,9 @@ def render_callees(graph: CallGraph, def_id: int, fmt: str = "text") -> str:
     lines = [f"callees of {source.qualified_name} ({_where(source)}): {len(out)} definitions"]
     for callee, sites in out:
         d = graph.definition(callee)
-        at = ", ".join(str(s.line) for s in sites)
-        lines.append(f"  {d.qualified_name}  {_where(d)}  (called at line {at})")
+        at = ", ".join(f"{s.line}:{s.column + 1}" for s in sites)
+        mark = _mark(graph.edge_evidence(def_id, callee))
+        lines.append(f"  {d.qualified_name}  {_where(d)}  (called at {at}){mark}")
     return "\n".join(lines) + "\n"
 
 
@@ -146,15 +157,19 @@ def render_impact(graph: CallGraph, def_id: int, depth: int = 2, fmt: str = "tex
     source = graph.definition(def_id)
     hits = graph.impact(def_id, depth)
     if fmt == "json":
-        items = [{"depth": dep, **definition_dict(graph.definition(i))} for i, dep in hits]
+        confident = {i for i, _ in graph.impact(def_id, depth, confident=True)}
+        items = [{"depth": dep, "confident": i in confident, **definition_dict(graph.definition(i))}
+                 for i, dep in hits]
         return json.dumps({"symbol": definition_dict(source), "depth": depth, "impact": items}, indent=2)
     if fmt == "dot":
         return to_dot(graph, [def_id, *(i for i, _ in hits)], impact_edges(graph, def_id, depth),
                       "impact", def_id)
+    confident = {i for i, _ in graph.impact(def_id, depth, confident=True)}
     lines = [f"impact of {source.qualified_name} ({_where(source)}), depth {depth}: {len(hits)} definitions"]
     for i, dep in hits:
         d = graph.definition(i)
-        lines.append(f"  {'  ' * (dep - 1)}[{dep}] {d.qualified_name}  {_where(d)}")
+        mark = "" if i in confident else "  (ambiguous)"
+        lines.append(f"  {'  ' * (dep - 1)}[{dep}] {d.qualified_name}  {_where(d)}{mark}")
     return "\n".join(lines) + "\n"
 
 

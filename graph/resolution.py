@@ -34,7 +34,9 @@ from graph.externals import (
     PY_BUILTINS,
 )
 from graph.modules import ImportTarget
-from graph.symbol_index import Resolution, SymbolIndex, _strip_base
+from graph.symbol_index import AMBIGUOUS, BY_UNIQUE_NAME, RESOLVED, Resolution, SymbolIndex, _strip_base
+from graph.typed import resolve_typed
+from indexing.receivers import LOCAL
 from indexing.records import CallSite
 
 __all__ = ["Resolution", "Resolver", "SymbolIndex"]
@@ -62,10 +64,15 @@ class Resolver:
         self._bases: dict[int, list[int]] = {}
         self._open_bases: set[int] = set()
         self._subclasses: dict[int, list[int]] | None = None
+        self._descendants: dict[int, list[int]] = {}
+        self._open_cache: dict[int, bool] = {}
+        self.typed_cache: dict[tuple[tuple[int, ...], str], tuple[list[int], bool]] = {}
         self._enclosing: dict[int, list[int]] = {}
         self._method_cache: dict[str, list[int]] = {}
         self._global_cache: dict[tuple[str, Callable[[int], bool]], list[int]] = {}
         self._target_cache: dict[tuple[ImportTarget, str, int], tuple[list[int], list[str], bool]] = {}
+        self.call_results: dict[tuple[str, str | None, str], tuple[list[int], bool]] = {}
+        self.last_global = False  # whether the last lookup_bare answer came from the global pool
 
     # --- classes -------------------------------------------------------------------------------
     def bases(self, class_id: int) -> list[int]:
@@ -91,6 +98,12 @@ class Resolver:
 
     def has_open_bases(self, class_id: int) -> bool:
         """Whether some base of the class (or of its bases) is outside the workspace or unresolved."""
+        cached = self._open_cache.get(class_id)
+        if cached is None:
+            cached = self._open_cache[class_id] = self._has_open_bases(class_id)
+        return cached
+
+    def _has_open_bases(self, class_id: int) -> bool:
         seen: set[int] = set()
         stack = [class_id]
         while stack:
@@ -105,7 +118,13 @@ class Resolver:
         return False
 
     def descendants(self, class_id: int) -> list[int]:
-        """Classes deriving from `class_id`, directly or not, nearest first."""
+        """Classes deriving from `class_id`, directly or not, nearest first (memoized)."""
+        cached = self._descendants.get(class_id)
+        if cached is None:
+            cached = self._descendants[class_id] = self._descendants_uncached(class_id)
+        return cached
+
+    def _descendants_uncached(self, class_id: int) -> list[int]:
         if self._subclasses is None:
             subs: dict[int, list[int]] = defaultdict(list)
             for i, d in self.ix.defs.items():
@@ -213,6 +232,11 @@ class Resolver:
                 found, _, _ = self._targets(t, f, depth + 1)
                 if found:
                     return found
+        for f in files:  # `export * from './common'`, `from .base import *` in a package
+            for module in self.ix.stars.get(f, ()):
+                found = self.names_in_module(self.ix.modules.files_for(module, f), name, depth + 1)
+                if found:
+                    return found
         return []
 
     def _module_paths_for_local(self, local: str, path: str) -> tuple[list[str], bool]:
@@ -235,6 +259,7 @@ class Resolver:
         workspace or is a builtin, so no global fallback applies.
         """
         ix = self.ix
+        self.last_global = False
         same = [i for i in ix.by_path_name.get((path, name), ()) if want(i) and not ix.is_member(i)]
         if same:
             return same, False
@@ -243,7 +268,8 @@ class Resolver:
             external = True
             for t in targets:
                 ids, mods, ext = self._targets(t, path)
-                ids = [i for i in ids if want(i)] or [i for i in self.names_in_module(mods, name) if want(i)]
+                ids = ([i for i in ids if want(i)] or [i for i in self.names_in_module(mods, name) if want(i)]
+                       or [i for i in self.ix.module_export(mods) if want(i)])
                 if ids:
                     return ids, False
                 external = external and ext
@@ -257,6 +283,7 @@ class Resolver:
         if (path.endswith(PY_EXTS) and name in PY_BUILTINS) or (
                 path.endswith(JS_EXTS) and name in JS_GLOBAL_FUNCTIONS):
             return [], True
+        self.last_global = True
         key = (name, want)
         found = self._global_cache.get(key)
         if found is None:
@@ -287,14 +314,29 @@ class Resolver:
                         out.append(ctor)
         return out
 
-    def _finish(self, caller: int | None, ids: list[int], rule: str) -> Resolution:
+    def finish(self, caller: int | None, ids: list[int], rule: str, evidence: str = RESOLVED,
+                factor: float = 1.0) -> Resolution:
+        """A resolution for `ids`; `evidence` "by-name" grades a name-only match by its count."""
         if not ids:
             return Resolution(caller, [], "unresolved", rule)
         if len(ids) > self.max_candidates:
             return Resolution(caller, [], "too_many", rule)
         n = len(ids)
+        weight = factor / n
+        if evidence == "by-name":
+            evidence = BY_UNIQUE_NAME if n == 1 and factor == 1.0 else AMBIGUOUS
+            weight *= UNIQUE_NAME_CONFIDENCE if n == 1 else 1.0
+        elif evidence == RESOLVED and n > 1 and len({self.ix.parent_of.get(i) for i in ids}) > 1:
+            evidence = AMBIGUOUS  # overloads of one class are one target; several owners are not
         return Resolution(caller, self._with_constructors(ids), "resolved" if n == 1 else "ambiguous",
-                          rule, 1.0 / n)
+                          rule, weight, evidence)
+
+    def _by_name(self, caller: int | None, name: str, path: str, rule: str = "method") -> Resolution:
+        """Rule 4: an unknown receiver, every method of that name (a builtin's name weighs less)."""
+        builtin = (path.endswith(PY_EXTS) and name in PY_BUILTIN_METHODS) or (
+            path.endswith(JS_EXTS) and name in JS_BUILTIN_METHODS)
+        return self.finish(caller, self._method_candidates(name), rule, "by-name",
+                            BUILTIN_METHOD_FACTOR if builtin else 1.0)
 
     def _method_candidates(self, name: str) -> list[int]:
         found = self._method_cache.get(name)
@@ -313,36 +355,49 @@ class Resolver:
             return Resolution(caller, [], "unresolved", "empty")
         classes = self.enclosing_classes(caller)
         if not receiver:
+            if site.receiver_type == LOCAL:  # a parameter or local variable holding a callable
+                return Resolution(caller, [], "unresolved", "local")
             if classes and site.path.endswith(CLASS_BODY_EXTS):
                 for cls in classes:
                     ids = [i for i in self.mro_lookup(cls, (name,)) if ix.callable(i)]
                     if ids:
-                        return self._finish(caller, ids, "class")
+                        return self.finish(caller, ids, "class")
             ids, external = self.lookup_bare(name, site.path, ix.callable)
             if external:
                 return Resolution(caller, [], "external", "bare")
-            return self._finish(caller, ids, "bare")
+            if self.last_global and not ix.same_package(ids, site.path):
+                return self.finish(caller, ids, "global", "by-name")
+            return self.finish(caller, ids, "bare")
         is_super = receiver in SUPER_RECEIVERS or receiver.startswith("super(")
-        if receiver in SELF_RECEIVERS or is_super or (
+        rtype = site.receiver_type
+        if receiver in SELF_RECEIVERS or is_super or rtype == "S" or (
                 site.path.endswith(".go") and receiver == self._go_receiver(caller)):
             if not classes:  # `this` in a function assigned to an object: `app.x = function`
                 parent = ix.defs[caller].parent if caller is not None else None
                 ids = list(ix.by_path_qname.get((site.path, f"{parent}.{name}"), ())) if parent else []
-                return self._finish(caller, ids or self._method_candidates(name), "method")
+                if not ids:  # `this.route()` in a callback: the one object method of the file
+                    ids = [i for i in ix.by_path_name.get((site.path, name), ()) if i in ix.member_ids]
+                    if len(ids) != 1:
+                        return self._by_name(caller, name, site.path)
+                return self.finish(caller, ids, "method")
             cls = classes[0]
             ids = [i for i in self.mro_lookup(cls, (name,), not is_super) if ix.callable(i)]
             if ids:
-                return self._finish(caller, ids, "self")
+                return self.finish(caller, ids, "self")
             if not is_super:  # a mixin or abstract base calling what its subclasses define
                 ids = [i for sub in self.descendants(cls)
                        for i in ix.members.get(sub, {}).get(name, ()) if ix.callable(i)]
                 if ids:
-                    return self._finish(caller, ids, "subclass")
+                    return self.finish(caller, ids, "subclass")
             if is_super or self.has_open_bases(cls):
                 return Resolution(caller, [], "external", "self")
-            return self._finish(caller, self._method_candidates(name), "method")
+            return self._by_name(caller, name, site.path)
         if _LITERAL.match(receiver):  # ", ".join(...), [1, 2].index(...), `x`.trim()
             return Resolution(caller, [], "external", "literal")
+        if rtype:
+            typed = resolve_typed(self, site, caller, name, rtype)
+            if typed is not None:
+                return typed
         root = _ROOT_SPLIT.split(receiver, 1)[0]
         if _IDENT_PATH.match(receiver) and root not in SELF_RECEIVERS:
             dotted = receiver.replace("::", ".")
@@ -350,34 +405,30 @@ class Resolver:
             if files:
                 ids = [i for i in self.names_in_module(files, name) if ix.callable(i)]
                 if ids:
-                    return self._finish(caller, ids, "module")
+                    return self.finish(caller, ids, "module")
                 members = [i for f in files for i in ix.by_path_name.get((f, name), ()) if ix.callable(i)]
-                return self._finish(caller, members, "module")
+                return self.finish(caller, members, "module")
             if external or self._external_root(root, site.path):
                 return Resolution(caller, [], "external", "module")
             qualified = f"{dotted}.{name}"  # `res.send` where the code defines `res.send = ...`
             ids = list(ix.by_path_qname.get((site.path, qualified), ()) or ix.by_qname.get(qualified, ()))
             if ids and len(ids) <= self.max_candidates:
-                return self._finish(caller, ids, "qualified")
+                return self.finish(caller, ids, "qualified")
             cls_ids, cls_external = self.lookup_class(dotted, site.path)
             if cls_external:
                 return Resolution(caller, [], "external", "class")
             if cls_ids and len(cls_ids) <= self.max_candidates:
                 ids = [i for c in cls_ids for i in self.mro_lookup(c, (name,)) if ix.callable(i)]
                 if ids:
-                    return self._finish(caller, ids, "class")
+                    return self.finish(caller, ids, "class")
             if site.path.endswith(".go") and "." not in dotted:  # Go: pkg.Func, pkg = directory name
                 files = [p for p in ix.modules.dir_keys.get((dotted,), ()) if p.endswith(".go")]
                 ids = [i for i in ix.top_level_named(files, name) if ix.callable(i)]
                 if ids:
-                    return self._finish(caller, ids, "module")
+                    return self.finish(caller, ids, "module")
         elif self._external_root(root, site.path):
             return Resolution(caller, [], "external", "method")
-        res = self._finish(caller, self._method_candidates(name), "method")
-        if (site.path.endswith(PY_EXTS) and name in PY_BUILTIN_METHODS) or (
-                site.path.endswith(JS_EXTS) and name in JS_BUILTIN_METHODS):
-            res.weight *= BUILTIN_METHOD_FACTOR
-        return res
+        return self._by_name(caller, name, site.path)
 
     def _go_receiver(self, def_id: int | None) -> str | None:
         """The receiver variable of the Go method around `def_id` (`s` in `func (s *Server) ...`)."""
@@ -400,3 +451,6 @@ class Resolver:
         if targets:
             return all(self._targets(t, path)[2] for t in targets)
         return False
+
+
+UNIQUE_NAME_CONFIDENCE = 0.8

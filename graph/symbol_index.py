@@ -31,14 +31,25 @@ class Resolution:
     """The outcome for one call site: the caller id (None at module level) and candidate callee ids.
 
     `status` is "resolved" (one candidate), "ambiguous" (several, each weighted 1/n), "external"
-    (builtins, the standard library, dependencies), "too_many" or "unresolved".
+    (builtins, the standard library, dependencies), "too_many" or "unresolved". `evidence` says why
+    the callees are believed: "resolved" (scope, import, class or receiver type evidence),
+    "by-unique-name" (an unknown receiver, and the only method of that name in the workspace) or
+    "ambiguous" (a name shared by several definitions); `weight` is the confidence.
     """
 
     caller: int | None
     callees: list[int]
     status: str
     rule: str = ""
-    weight: float = 1.0  # 1/n for n candidates (a class and its constructor count as one)
+    weight: float = 1.0  # confidence: 1/n for n scoped candidates, lower for name-only evidence
+    evidence: str = ""
+
+
+RESOLVED = "resolved"
+BY_UNIQUE_NAME = "by-unique-name"
+AMBIGUOUS = "ambiguous"
+CONFIDENT = frozenset({RESOLVED, BY_UNIQUE_NAME})
+EVIDENCE_RANK = {RESOLVED: 2, BY_UNIQUE_NAME: 1, AMBIGUOUS: 0}
 
 
 def _strip_base(text: str) -> str | None:
@@ -82,6 +93,7 @@ class SymbolIndex:
             ids.sort(key=lambda i: (self.defs[i].start_line, -self.defs[i].end_line))
         # parent definition (same file first, then same directory: Go methods, C++ out-of-line).
         self.parent_of: dict[int, int] = {}
+        self.ctor_functions: set[int] = set()
         self.members: dict[int, dict[str, list[int]]] = defaultdict(_list_table)
         for d in definitions:
             if not d.parent:
@@ -92,10 +104,16 @@ class SymbolIndex:
                 parents[0] if parents else None)
             if parent is not None and parent != d.id:
                 self.parent_of[d.id] = parent
-                if self.defs[parent].kind in CLASS_KINDS:
+                pkind = self.defs[parent].kind
+                if pkind in CLASS_KINDS or (pkind == "function" and d.kind == "method"):
+                    # `Foo.prototype.m = function` makes the function Foo a class
                     self.members[parent][d.name].append(d.id)
+                    if pkind == "function":
+                        self.ctor_functions.add(parent)
         self.modules = ModuleIndex(set(self.by_path) | {i.path for i in imports} | set(extra_paths))
         self.local, self.stars = import_tables(imports)
+        classes = frozenset(i for i, d in self.defs.items() if d.kind in CLASS_KINDS)
+        self.class_ids = classes | self.ctor_functions
         self.member_ids = frozenset(i for i in self.defs if self._is_member(i))
         self.not_callable = frozenset(i for i, d in self.defs.items() if d.kind in NOT_CALLABLE)
 
@@ -106,12 +124,13 @@ class SymbolIndex:
         return min(pool, key=lambda i: self.defs[i].end_line - self.defs[i].start_line)
 
     def is_class(self, def_id: int) -> bool:
-        return self.defs[def_id].kind in CLASS_KINDS
+        """A class-like definition, or an ES5 constructor function (`Foo.prototype.m = ...`)."""
+        return def_id in self.class_ids
 
     def _is_member(self, def_id: int) -> bool:
         parent = self.parent_of.get(def_id)
         if parent is not None:
-            return self.defs[parent].kind in CLASS_KINDS
+            return self.is_class(parent)
         return self.defs[def_id].kind == "method" or bool(self.defs[def_id].parent)
 
     def is_member(self, def_id: int) -> bool:
@@ -126,6 +145,27 @@ class SymbolIndex:
         found = [i for p in paths for i in self.by_path_name.get((p, name), ())]
         top = [i for i in found if i not in self.parent_of]
         return top or found
+
+    def module_export(self, files: Sequence[str]) -> list[int]:
+        """What a whole-module `require('./x')` is when called: `module.exports = function`, and the
+        variable it is also assigned to (`var proto = module.exports = function`), whose members
+        (`proto.handle = function`) are the instance's methods."""
+        ix = self
+        out: list[int] = []
+        for f in files:
+            for i in ix.by_path_qname.get((f, "module.exports"), ()):
+                line = ix.defs[i].name_line
+                out.extend(j for j in ix.by_path.get(f, ()) if ix.defs[j].name_line == line
+                           and j != i and j not in ix.parent_of)
+                out.append(i)
+        return out
+
+    def same_package(self, ids: Sequence[int], path: str) -> bool:
+        """Go and C-family code calls its own package's functions bare, without an import."""
+        if not ids or not path.endswith((".go", ".c", ".h", ".cpp", ".cc", ".hpp", ".rs")):
+            return False
+        folder = posixpath.dirname(path)
+        return all(posixpath.dirname(self.defs[i].path) == folder for i in ids)
 
 
 def _list_table() -> defaultdict[str, list]:  # type: ignore[type-arg]

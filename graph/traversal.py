@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING
 
+from graph.symbol_index import CONFIDENT
 from indexing.records import CallSite
 
 if TYPE_CHECKING:
@@ -20,45 +21,54 @@ def site_key(site: CallSite) -> tuple[str, int, int]:
     return (site.path, site.line, site.column)
 
 
-def callers(cg: CallGraph, def_id: int) -> list[tuple[CallSite, int | None]]:
-    """Every resolved call site that may call `def_id`, with the caller id (None at module level)."""
+def callers_marked(cg: CallGraph, def_id: int) -> list[tuple[CallSite, int | None, str]]:
+    """Every resolved call site that may call `def_id`, with the caller id and the evidence."""
     cg.definition(def_id)
     return list(cg.incoming_index.get(def_id, ()))
 
 
-def incoming_calls(cg: CallGraph, def_id: int) -> list[tuple[int | None, list[CallSite]]]:
+def callers(cg: CallGraph, def_id: int, confident: bool = False) -> list[tuple[CallSite, int | None]]:
+    """Call sites that may call `def_id` with the caller id (None at module level); `confident`
+    drops the ambiguous ones."""
+    return [(site, caller) for site, caller, evidence in callers_marked(cg, def_id)
+            if not confident or evidence in CONFIDENT]
+
+
+def incoming_calls(cg: CallGraph, def_id: int,
+                   confident: bool = False) -> list[tuple[int | None, list[CallSite]]]:
     """Call sites of `def_id` grouped by caller; module-level sites form one group per file (None)."""
     groups: dict[int | tuple[str], list[CallSite]] = {}
-    for site, caller in callers(cg, def_id):
+    for site, caller in callers(cg, def_id, confident):
         key: int | tuple[str] = caller if caller is not None else (site.path,)
         groups.setdefault(key, []).append(site)
     return [(key if isinstance(key, int) else None, sites) for key, sites in groups.items()]
 
 
-def outgoing_calls(cg: CallGraph, def_id: int) -> list[tuple[int, list[CallSite]]]:
+def outgoing_calls(cg: CallGraph, def_id: int, confident: bool = False) -> list[tuple[int, list[CallSite]]]:
     """Definitions `def_id` may call, each with the call sites inside `def_id` that reach it."""
     cg.definition(def_id)
     out = [
         (callee, list(data["sites"]))
         for callee, data in cg.graph.succ[def_id].items()
-        if data.get("type") == "call"
+        if data.get("type") == "call" and (not confident or data.get("confident", True))
     ]
     out.sort(key=lambda item: (site_key(item[1][0]) if item[1] else ("", 0, 0), item[0]))
     return out
 
 
-def callees(cg: CallGraph, def_id: int) -> list[int]:
+def callees(cg: CallGraph, def_id: int, confident: bool = False) -> list[int]:
     """Ids of the definitions `def_id` may call."""
-    return [callee for callee, _ in outgoing_calls(cg, def_id)]
+    return [callee for callee, _ in outgoing_calls(cg, def_id, confident)]
 
 
-def caller_ids(cg: CallGraph, def_id: int) -> list[int]:
+def caller_ids(cg: CallGraph, def_id: int, confident: bool = False) -> list[int]:
     """Ids of the definitions that may call `def_id` (module-level callers are not definitions)."""
     pred = cg.graph.pred[def_id]
-    return [u for u, data in pred.items() if data.get("type") == "call" and u != def_id]
+    return [u for u, data in pred.items() if data.get("type") == "call" and u != def_id
+            and (not confident or data.get("confident", True))]
 
 
-def impact(cg: CallGraph, def_id: int, depth: int = 2) -> list[tuple[int, int]]:
+def impact(cg: CallGraph, def_id: int, depth: int = 2, confident: bool = False) -> list[tuple[int, int]]:
     """Transitive callers of `def_id` up to `depth` hops, each with its minimum depth, BFS order.
 
     `def_id` itself is not listed, even when it is recursive. Depth < 1 gives [].
@@ -73,7 +83,7 @@ def impact(cg: CallGraph, def_id: int, depth: int = 2) -> list[tuple[int, int]]:
         node, d = queue.popleft()
         if d >= depth:
             continue
-        for caller in sorted(caller_ids(cg, node), key=lambda i: _def_key(cg, i)):
+        for caller in sorted(caller_ids(cg, node, confident), key=lambda i: _def_key(cg, i)):
             if caller not in seen:
                 seen.add(caller)
                 out.append((caller, d + 1))

@@ -76,6 +76,10 @@ class CallSite:
     callee: str  # the called name as written, without receiver ("rebuild_auth")
     receiver: str | None  # receiver text as written ("self", "self.session", "os.path"), None if bare
     caller: str | None  # qualified name of the enclosing definition, None at module level
+    # What local evidence says the receiver is (see indexing/receivers.py): "T:Session" (a type as
+    # written), "C:make_session" (the value a call returns), "B:dict" (a builtin value), "S" (an
+    # alias of self/this); None when nothing is known.
+    receiver_type: str | None = None
 
 
 @dataclass

@@ -23,7 +23,7 @@ from typing import Any
 
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 STALE = ""  # the hash of a file row marked for re-parsing
 DB_NAME = "index.sqlite3"
 
@@ -47,7 +47,7 @@ CREATE INDEX IF NOT EXISTS definitions_file ON definitions(file_id);
 CREATE INDEX IF NOT EXISTS definitions_name ON definitions(name);
 CREATE TABLE IF NOT EXISTS calls (
     file_id INTEGER NOT NULL, line INTEGER NOT NULL, col INTEGER NOT NULL, end_col INTEGER NOT NULL,
-    callee TEXT NOT NULL, receiver TEXT, caller TEXT);
+    callee TEXT NOT NULL, receiver TEXT, caller TEXT, receiver_type TEXT);
 CREATE INDEX IF NOT EXISTS calls_file ON calls(file_id);
 CREATE TABLE IF NOT EXISTS imports (
     file_id INTEGER NOT NULL, line INTEGER NOT NULL, module TEXT NOT NULL, name TEXT, alias TEXT);
@@ -281,8 +281,9 @@ class IndexStore:
               d.end_byte, d.name_line, d.name_column, d.signature, d.doc, d.parent,
               json.dumps(list(d.bases)) if d.bases else "") for i, d in enumerate(result.definitions)])
         self._db.executemany(
-            "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(file_id, s.line, s.column, s.end_column, s.callee, s.receiver, s.caller) for s in result.calls])
+            "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(file_id, s.line, s.column, s.end_column, s.callee, s.receiver, s.caller, s.receiver_type)
+             for s in result.calls])
         self._db.executemany(
             "INSERT INTO imports VALUES (?, ?, ?, ?, ?)",
             [(file_id, i.line, i.module, i.name, i.alias) for i in result.imports])
@@ -347,7 +348,8 @@ class IndexStore:
         return [self._definition(r) for r in rows]
 
     def calls(self) -> list[CallSite]:
-        rows = self._reader.execute("SELECT f.path, c.line, c.col, c.end_col, c.callee, c.receiver, c.caller "
+        rows = self._reader.execute("SELECT f.path, c.line, c.col, c.end_col, c.callee, c.receiver, "
+                                    "c.caller, c.receiver_type "
                                     "FROM calls c JOIN files f ON f.id = c.file_id ORDER BY c.rowid")
         return [CallSite(*r) for r in rows]
 

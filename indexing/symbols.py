@@ -10,6 +10,8 @@ Capture conventions in the query files (one match yields one record):
   (a Rust `impl Type` block).
 - `@call` with `@callee` and optional `@receiver`.
 - `@import` with `@import.module` and optional `@import.name`, `@import.alias`, `@import.default`.
+- `@local` (or `@local.field` for a typed class/struct field) with `@local.name` and `@local.value`
+  or `@local.type`: receiver type evidence (see `indexing.receivers`), carried by the call sites.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node, QueryCursor
 
 from indexing.languages import LangSpec, load_query, spec_for
+from indexing.receivers import CLASS_BODY_LANGS, LOCAL, Evidence, add_local, file_evidence, receiver_type
 from indexing.records import CallSite, Definition, Import
 
 CLASS_KINDS = frozenset(
@@ -90,6 +93,7 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
     found: dict[tuple[int, int, str], DefNode] = {}
     scopes: list[DefNode] = []
     raw_calls: list[tuple[Node, Node | None, Node]] = []
+    raw_locals: list[tuple[Node, str, str, bool]] = []  # (node, name, evidence, is a field)
     imports: list[Import] = []
     extra: dict[tuple[int, int, str], list[tuple[str, str]]] = {}
     for _pattern, caps in QueryCursor(query).matches(root):
@@ -116,6 +120,8 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
             raw_calls.append((caps["callee"][0], receiver, caps["call"][0]))
         elif "import" in caps and ("import.module" in caps or "import.path" in caps):
             imports.append(_import(source, path, caps))
+        elif ("local" in caps or "local.field" in caps or "local.dictuse" in caps) and "local.name" in caps:
+            add_local(raw_locals, source, caps)
     for key, notes in extra.items():
         entry = found.get(key)
         if entry is None:
@@ -129,7 +135,8 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
     _qualify(defs, scopes)
     for d in defs + scopes:
         _describe(d, source, spec)
-    calls = _calls(raw_calls, defs, source, path)
+    evidence = file_evidence(raw_locals, defs, CLASS_KINDS)
+    calls = _calls(raw_calls, defs, source, path, evidence, lang in CLASS_BODY_LANGS)
     # One record per import; a bare `require("x")` match is dropped when a named one covers it.
     unique = {(i.line, i.module, i.name, i.alias): i for i in imports}
     named = {(i.line, i.module) for i in unique.values() if i.name or i.alias}
@@ -275,9 +282,11 @@ def _first_doc_line(text: str) -> str:
 
 
 def _calls(
-    raw: list[tuple[Node, Node | None, Node]], defs: list[DefNode], source: bytes, path: str
+    raw: list[tuple[Node, Node | None, Node]], defs: list[DefNode], source: bytes, path: str,
+    evidence: Evidence | None = None, class_body: bool = False,
 ) -> list[CallSite]:
     """Call sites with the innermost enclosing definition as caller (one sweep over sorted starts)."""
+    index = {id(d): k for k, d in enumerate(defs)}
     raw.sort(key=lambda c: c[2].start_byte)
     out: list[CallSite] = []
     seen: set[tuple[int, int]] = set()
@@ -297,6 +306,13 @@ def _calls(
         while stack and stack[-1].node.end_byte <= pos:
             stack.pop()
         caller = stack[-1].qualified if stack else None
+        receiver_text = _collapse(_text(source, receiver), _MAX_RECEIVER) if receiver is not None else None
+        rtype = None
+        if receiver_text and evidence is not None:
+            rtype = receiver_type(receiver_text, stack, evidence, index, class_body, CLASS_KINDS)
+        elif evidence is not None and stack and evidence.is_local(
+                _text(source, callee), [index[id(d)] for d in stack]):
+            rtype = LOCAL
         start = callee.start_point
         end_col = callee.end_point.column if callee.end_point.row == start.row else start.column + (
             callee.end_byte - callee.start_byte
@@ -308,8 +324,9 @@ def _calls(
                 column=start.column,
                 end_column=end_col,
                 callee=_collapse(_text(source, callee), 200),
-                receiver=_collapse(_text(source, receiver), _MAX_RECEIVER) if receiver is not None else None,
+                receiver=receiver_text,
                 caller=caller,
+                receiver_type=rtype,
             )
         )
     out.sort(key=lambda c: (c.line, c.column))

@@ -1,4 +1,5 @@
-"""Navigation over the call graph: the symbol under the cursor, references, call hierarchy, symbols.
+"""Navigation over the call graph: the symbol under the cursor, definition, implementation, references,
+call hierarchy (confident links only), workspace symbols.
 
 Everything here reads one `CallGraph` snapshot (`RootIndex.graph`) and the current text of files
 (editor overlays first, via `Workspace.read_bytes`), and returns LSP types through `convert`.
@@ -14,6 +15,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from graph.callgraph import CallGraph, GraphError
+from graph.symbol_index import CONFIDENT
 from indexing.records import CallSite, Definition
 from lsp_server import convert
 from lsp_server.indexer import RootIndex
@@ -63,32 +65,33 @@ def word_at(line_text: str, character: int) -> str | None:
 
 
 def find_target(root: RootIndex, path: str, line: int, line_text: str, character: int) -> Target | None:
-    """Resolve the identifier at (line 1-based, character) to definitions, best first.
+    """Resolve the identifier at (line 1-based, character in code points) to definitions, best first.
 
-    The cursor on a declaration's name names that declaration. Elsewhere the word is resolved by
-    name; a call site on this line that the graph resolved decides between candidates, then the
-    current file, then PageRank.
+    `CallGraph.definitions_for` decides (`graph.navigation`): the declaration under the cursor, the
+    callees linked to the call under the cursor, the name as the file imports it, then by name.
     """
     graph = root.graph
     word = word_at(line_text, character)
     if graph is None or word is None:
         return None
-    for d in graph.definitions_at(path, line):
-        if d.name == word and d.name_line == line:
-            return Target(root, graph, path, line, word, [d])
-    candidates = graph.resolve(word)
-    if not candidates:
-        return Target(root, graph, path, line, word, [])
+    column = len(line_text[:character].encode("utf-8"))
+    return Target(root, graph, path, line, word, graph.definitions_for(path, line, column, word))
 
-    def called_here(d: Definition) -> bool:
-        try:
-            return any(s.path == path and s.line == line and s.callee == word for s, _ in graph.callers(d.id))
-        except GraphError:
-            return False
 
-    rank = graph.pagerank
-    candidates.sort(key=lambda d: (not called_here(d), d.path != path, -rank.get(d.id, 0.0)))
-    return Target(root, graph, path, line, word, candidates)
+def definition(target: Target, encoding: str) -> list[lsp.Location]:
+    """textDocument/definition: the name lines of what the target names, best first."""
+    lines = Lines(target.root)
+    return [_definition_location(target.root, d, lines, encoding) for d in target.definitions]
+
+
+def implementation(target: Target, encoding: str) -> list[lsp.Location]:
+    """textDocument/implementation: overrides of the method (subclasses of the class) under the cursor."""
+    lines = Lines(target.root)
+    out: list[lsp.Location] = []
+    for d in target.definitions[:1]:
+        out.extend(_definition_location(target.root, impl, lines, encoding)
+                   for impl in target.graph.implementations(d.id))
+    return out
 
 
 # --- references -----------------------------------------------------------------------------------
@@ -128,7 +131,9 @@ def references(target: Target, include_declaration: bool, encoding: str) -> list
         if include_declaration:
             out.append(_definition_location(root, best, lines, encoding))
             seen.add((best.path, best.name_line, best.name_column))
-        for site, _caller in target.graph.callers(best.id):
+        # confident call sites first, then the ones linked by a shared name only
+        marked = sorted(target.graph.callers_marked(best.id), key=lambda item: item[2] not in CONFIDENT)
+        for site, _caller, _evidence in marked:
             key = (site.path, site.line, site.column)
             if key not in seen:
                 seen.add(key)
@@ -184,7 +189,7 @@ def incoming_calls(root: RootIndex, d: Definition, encoding: str) -> list[lsp.Ca
     graph = root.graph
     assert graph is not None
     out = []
-    for caller_id, sites in graph.incoming_calls(d.id):
+    for caller_id, sites in graph.incoming_calls(d.id, confident=True):
         if caller_id is None:
             caller_id = graph.module_node(sites[0].path)
             if caller_id is None:
@@ -201,7 +206,7 @@ def outgoing_calls(root: RootIndex, d: Definition, encoding: str) -> list[lsp.Ca
     assert graph is not None
     return [lsp.CallHierarchyOutgoingCall(to=hierarchy_item(root, graph.definition(callee), encoding),
                                           from_ranges=_ranges(root, sites, encoding))
-            for callee, sites in graph.outgoing_calls(d.id)]
+            for callee, sites in graph.outgoing_calls(d.id, confident=True)]
 
 
 # --- workspace symbols ----------------------------------------------------------------------------

@@ -190,6 +190,20 @@ async def references(ls: CodeseekServer, params: lsp.ReferenceParams) -> list[ls
     return await ls.run_query(run)
 
 
+async def definition(ls: CodeseekServer, params: lsp.DefinitionParams) -> list[lsp.Location] | None:
+    def run() -> list[lsp.Location] | None:
+        target = _target(ls, params.text_document.uri, params.position)
+        return None if target is None else features_nav.definition(target, ls.encoding()) or None
+    return await ls.run_query(run)
+
+
+async def implementation(ls: CodeseekServer, params: lsp.ImplementationParams) -> list[lsp.Location] | None:
+    def run() -> list[lsp.Location] | None:
+        target = _target(ls, params.text_document.uri, params.position)
+        return None if target is None else features_nav.implementation(target, ls.encoding()) or None
+    return await ls.run_query(run)
+
+
 async def prepare_call_hierarchy(ls: CodeseekServer, params: lsp.CallHierarchyPrepareParams
                                  ) -> list[lsp.CallHierarchyItem] | None:
     def run() -> list[lsp.CallHierarchyItem] | None:
@@ -297,6 +311,8 @@ def create_server() -> CodeseekServer:
         (lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, did_change_workspace_folders, None),
         (SEARCH_METHOD, semantic_search, None),
         (lsp.TEXT_DOCUMENT_REFERENCES, references, None),
+        (lsp.TEXT_DOCUMENT_DEFINITION, definition, None),
+        (lsp.TEXT_DOCUMENT_IMPLEMENTATION, implementation, None),
         (lsp.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY, prepare_call_hierarchy, None),
         (lsp.CALL_HIERARCHY_INCOMING_CALLS, incoming_calls, None),
         (lsp.CALL_HIERARCHY_OUTGOING_CALLS, outgoing_calls, None),

@@ -41,13 +41,13 @@ def _ranked(graph: CallGraph, ids: Sequence[int], exclude: int) -> list[Definiti
 
 
 def callers_of(graph: CallGraph, d: Definition) -> list[Definition]:
-    """Definitions that call `d`, most central first."""
-    return _ranked(graph, [c for _, c in graph.callers(d.id) if c is not None], d.id)
+    """Definitions that call `d` (confident links only), most central first."""
+    return _ranked(graph, [c for _, c in graph.callers(d.id, confident=True) if c is not None], d.id)
 
 
 def callees_of(graph: CallGraph, d: Definition) -> list[Definition]:
-    """Definitions `d` calls, most central first."""
-    return _ranked(graph, graph.callees(d.id), d.id)
+    """Definitions `d` calls (confident links only), most central first."""
+    return _ranked(graph, graph.callees(d.id, confident=True), d.id)
 
 
 def _def_link(root: RootIndex, d: Definition) -> str:

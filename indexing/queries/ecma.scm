@@ -43,6 +43,35 @@
   key: (property_identifier) @name
   value: [(arrow_function) (function_expression)]) @definition.function
 
+; `var proto = module.exports = function(options) {}`: `proto` and `module.exports`
+(variable_declarator
+  name: (identifier) @name
+  value: (assignment_expression
+    right: [(arrow_function) (function_expression)])) @definition.function
+
+(variable_declarator
+  value: (assignment_expression
+    left: (member_expression
+      object: (_) @scope.name
+      property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression)]) @definition.function)
+
+; `res.set = res.header = function header() {}`: both names are definitions
+(expression_statement
+  (assignment_expression
+    left: (member_expression
+      object: (_) @scope.name
+      property: (property_identifier) @name)
+    right: (assignment_expression
+      right: [(arrow_function) (function_expression)]))) @definition.function
+
+(assignment_expression
+  right: (assignment_expression
+    left: (member_expression
+      object: (_) @scope.name
+      property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression)]) @definition.function)
+
 ; Calls
 (call_expression
   function: (identifier) @callee) @call
@@ -83,6 +112,28 @@
     arguments: (arguments . (string (string_fragment) @import.module)))
   (#eq? @_require "require")) @import
 
+; `var compileETag = require('./utils').compileETag`
+(variable_declarator
+  name: (identifier) @import.alias
+  value: (member_expression
+    object: (call_expression
+      function: (identifier) @_require
+      arguments: (arguments . (string (string_fragment) @import.module)))
+    property: (property_identifier) @import.name)
+  (#eq? @_require "require")) @import
+
+; Re-exports: `export * from './x'`, `export { a, b as c } from './x'`
+(export_statement
+  "*" @import.name
+  source: (string (string_fragment) @import.module)) @import
+
+(export_statement
+  (export_clause
+    (export_specifier
+      name: (_) @import.name
+      alias: (_)? @import.alias))
+  source: (string (string_fragment) @import.module)) @import
+
 (variable_declarator
   name: (object_pattern
     [(shorthand_property_identifier_pattern) @import.name
@@ -91,3 +142,12 @@
     function: (identifier) @_require
     arguments: (arguments . (string (string_fragment) @import.module)))
   (#eq? @_require "require")) @import
+
+; Receiver evidence (indexing/receivers.py): local values, `this.x = ...` fields
+(variable_declarator
+  name: (identifier) @local.name
+  value: (_) @local.value) @local
+
+(assignment_expression
+  left: [(identifier) (member_expression object: (this) property: (property_identifier))] @local.name
+  right: (_) @local.value) @local

@@ -56,3 +56,24 @@
 (import_spec
   name: (_)? @import.alias
   path: (interpreted_string_literal) @import.module) @import
+
+; Receiver evidence (indexing/receivers.py): locals, parameters, struct fields
+(short_var_declaration
+  left: (expression_list . (identifier) @local.name)
+  right: (expression_list . (_) @local.value)) @local
+
+(var_spec
+  name: (identifier) @local.name
+  type: (_) @local.type) @local
+
+(var_spec
+  name: (identifier) @local.name
+  value: (expression_list . (_) @local.value)) @local
+
+(parameter_declaration
+  name: (identifier) @local.name
+  type: (_) @local.type) @local
+
+(field_declaration
+  name: (field_identifier) @local.name
+  type: (_) @local.type) @local.field

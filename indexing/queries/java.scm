@@ -53,3 +53,16 @@
 (import_declaration
   (scoped_identifier) @import.module
   (asterisk) @import.name) @import
+
+; Receiver evidence (indexing/receivers.py): locals, parameters, fields
+(local_variable_declaration
+  type: (_) @local.type
+  declarator: (variable_declarator name: (identifier) @local.name)) @local
+
+(formal_parameter
+  type: (_) @local.type
+  name: (identifier) @local.name) @local
+
+(field_declaration
+  type: (_) @local.type
+  declarator: (variable_declarator name: (identifier) @local.name)) @local.field

@@ -6,3 +6,9 @@
 
 (class
   (class_heritage [(identifier) (member_expression) (call_expression)] @base)) @definition.class
+
+; Parameters are local names (a bare call of one is not a call of a definition)
+
+(formal_parameters (identifier) @local.name) @local
+
+(formal_parameters (assignment_pattern left: (identifier) @local.name)) @local

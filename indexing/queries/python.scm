@@ -45,3 +45,32 @@
 (import_from_statement
   module_name: (_) @import.module
   (wildcard_import) @import.name) @import
+
+; Receiver evidence (indexing/receivers.py): local assignments, annotations, self fields
+(assignment
+  left: [(identifier) (attribute object: (identifier) attribute: (identifier))] @local.name
+  right: (_) @local.value) @local
+
+(assignment
+  left: (identifier) @local.name
+  type: (type) @local.type) @local
+
+(typed_parameter
+  (identifier) @local.name
+  type: (type) @local.type) @local
+
+(typed_default_parameter
+  name: (identifier) @local.name
+  type: (type) @local.type) @local
+
+(default_parameter
+  name: (identifier) @local.name
+  value: [(dictionary) (list) (string)] @local.value) @local
+
+(parameters (identifier) @local.name) @local
+
+(default_parameter name: (identifier) @local.name) @local
+
+(subscript
+  value: (identifier) @local.name
+  subscript: (string)) @local.dictuse

@@ -88,3 +88,20 @@
 
 (use_declaration
   argument: (use_wildcard (_) @import.module)) @import
+
+; Receiver evidence (indexing/receivers.py): let bindings, parameters, struct fields
+(let_declaration
+  pattern: (identifier) @local.name
+  type: (_) @local.type) @local
+
+(let_declaration
+  pattern: (identifier) @local.name
+  value: (_) @local.value) @local
+
+(parameter
+  pattern: (identifier) @local.name
+  type: (_) @local.type) @local
+
+(field_declaration
+  name: (field_identifier) @local.name
+  type: (_) @local.type) @local.field

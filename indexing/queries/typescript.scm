@@ -45,3 +45,24 @@
 
 (function_signature
   name: (_) @name) @definition.function
+
+; Receiver evidence: annotated parameters, variables and fields
+(required_parameter
+  pattern: (identifier) @local.name
+  type: (type_annotation (_) @local.type)) @local
+
+(optional_parameter
+  pattern: (identifier) @local.name
+  type: (type_annotation (_) @local.type)) @local
+
+(variable_declarator
+  name: (identifier) @local.name
+  type: (type_annotation (_) @local.type)) @local
+
+(public_field_definition
+  name: (property_identifier) @local.name
+  type: (type_annotation (_) @local.type)) @local.field
+
+(required_parameter pattern: (identifier) @local.name) @local
+
+(optional_parameter pattern: (identifier) @local.name) @local

@@ -63,13 +63,13 @@ def test_text_outputs(graph_and_ids):
     graph, a, b, c = graph_and_ids
     text = render_callers(graph, a, "text")
     assert text.splitlines() == [
-        "callers of a (pkg/a.py:1): 2 call sites",
+        "callers of a (pkg/a.py:1:5): 2 call sites",
         '  pkg/b.py:2:5  in Weird"Name.b  a(...)',
         "  pkg/main.py:7:5  in <module>  a(...)",
     ]
-    assert "Weird\"Name.b  pkg/b.py:1  (called at line 2)" in render_callees(graph, c, "text")
+    assert "Weird\"Name.b  pkg/b.py:1:5  (called at 2:5)" in render_callees(graph, c, "text")
     impact = render_impact(graph, a, 2, "text").splitlines()
-    assert impact[1:] == ['  [1] Weird"Name.b  pkg/b.py:1', "    [2] c  pkg/c.py:1"]
+    assert impact[1:] == ['  [1] Weird"Name.b  pkg/b.py:1:5', "    [2] c  pkg/c.py:1:5"]
 
 
 def test_json_outputs_parse(graph_and_ids):
@@ -79,13 +79,14 @@ def test_json_outputs_parse(graph_and_ids):
     assert [(x["site"]["line"], x["caller"] and x["caller"]["id"]) for x in callers["callers"]] == [
         (2, b), (7, None)]
     callees = json.loads(render_callees(graph, c, "json"))
-    assert [(x["callee"]["id"], x["weight"], x["sites"][0]["receiver"]) for x in callees["callees"]] == [
-        (b, 1.0, "obj")]
+    assert [(x["callee"]["id"], x["weight"], x["sites"][0]["receiver"], x["evidence"])
+            for x in callees["callees"]] == [(b, 0.8, "obj", "by-unique-name")]
     impact = json.loads(render_impact(graph, a, 5, "json"))
     assert [(x["id"], x["depth"]) for x in impact["impact"]] == [(b, 1), (c, 2)]
     generic = json.loads(to_json(graph, [a, b], [(b, a)], extra={"note": 1}))
     assert [n["id"] for n in generic["nodes"]] == [a, b]
-    assert generic["edges"] == [{"from": b, "to": a, "type": "call", "weight": 1.0, "sites": 1}]
+    assert generic["edges"] == [{"from": b, "to": a, "type": "call", "weight": 0.8, "sites": 1,
+                                 "evidence": "by-unique-name"}]
     assert generic["note"] == 1
     assert json.loads(render_definitions(graph.resolve("a"), "json"))["definitions"][0]["id"] == a
 
