@@ -10,8 +10,8 @@ returns) and in each retriever's own ranking (chunk by chunk, no fusion, priors 
 hit@1, hit@5, hit@10 and MRR (over the top 10) per column; NDCG sets (file-level targets, the
 semble benchmark style) report NDCG@10 next to the published scores.
 
-Indexes live under `$CODESEEK_EVAL_DIR` (default `~/.cache/codeseek-eval/<corpus>`), so a second run
-only embeds chunks whose text changed.
+Indexes live under `$CODESEEK_EVAL_DIR` (default `$XDG_CACHE_HOME/codeseek-eval/<corpus>`, `~/.cache`
+without it), so a second run only embeds chunks whose text changed.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ REPO = HERE.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.corpora import cache_home  # noqa: E402
 from bench.evalsets import (  # noqa: E402
     EvalQuery,
     QuerySet,
@@ -81,7 +82,7 @@ def corpus_root(qs: QuerySet) -> Path:
 
 
 def index_dir(qs: QuerySet) -> Path:
-    base = Path(os.environ.get("CODESEEK_EVAL_DIR") or Path.home() / ".cache" / "codeseek-eval")
+    base = Path(os.environ.get("CODESEEK_EVAL_DIR") or cache_home() / "codeseek-eval")
     c = qs.corpus
     key = "self" if c.get("kind") == "self" else f"{c['name']}-{c['version']}"
     if c.get("root"):

@@ -58,7 +58,7 @@ def _git(root: str, *args: str) -> list[str] | None:
 
 def in_work_tree(root: str) -> bool:
     out = _git(root, "rev-parse", "--is-inside-work-tree")
-    return bool(out) and out[0].strip() == "true"
+    return out is not None and bool(out) and out[0].strip() == "true"
 
 
 def _pathspecs(paths: Sequence[str]) -> list[str]:
