@@ -74,9 +74,9 @@ def test_human_output(workspace: tuple[Path, Path]) -> None:
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("find_definition (0.95, classifier)  route direct: structural")
-    assert "shop/pricing.py:11-15  apply_discount  function" in proc.stdout
+    assert "shop/pricing.py:11 (11-15)  apply_discount  function" in proc.stdout
     assert "def apply_discount(amount, percent):" in proc.stdout
-    assert "text-only" in proc.stdout  # says semantic search is off
+    assert "semantic search off (--no-embed)" in proc.stdout  # says why, claims no embedding count
 
 
 def test_no_results_exit_status_1(workspace: tuple[Path, Path]) -> None:
