@@ -97,7 +97,8 @@ def _name_line(root: RootIndex, chunk: Chunk) -> int:
     links to its name too); the chunk's first line when it has no definition."""
     if chunk.symbol:
         for other in root.workspace.store.definitions_for_path(chunk.path):
-            if other.qualified_name == chunk.symbol and other.start_line <= chunk.start_line <= other.end_line:
+            inside = other.start_line <= chunk.start_line <= other.end_line
+            if other.qualified_name == chunk.symbol and inside:
                 return other.name_line
     return chunk.start_line
 

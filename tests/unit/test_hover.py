@@ -45,9 +45,9 @@ def test_similar_code_lists_each_definition_once_at_its_name_line(tmp_path: Path
     root = tmp_path / "ws"
     root.mkdir()
     body = "".join(f"    value_{i} = compute({i})\n" for i in range(60))
+    method_body = "    " + body.replace("\n", "\n    ")
     (root / "a.py").write_text(f"import x\n\n\n@decorate\ndef target():\n{body}    return 1\n\n\n"
-                               f"class Other:\n    def url_for(self):\n    {body.replace(chr(10), chr(10) + '    ')}"
-                               "    return 2\n")
+                               f"class Other:\n    def url_for(self):\n{method_body}    return 2\n")
     with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
         ws.update()
         parts = [c for c in ws.store.chunks() if c.symbol == "Other.url_for"]
