@@ -139,7 +139,7 @@ def no_results_note(result: dict[str, Any]) -> str | None:
     """What to say when nothing came back (a relevance floor, an empty index...)."""
     if result.get("results"):
         return None
-    note = (result.get("index") or {}).get("floor")
-    if note:
-        return f"no results above the relevance floor ({note})"
+    notes = (result.get("index") or {}).get("notes") or []
+    if any("relevance floor" in str(n) for n in notes):
+        return "no results: nothing matched well enough (every candidate was below the relevance floor)"
     return "no results"

@@ -149,3 +149,17 @@ def test_semantic_search_embeds_then_reuses_the_cache(workspace: tuple[Path, Pat
     again = codeseek(ws, "give the money back to the customer", "--json")
     assert again.returncode == 0 and "embedding" not in again.stderr  # nothing left to embed
     assert [r["path"] for r in json.loads(again.stdout)["results"][:3]] == top3
+
+
+@pytest.mark.slow
+def test_nonsense_query_answers_with_nothing_and_says_why(workspace: tuple[Path, Path],
+                                                          tmp_path: Path) -> None:
+    root, _ = workspace
+    ws = (root, tmp_path / "floor-index")
+    sensible = codeseek(ws, "give the money back to the customer", "--json")
+    assert sensible.returncode == 0 and json.loads(sensible.stdout)["results"]  # the floor keeps real answers
+    proc = codeseek(ws, "xyzzy plugh frobnicate")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "below the relevance floor" in proc.stdout
+    data = json.loads(codeseek(ws, "xyzzy plugh frobnicate", "--json").stdout)
+    assert data["results"] == [] and any("relevance floor" in n for n in data["index"]["notes"])
