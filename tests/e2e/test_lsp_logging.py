@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -75,9 +76,13 @@ def test_default_log_level_prints_no_payloads_source_or_registrations(tmp_path: 
     assert any("serving" in line and "proj" in line for line in lines)
 
 
-def test_debug_level_does_show_protocol_messages(tmp_path: Path) -> None:
+def test_debug_level_shows_protocol_messages_and_each_feature_registered_once(tmp_path: Path) -> None:
     err, _ = run_session(project(tmp_path), {"CODESEEK_LOG": "DEBUG"}, tmp_path)
     assert "pygls" in err  # the test above can fail: the payload lines exist, only hidden by default
+    registered = re.findall(r'Registered "([^"]+)"', err)
+    registered += re.findall(r'Command "([^"]+)" is successfully', err)
+    assert "textDocument/hover" in registered and "codeseek.status" in registered
+    assert sorted(registered) == sorted(set(registered)), registered
 
 
 def test_home_directory_root_is_refused_with_a_message(tmp_path: Path) -> None:
