@@ -68,15 +68,16 @@ def _pathspecs(paths: Sequence[str]) -> list[str]:
 def list_files(root: str, paths: Sequence[str] = (), with_ignored: bool = True,
                depth: int = 0) -> GitListing | None:
     """git's file list for `root` (restricted to `paths` when given); None outside a work tree."""
-    if depth == 0 and not in_work_tree(root):
-        return None
     if depth > 0 and not os.path.exists(os.path.join(root, ".git")):
         return None
     spec = _pathspecs(paths)
-    cached = _git(root, "-c", "core.quotePath=off", "ls-files", "--cached", "-z", *spec)
-    others = _git(root, "ls-files", "--others", "--exclude-standard", "-z", *spec)
-    if cached is None or others is None:
+    # One call: `-t` tags each path, "? " for untracked, a letter (H, S, M, C...) for tracked. Outside
+    # a work tree git exits non-zero and the caller walks the tree instead.
+    tagged = _git(root, "ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard", *spec)
+    if tagged is None:
         return None
+    cached = [t[2:] for t in tagged if len(t) > 2 and t[0] != "?"]
+    others = [t[2:] for t in tagged if len(t) > 2 and t[0] == "?"]
     listing = GitListing()
     if with_ignored:
         listing.ignored = _git(root, "ls-files", "--others", "--ignored", "--exclude-standard",
