@@ -228,6 +228,9 @@ def print_human(result: dict[str, Any], stream: TextIO, context: int | None = No
     if not result["results"]:
         console.print(Text(no_results_note(result) or "no results", style="dim"))
         return
+    for note in index.get("notes") or []:
+        if "relevance floor" in str(note):
+            console.print(Text(str(note), style="dim"))
     lines_of = file_lines(Path("."), read) if read is not None else None
     for n, r in enumerate(result["results"], 1):
         console.print()

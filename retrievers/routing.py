@@ -6,9 +6,9 @@ impact_analysis -> graph. An empty direct route falls back to the fused route.
 
 Fused route (this module): each of the preset's retrievers over-fetches, the graph expands the top
 seeds of the others (callers and callees), `fusion.fuse` applies weighted RRF and the priors, and
-`floor.apply` drops weak semantic-only matches, `grouping.saturate` scores a file's
-further results x file_decay per result already listed (the rest
-fold under `also`). While another thread loads the embedding model, semantic is left out (`notes`).
+`grouping.saturate` scores a file's further results x file_decay per result already listed (the rest
+fold under `also`), then `floor.apply` drops weak semantic-only matches from the ranked list. While
+another thread loads the embedding model, semantic is left out (`notes`).
 `raw` gives one retriever's own ranking (evaluation). The names the engine uses from the other two
 modules (`RouteContext`, `Retrievers`, `direct`, `DIRECT_CONFIDENCE`) are re-exported here.
 """
@@ -90,8 +90,8 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     fused_list = [f for f in fused_list if f.path is None or checked.scope.admits(f.path)]
     if ctx.definition_grouping == "after":
         fused_list = group_after_fusion(fused_list, snap)
-    fused_list = floor.apply(fused_list, ctx.notes)
     kept = saturate(fused_list, checked.limit, ctx.file_decay)
+    kept = floor.apply(kept, ctx.notes, among=fused_list)  # after ranking: survivors keep their order
     results = [_fused_located(ctx, item) for item in kept if item.chunk_id in snap.chunks]
     ctx.timings["fuse"] = (time.perf_counter() - started) * 1000
     return list(ranked), results

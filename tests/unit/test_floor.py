@@ -13,11 +13,11 @@ def item(chunk_id: int, **explain: object) -> Fused:
 def test_weak_semantic_only_matches_are_dropped_with_a_note() -> None:
     items = [item(1, semantic={"raw": 0.62}), item(2, semantic={"raw": 0.18}),
              item(3, text={"raw": 4.2}, semantic={"raw": 0.05}), item(4, graph={"raw": 1.0}),
-             item(5, semantic={"raw": 0.2999})]
+             item(5, semantic={"raw": 0.2499})]
     notes: list[str] = []
     kept = floor.apply(items, notes)
     assert [f.chunk_id for f in kept] == [1, 3, 4]
-    assert notes == ["relevance floor: 2 weak semantic-only matches left out (cosine < 0.3)"]
+    assert notes == ["relevance floor: 2 weak semantic-only matches left out (cosine < 0.25)"]
 
 
 def test_graph_neighbours_count_only_through_a_kept_seed() -> None:

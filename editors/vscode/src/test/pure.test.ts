@@ -89,7 +89,7 @@ describe('display', () => {
     assert.match(resultSummary({ ...result, timings_ms: { text: 4, fuse: 1, total: 7 } }), / · 7 ms$/);
     const empty = { ...result, intent: null, results: [], strategy: 'none' };
     assert.equal(resultSummary({ ...empty, index: { ...result.index, state: 'indexing' } }), '0 results · index indexing · 1 ms');
-    const floored = { ...result, results: [], index: { ...result.index, notes: ['relevance floor: 9 weak semantic-only matches left out (cosine < 0.3)'] } };
+    const floored = { ...result, results: [], index: { ...result.index, notes: ['relevance floor: 9 weak semantic-only matches left out (cosine < 0.25)'] } };
     assert.equal(resultSummary(floored), '0 results · find definition · nothing matched well enough · 1 ms');
     assert.ok(!resultSummary(empty).includes('?'));
   });
