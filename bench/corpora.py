@@ -1,7 +1,8 @@
 """Fetch and cache evaluation corpora (source distributions) from the package registries.
 
 Used by the corpus-level tests, the benchmarks and the evaluation scripts. Corpora are cached under
-`$CODESEEK_CORPORA` (default `~/.cache/codeseek-corpora`) so a second run needs no network.
+`$CODESEEK_CORPORA` (default `$XDG_CACHE_HOME/codeseek-corpora`, `~/.cache` without it) so a
+second run needs no network.
 """
 
 from __future__ import annotations
@@ -16,9 +17,14 @@ import zipfile
 from pathlib import Path
 
 
+def cache_home() -> Path:
+    """`$XDG_CACHE_HOME`, else `~/.cache`."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+
+
 def corpora_dir() -> Path:
-    """Where unpacked corpora live."""
-    base = os.environ.get("CODESEEK_CORPORA") or os.path.join(Path.home(), ".cache", "codeseek-corpora")
+    """Where unpacked corpora live (`$CODESEEK_CORPORA`, else `$XDG_CACHE_HOME/codeseek-corpora`)."""
+    base = os.environ.get("CODESEEK_CORPORA") or str(cache_home() / "codeseek-corpora")
     path = Path(base)
     path.mkdir(parents=True, exist_ok=True)
     return path

@@ -35,6 +35,7 @@ REPO = HERE.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.corpora import cache_home  # noqa: E402
 from bench.evalsets import (  # noqa: E402
     EvalQuery,
     QuerySet,
@@ -94,8 +95,6 @@ def corpus_root(qs: QuerySet) -> Path:
 
 
 def index_dir(qs: QuerySet) -> Path:
-    from bench.semble_dev import cache_home
-
     base = Path(os.environ.get("CODESEEK_EVAL_DIR") or cache_home() / "codeseek-eval")
     c = qs.corpus
     if c.get("kind") == "semble-dev":

@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.corpora import cache_home  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
 from retrievers.engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
 
@@ -61,7 +62,7 @@ def open_requests(index_dir: Path | None) -> SearchEngine:
     from bench.corpora import fetch_sdist
 
     root = fetch_sdist("requests", "2.32.3")
-    base = Path(os.environ.get("CODESEEK_EVAL_DIR") or Path.home() / ".cache" / "codeseek-eval")
+    base = Path(os.environ.get("CODESEEK_EVAL_DIR") or cache_home() / "codeseek-eval")
     ws = Workspace(root, WorkspaceOptions(index_dir=index_dir or base / "requests-2.32.3"))
     engine = SearchEngine(ws, EngineOptions())
     started = time.perf_counter()

@@ -55,6 +55,10 @@ _EXTENSIONS: dict[str, str] = {
     ".in": "text", ".sql": "text", ".proto": "text", ".graphql": "text", ".gql": "text",
     ".css": "text", ".scss": "text", ".less": "text", ".html": "text", ".htm": "text",
     ".xml": "text", ".vue": "text", ".svelte": "text", ".gradle": "text", ".cmake": "text",
+    # Templates are line-chunked (Jinja, Django, Handlebars, ERB, Go templates, ...).
+    ".jinja": "text", ".jinja2": "text", ".j2": "text", ".djhtml": "text", ".tmpl": "text", ".tpl": "text",
+    ".hbs": "text", ".handlebars": "text", ".mustache": "text", ".njk": "text", ".liquid": "text",
+    ".erb": "text", ".ejs": "text", ".xhtml": "text", ".astro": "text",
     ".mk": "text", ".tf": "text", ".env": "text",
     # Source in languages without wired definitions and call sites: indexed by line chunks, so text
     # and semantic search still reach them (before, every file was skipped as unsupported).

@@ -1,6 +1,9 @@
 """Walk a workspace root and decide which files get indexed, recording a reason for every skip.
 
-Rules, in the order they apply:
+Inside a git work tree the candidate files are git's own list (`indexing.gitfiles`: tracked files plus
+untracked files git does not ignore, honouring parent ignore files and the global excludes file); the
+directory names below skip only files git does not track, and `.gitignore` is left to git. Outside
+git (or with `ScanOptions.use_git` off) the tree is walked and these rules apply, in order:
 - directories always skipped by name (`.git`, `node_modules`, `dist`, `build`, virtual envs, caches...);
 - `.gitignore` files at every level (patterns anchored to their own directory), `.ignore` and
   `.codeseekignore` (same syntax, higher precedence), `.git/info/exclude` at the root, and
@@ -75,6 +78,7 @@ class ScanOptions:
     excludes: tuple[str, ...] = ()  # extra gitignore-style patterns, anchored at the root
     use_ignore_files: bool = True  # honour .gitignore / .ignore / .codeseekignore
     skip_minified: bool = True
+    use_git: bool = True  # inside a git work tree, take the file list from git
 
 
 @dataclass
@@ -101,9 +105,12 @@ def _is_inside(path: str, root: str) -> bool:
 class _Ignores:
     """Gitignore-style matchers keyed by the directory (relative POSIX, "" for the root) they sit in."""
 
-    def __init__(self, root: Path, options: ScanOptions) -> None:
+    def __init__(self, root: Path, options: ScanOptions, git: bool = False) -> None:
         self.root = root
         self.options = options
+        # In git mode git has applied .gitignore and .git/info/exclude; codeseek's own files remain.
+        self.names = IGNORE_FILES[1:] if git else IGNORE_FILES
+        self.root_names = self.names if git else (".git/info/exclude", *IGNORE_FILES)
         self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
         self._extra = pathspec.GitIgnoreSpec.from_lines(options.excludes) if options.excludes else None
 
@@ -114,7 +121,7 @@ class _Ignores:
             return self._specs[rel_dir]
         lines: list[str] = []
         if self.options.use_ignore_files:
-            names = IGNORE_FILES if rel_dir else (".git/info/exclude", *IGNORE_FILES)
+            names = self.names if rel_dir else self.root_names
             for name in names:
                 if present is not None and name.split("/", 1)[0] not in present:
                     continue
@@ -171,6 +178,10 @@ class Scanner:
         self.options = options
         self.ignores = _Ignores(self.root, options)
         self.result = ScanResult()
+
+    def use_git(self) -> None:
+        """Switch the ignore rules to git mode (git's list already applied .gitignore)."""
+        self.ignores = _Ignores(self.root, self.options, git=True)
 
     def skip(self, rel: str, reason: str) -> None:
         self.result.skipped.append((rel, reason))
@@ -236,6 +247,14 @@ class Scanner:
 
     def walk(self, start: str = "") -> ScanResult:
         """Walk the tree below `start` (a workspace-relative directory already checked, "" for all)."""
+        if self.options.use_git and not start:
+            from indexing import gitfiles
+
+            self.use_git()
+            if gitfiles.walk(self):
+                self.result.files.sort(key=lambda f: f.path)
+                return self.result
+            self.ignores = _Ignores(self.root, self.options)
         Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
         full_start = os.path.join(self.real_root, *start.split("/")) if start else self.real_root
         parent = start.rsplit("/", 1)[0] if "/" in start else ""
@@ -352,11 +371,23 @@ def scan_paths(root: Path, paths: Iterable[str], options: ScanOptions | None = N
     """Apply the scan rules to the named paths only (absolute or workspace-relative); directories
     among them are walked."""
     scanner = Scanner(root, options or ScanOptions())
+    rels: list[str] = []
     for path in paths:
         rel = relative_path(root, path)
         if rel is None:
             scanner.skip(os.fspath(path), OUTSIDE_ROOT)
-            continue
-        scanner.check(rel)
+        else:
+            rels.append(rel)
+    done = False
+    if scanner.options.use_git and rels:
+        from indexing import gitfiles
+
+        scanner.use_git()
+        done = gitfiles.check(scanner, rels)
+        if not done:
+            scanner.ignores = _Ignores(scanner.root, scanner.options)
+    if not done:
+        for rel in rels:
+            scanner.check(rel)
     scanner.result.files.sort(key=lambda f: f.path)
     return scanner.result

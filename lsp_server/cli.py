@@ -35,13 +35,17 @@ def _err(message: str) -> None:
     print(f"codeseek: error: {message}", file=sys.stderr)
 
 
-def _root(value: str | None) -> Path:
-    root = Path(value or ".").expanduser()
-    if not root.exists():
-        raise CliError(f"root does not exist: {root}")
-    if not root.is_dir():
-        raise CliError(f"root is not a directory: {root}")
-    return root.resolve()
+def _root(args: argparse.Namespace, start: Path | None = None) -> Path:
+    """The root named by --root (or the positional ROOT), else the project root detected from `start`."""
+    from lsp_server.cli_roots import RootChoiceError, choose_root
+
+    named, positional = getattr(args, "root", None), getattr(args, "root_pos", None)
+    if named and positional and Path(named).expanduser().resolve() != Path(positional).expanduser().resolve():
+        raise CliError(f"two different roots given: {positional} and --root {named}")
+    try:
+        return choose_root(named or positional, start).root
+    except RootChoiceError as exc:
+        raise CliError(str(exc)) from exc
 
 
 def _workspace(root: Path, index_dir: str | None) -> Workspace:
@@ -87,7 +91,7 @@ def _counts(counter: dict[str, int]) -> str:
 
 # -- index -----------------------------------------------------------------------------------------
 def cmd_index(args: argparse.Namespace) -> int:
-    root = _root(args.root)
+    root = _root(args)
     with _workspace(root, args.index_dir) as ws:
         result = _update(ws, not args.quiet and sys.stderr.isatty())
         counts = ws.store.counts()
@@ -108,6 +112,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             "definitions": counts["definitions"], "call_sites": counts["calls"], "call_edges": call_edges,
             "skipped": result.skipped, "errors": errors, "run_errors": result.errors,
             "seconds": round(seconds, 3), "vectors": vectors,
+            "skipped_files": [{"path": p, "reason": r} for p, r in result.skipped_paths],
         }
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -148,13 +153,12 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     from indexing.parse import parse_file
     from indexing.scan import scan_paths
 
-    root = _root(args.root)
     file = Path(args.file).expanduser()
-    if not file.is_absolute():  # relative to the current directory, else to the root
-        here = Path.cwd() / file
-        file = here if here.exists() or not (root / file).exists() else root / file
+    if not file.is_absolute() and args.root and not file.exists():  # relative to the named root
+        file = Path(args.root).expanduser() / file
     if not file.is_file():
         raise CliError(f"not a file: {args.file}")
+    root = _root(args, file.resolve())
     rel = _relpath(root, file)
     language = language_for_path(rel)
     if language is None:
@@ -191,7 +195,7 @@ def _relpath(root: Path, file: Path) -> str:
 def cmd_graph(args: argparse.Namespace) -> int:
     from graph import render
 
-    root = _root(args.root)
+    root = _root(args)
     fmt = "json" if args.json else "dot" if args.dot else "text"
     with _workspace(root, args.index_dir) as ws:
         _update(ws, sys.stderr.isatty())
@@ -222,7 +226,11 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 # -- status ----------------------------------------------------------------------------------------
 def cmd_status(args: argparse.Namespace) -> int:
-    root = _root(args.root)
+    if args.all:
+        from lsp_server.cli_roots import cmd_status_all
+
+        return cmd_status_all(args)
+    root = _root(args)
     index_dir = Path(args.index_dir).expanduser() if args.index_dir else default_index_dir(root)
     if not database_path(index_dir).exists():
         print(f"codeseek: no index for {root} at {index_dir} (run `codeseek index`)", file=sys.stderr)
@@ -230,12 +238,15 @@ def cmd_status(args: argparse.Namespace) -> int:
     with _workspace(root, args.index_dir) as ws:
         info = ws.status()
         stored = ws.store.files()
-        scanned = {f.path: f for f in scan(ws.root, ws.options.scan).files}
+        listing = scan(ws.root, ws.options.scan)
+        scanned = {f.path: f for f in listing.files}
     new = sum(1 for p in scanned if p not in stored)
     deleted = sum(1 for p in stored if p not in scanned and stored[p].mtime_ns >= 0)
     modified = sum(1 for p, f in scanned.items()
                    if p in stored and (stored[p].size, stored[p].mtime_ns) != (f.size, f.mtime_ns))
     info["pending"] = {"new": new, "modified": modified, "deleted": deleted}
+    info["skipped"] = listing.skipped_by_reason()
+    info["skipped_files"] = [{"path": p, "reason": r} for p, r in listing.skipped]
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -251,6 +262,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"call sites   {info['calls']}",
         f"imports      {info['imports']}",
         f"embeddings   {info['embeddings']}",
+        f"skipped      {sum(info['skipped'].values())}"
+        + (f" ({_counts(info['skipped'])})" if info["skipped"] else "") + " (--json lists them)",
         f"pending      {new} new, {modified} modified, {deleted} deleted"
         + ("" if new or modified or deleted else " (up to date)"),
     ]))
@@ -277,18 +290,47 @@ def _host_port(value: str) -> str:
     return value
 
 
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {n}")
+    return n
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("codeseek")
+    except Exception:  # not installed as a distribution (a bare checkout)
+        return "unknown"
+
+
+ROOT_HELP = ("workspace root (default: the project root above the current directory: the nearest "
+             ".codeseek, .git or .hg, else pyproject.toml, package.json, go.mod or Cargo.toml)")
+
+
+def _root_options(p: argparse.ArgumentParser, positional: bool = False) -> None:
+    """`--root DIR` on every command; `index` and `status` keep ROOT as a positional alias."""
+    if positional:
+        p.add_argument("root_pos", nargs="?", default=None, metavar="ROOT", help="same as --root")
+    p.add_argument("--root", default=None, metavar="DIR", help=ROOT_HELP)
+    p.add_argument("--index-dir", metavar="DIR", default=None,
+                   help="where the index lives (default: $CODESEEK_INDEX_DIR or the user cache dir)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="codeseek", description="Semantic code search over a workspace.")
+    parser.add_argument("--version", action="version", version=f"codeseek {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    def index_dir(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--index-dir", metavar="DIR", default=None,
-                       help="where the index lives (default: $CODESEEK_INDEX_DIR or the user cache dir)")
+    presets = ("quick", "default", "thorough")
 
     p = sub.add_parser("index", help="build or update the index of a workspace")
-    p.add_argument("root", nargs="?", default=".", metavar="ROOT")
-    index_dir(p)
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _root_options(p, positional=True)
+    p.add_argument("--json", action="store_true", help="print the summary as JSON (with every skipped file)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--no-embed", action="store_true", help="parse only: no vectors (no model load)")
     p.add_argument("--transformer", action="store_true",
@@ -300,61 +342,91 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_dispatch("lsp_server.cli_embed", "run_model"))
 
     p = sub.add_parser("chunks", help="show how a file is chunked")
-    p.add_argument("file", metavar="FILE")
-    p.add_argument("--root", default=".", metavar="DIR", help="workspace root (default: .)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("file", metavar="FILE", help="the file to chunk (its project root is found from it)")
+    p.add_argument("--root", default=None, metavar="DIR", help="workspace root (default: found from FILE)")
+    p.add_argument("--json", action="store_true", help="print the chunks as JSON")
     p.set_defaults(handler=cmd_chunks)
 
     p = sub.add_parser("graph", help="callers, callees or impact of a symbol")
-    p.add_argument("symbol", metavar="SYMBOL")
+    p.add_argument("symbol", metavar="SYMBOL", help="a definition's name or qualified name (Class.method)")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--callers", action="store_true")
-    mode.add_argument("--callees", action="store_true")
-    mode.add_argument("--impact", type=int, metavar="N", help="transitive callers up to depth N")
+    mode.add_argument("--callers", action="store_true", help="who calls SYMBOL (the default)")
+    mode.add_argument("--callees", action="store_true", help="what SYMBOL calls")
+    mode.add_argument("--impact", type=_positive, metavar="N", help="transitive callers up to depth N (1+)")
     fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true")
+    fmt.add_argument("--json", action="store_true", help="JSON output")
     fmt.add_argument("--dot", action="store_true", help="Graphviz output")
-    p.add_argument("--root", default=".", metavar="DIR")
-    index_dir(p)
+    _root_options(p)
     p.set_defaults(handler=cmd_graph)
 
     p = sub.add_parser("status", help="what the index holds and what changed since")
-    p.add_argument("root", nargs="?", default=".", metavar="ROOT")
-    index_dir(p)
-    p.add_argument("--json", action="store_true")
+    _root_options(p, positional=True)
+    p.add_argument("--json", action="store_true", help="JSON output (with every skipped file and its reason)")
+    p.add_argument("--all", action="store_true",
+                   help="list every stored index, its root and whether it is stale")
     p.set_defaults(handler=cmd_status)
 
-    p = sub.add_parser("search", help="search the workspace")
-    p.add_argument("query", nargs="?", default=None, metavar="QUERY")
-    p.add_argument("--root", default=".", metavar="DIR")
-    p.add_argument("--limit", type=int, default=10, metavar="N")
-    p.add_argument("--preset", choices=("quick", "default", "thorough"), default="default")
-    p.add_argument("--intent", default=None, metavar="NAME")
-    p.add_argument("--include", action="append", default=[], metavar="GLOB")
-    p.add_argument("--exclude", action="append", default=[], metavar="GLOB")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("gc", help="remove stale indexes (their root is gone or maps elsewhere)")
+    p.add_argument("--dry-run", action="store_true", help="only list what would be removed")
+    p.add_argument("--json", action="store_true", help="JSON output")
+    p.set_defaults(handler=_dispatch("lsp_server.cli_roots", "cmd_gc"))
+
+    p = sub.add_parser("search", help="search the workspace (from a subfolder: scoped to it)")
+    p.add_argument("query", nargs="?", default=None, metavar="QUERY",
+                   help="what to look for: words, a symbol name, or a question about the code")
+    _root_options(p)
+    p.add_argument("--limit", type=int, default=10, metavar="N", help="at most N results (1-200, default 10)")
+    p.add_argument("--preset", choices=presets, default="default",
+                   help="speed/recall trade-off (default: default)")
+    p.add_argument("--intent", default=None, metavar="NAME",
+                   help="force the query intent (find_definition, find_usages, impact_analysis, ...)")
+    p.add_argument("--include", action="append", default=[], metavar="GLOB",
+                   help="only paths matching GLOB (gitignore syntax, relative to the root; repeatable)")
+    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="skip paths matching GLOB (repeatable)")
+    p.add_argument("-t", "--type", action="append", default=[], metavar="TYPE", dest="types",
+                   help="only files of this language (python or py, ts, go, rs, md...; repeatable)")
+    p.add_argument("-C", "--context", type=int, default=None, metavar="N",
+                   help="show N lines around each result's line instead of the snippet")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="one JSON document (the result schema)")
+    out.add_argument("--jsonl", action="store_true", help="one JSON object per result, streamed")
+    out.add_argument("--vimgrep", action="store_true", help="path:line:col:text lines (for Vim's quickfix)")
     p.add_argument("--batch", default=None, metavar="FILE", help="JSON lines {id, query} in, results out")
     p.add_argument("--no-embed", action="store_true", help="no semantic retriever (no model load)")
-    index_dir(p)
     p.set_defaults(handler=_dispatch("lsp_server.cli_search", "run_search"))
 
     p = sub.add_parser("eval", help="retrieval evaluation over a query set")
     p.add_argument("queries", nargs="?", default=None, metavar="QUERIES", help="query set (JSON)")
     p.add_argument("--root", default=None, metavar="DIR", help="corpus root (default: from the query set)")
-    p.add_argument("--limit", type=int, default=10, metavar="N")
-    p.add_argument("--preset", choices=("quick", "default", "thorough"), default="default")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--no-embed", action="store_true")
-    index_dir(p)
+    p.add_argument("--index-dir", metavar="DIR", default=None, help="where the corpus index lives")
+    p.add_argument("--limit", type=int, default=10, metavar="N", help="results per query (default 10)")
+    p.add_argument("--preset", choices=presets, default="default", help="speed/recall trade-off")
+    p.add_argument("--json", action="store_true", help="JSON report")
+    p.add_argument("--no-embed", action="store_true", help="text, structural and graph retrievers only")
     p.set_defaults(handler=_dispatch("lsp_server.cli_search", "run_eval"))
 
     p = sub.add_parser("serve", help="run the language server")
     transport = p.add_mutually_exclusive_group()
     transport.add_argument("--stdio", action="store_true", default=True, help="JSON-RPC over stdio (default)")
-    transport.add_argument("--tcp", type=_host_port, default=None, metavar="HOST:PORT")
-    p.add_argument("--log-file", default=None, metavar="FILE")
+    transport.add_argument("--tcp", type=_host_port, default=None, metavar="HOST:PORT",
+                           help="serve one client over TCP")
+    p.add_argument("--log-file", default=None, metavar="FILE", help="write the log here instead of stderr")
     p.set_defaults(handler=_dispatch("lsp_server.server", "serve"))
+
+    p = sub.add_parser("completion", help="print a shell completion script (bash, zsh or tcsh)")
+    p.add_argument("shell", choices=("bash", "zsh", "tcsh"), help="the shell to complete for")
+    p.set_defaults(handler=cmd_completion)
     return parser
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    try:
+        import shtab
+    except ImportError as exc:
+        raise CliError("shell completion needs the shtab package (pip install shtab)", code=1) from exc
+    print(shtab.complete(build_parser(), shell=args.shell))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -37,12 +37,9 @@ def _err(message: str) -> None:
     print(f"codeseek: error: {message}", file=sys.stderr)
 
 
-def _open(args: argparse.Namespace) -> SearchEngine:
-    root = Path(args.root or ".").expanduser()
-    if not root.is_dir():
-        raise SearchCliError(f"root is not a directory: {root}")
+def _open_at(root: Path, args: argparse.Namespace) -> SearchEngine:
     index_dir = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
-    workspace = Workspace(root.resolve(), WorkspaceOptions(index_dir=index_dir))
+    workspace = Workspace(root, WorkspaceOptions(index_dir=index_dir))
     return SearchEngine(workspace, foreground_engine_options(embeddings=not args.no_embed))
 
 
@@ -64,6 +61,22 @@ def refresh(engine: SearchEngine, show_progress: bool) -> RefreshResult:
     return result
 
 
+def _choose(args: argparse.Namespace) -> Path:
+    """The root (named, or detected from the current directory; see lsp_server.cli_roots); a
+    detected root below which the command runs scopes the search to that subfolder."""
+    from lsp_server.cli_output import OutputError, combine_globs, type_globs
+    from lsp_server.cli_roots import RootChoiceError, choose_root, subdir_globs
+
+    try:
+        chosen = choose_root(getattr(args, "root", None))
+        types = type_globs(getattr(args, "types", None) or ())
+    except (RootChoiceError, OutputError) as exc:
+        raise SearchCliError(str(exc)) from exc
+    args.include = list(subdir_globs(chosen.subdir, combine_globs(tuple(args.include or ()), types)))
+    args.subdir = chosen.subdir
+    return chosen.root
+
+
 def _request(args: argparse.Namespace, query: Any) -> SearchRequest:
     return SearchRequest(query=query, limit=args.limit, preset=args.preset, intent=args.intent or None,
                          include=tuple(args.include or ()), exclude=tuple(args.exclude or ()))
@@ -78,14 +91,18 @@ def run_search(args: argparse.Namespace) -> int:
             raise SearchCliError("a query is required (or --batch FILE)")
         if args.batch and not Path(args.batch).is_file() and args.batch != "-":
             raise SearchCliError(f"batch file not found: {args.batch}")
+        if args.context is not None and args.context < 0:
+            raise SearchCliError(f"--context must be 0 or more, got {args.context}")
+        root = _choose(args)
         if not args.batch:
             _validate_early(args)
-        engine = _open(args)
+        engine = _open_at(root, args)
     except (SearchCliError, QueryError) as exc:
         _err(str(exc))
         return 2
     try:
-        refresh(engine, sys.stderr.isatty() and not args.json and not args.batch)
+        quiet = args.json or args.jsonl or args.vimgrep or args.batch
+        refresh(engine, sys.stderr.isatty() and not quiet)
         if args.batch:
             return _run_batch(engine, args)
         try:
@@ -99,12 +116,28 @@ def run_search(args: argparse.Namespace) -> int:
         result["timings_ms"]["process"] = round(process_ms(), 1)
         if args.json:
             print(json.dumps(result, ensure_ascii=False))
+        elif args.jsonl or args.vimgrep:
+            _print_lines(result, engine, args)
         else:
-            print_human(result, sys.stdout)
+            print_human(result, sys.stdout, context=args.context, read=engine.workspace.read_bytes,
+                        no_embed=args.no_embed)
         return 0 if result["results"] else 1
     finally:
         engine.close()
         engine.workspace.close()
+
+
+def _print_lines(result: dict[str, Any], engine: SearchEngine, args: argparse.Namespace) -> None:
+    from lsp_server import cli_output
+
+    if args.vimgrep:
+        lines_of = cli_output.file_lines(engine.workspace.root, engine.workspace.read_bytes)
+        cli_output.vimgrep(result["results"], engine.workspace.root, lines_of, sys.stdout)
+    else:
+        cli_output.jsonl(result["results"], sys.stdout)
+    note = cli_output.no_results_note(result)
+    if note:
+        print(f"codeseek: {note}", file=sys.stderr)
 
 
 def _validate_early(args: argparse.Namespace) -> None:
@@ -155,11 +188,15 @@ def _run_batch(engine: SearchEngine, args: argparse.Namespace) -> int:
 
 
 # -- human output ------------------------------------------------------------------------------------
-def print_human(result: dict[str, Any], stream: TextIO) -> None:
-    """One block per result under a line naming the intent and the route."""
+def print_human(result: dict[str, Any], stream: TextIO, context: int | None = None,
+                read: Callable[[str], bytes] | None = None, no_embed: bool = False) -> None:
+    """One block per result under a line naming the intent and the route (`context`: N lines around
+    each result's line, read with `read`, instead of the snippet)."""
     from rich.console import Console
     from rich.syntax import Syntax
     from rich.text import Text
+
+    from lsp_server.cli_output import context_lines, file_lines, no_results_note, result_line
 
     tty = stream.isatty()
     console = Console(file=stream, highlight=False, soft_wrap=not tty, width=None if tty else 160)
@@ -175,19 +212,27 @@ def print_human(result: dict[str, Any], stream: TextIO) -> None:
     if "process" in result["timings_ms"]:
         head.append(f" (process {result['timings_ms']['process'] / 1000:.2f} s)", style="dim")
     console.print(head)
-    if index["state"] != "ready":
+    if no_embed:
+        console.print(Text(f"index: {index['chunks']} chunks; semantic search off (--no-embed)", style="dim"))
+    elif index["state"] != "ready":
         note = f"index {index['state']}: {index['chunks']} chunks, {index['embedded']} embedded"
         if index["state"] == "text-only":
             note += " (semantic search is off)"
         console.print(Text(note, style="yellow"))
     if not result["results"]:
-        console.print(Text("no results", style="dim"))
+        console.print(Text(no_results_note(result) or "no results", style="dim"))
         return
+    for note in index.get("notes") or []:
+        if "relevance floor" in str(note):
+            console.print(Text(str(note), style="dim"))
+    lines_of = file_lines(Path("."), read) if read is not None else None
     for n, r in enumerate(result["results"], 1):
         console.print()
         line = Text()
         line.append(f"{n:>2}. ", style="dim")
-        line.append(f"{r['path']}:{r['start_line']}-{r['end_line']}", style="bold green")
+        at = result_line(r)
+        line.append(f"{r['path']}:{at}", style="bold green")
+        line.append(f" ({r['start_line']}-{r['end_line']})", style="dim")
         if r.get("symbol"):
             line.append(f"  {r['symbol']}", style="bold")
         line.append(f"  {r['kind']}", style="magenta")
@@ -197,11 +242,14 @@ def print_human(result: dict[str, Any], stream: TextIO) -> None:
             line.append(f"  [{', '.join(r['labels'])}]", style="yellow")
         line.append(f"  score {r['score']:.4f}", style="dim")
         console.print(line)
-        snippet = "\n".join(r["snippet"].splitlines()[:SNIPPET_LINES])
+        snippet, first = "\n".join(r["snippet"].splitlines()[:SNIPPET_LINES]), r["start_line"]
+        if context is not None and lines_of is not None:
+            first, picked = context_lines(lines_of(r["path"]), at, context)
+            snippet = "\n".join(picked)
         if snippet:
             language = r["language"]
             lexer = language if language and language not in ("text", "markdown", "rst") else "text"
-            console.print(Syntax(snippet, lexer, start_line=r["start_line"], line_numbers=True,
+            console.print(Syntax(snippet, lexer, start_line=first, line_numbers=True,
                                  theme="ansi_dark", word_wrap=False, background_color="default"))
         also = r.get("also") or []
         if also:

@@ -168,8 +168,13 @@ def chunk_range(chunk: Chunk) -> lsp.Range:
 
 
 def search_result(root: Path, result: dict[str, Any]) -> dict[str, Any]:
-    """One engine result with `uri` and a 0-based LSP `range` added (1-based lines are kept)."""
+    """One engine result with `uri`, a 0-based LSP `range` (the whole span, for display) and a
+    `selectionRange` (the start of the definition's name line: where a client puts the cursor)
+    added; the 1-based lines are kept."""
     out = dict(result)
     out["uri"] = path_to_uri(root, str(result["path"]))
     out["range"] = range_json(lines_range(int(result["start_line"]), int(result["end_line"])))
+    line = max(int(result.get("line") or result["start_line"]) - 1, 0)
+    point = {"line": line, "character": 0}
+    out["selectionRange"] = {"start": point, "end": dict(point)}
     return out

@@ -253,7 +253,8 @@ async def on_hover(ls: CodeseekServer, params: lsp.HoverParams) -> lsp.Hover | N
         language = ls.workspace.get_text_document(params.text_document.uri).language_id
         row = target.root.workspace.store.file(d.path)
         text = hover.build(target.root, target.graph, d, row.language if row else language,
-                           target.root.similar_to if ls.options.embeddings else None)
+                           (lambda x: target.root.similar_to(x, limit=3 * hover.MAX_SIMILAR))
+                           if ls.options.embeddings else None)
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
     return await ls.run_query(run)
 

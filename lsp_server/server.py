@@ -26,6 +26,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 
+from indexing.roots import OPT_IN, refused_root
 from lsp_server import convert, transport
 from lsp_server.indexer import NoProgress, ProgressHandle, RootIndex, tune_allocator
 from lsp_server.options import ServerOptions, parse_options
@@ -190,6 +191,11 @@ class CodeseekServer(LanguageServer):
         path = Path(os.path.realpath(path))
         if path in self.roots:
             return self.roots[path]
+        why = refused_root(path)
+        if why is not None and not (path / OPT_IN).exists():
+            self.notify_user(f"codeseek: not indexing {path}: it is {why}. Open a project folder, or "
+                             f"create {path / OPT_IN} to index it anyway.")
+            return None
         try:
             root = RootIndex(path, self.options, sink=self, first=not self.roots,
                              on_error=lambda m: self.notify_user(m, lsp.MessageType.Error))
@@ -197,6 +203,7 @@ class CodeseekServer(LanguageServer):
             self.notify_user(f"codeseek: cannot index {path}: {exc}", lsp.MessageType.Error)
             return None
         self.roots[path] = root
+        log.info("serving %s", path)
         root.start()
         return root
 
@@ -261,13 +268,26 @@ def bad_params(message: str) -> JsonRpcInvalidParams:
     return JsonRpcInvalidParams(message)
 
 
+def configure_logging(handler: logging.Handler, level: str) -> None:
+    """codeseek's loggers at `level` (INFO: one summary line per event, never payloads or source);
+    pygls' own loggers (which log every JSON-RPC message at INFO) at WARNING unless `level` is DEBUG."""
+    name = level.strip().upper() or "INFO"
+    value = logging.getLevelName(name)
+    if not isinstance(value, int):
+        name, value = "INFO", logging.INFO
+    logging.basicConfig(handlers=[handler], level=value,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    quiet = value if value <= logging.DEBUG else max(value, logging.WARNING)
+    for noisy in ("pygls", "pygls.protocol", "pygls.server", "pygls.feature_manager", "lsprotocol"):
+        logging.getLogger(noisy).setLevel(quiet)
+
+
 def serve(args: argparse.Namespace) -> int:
     """Entry point of `codeseek serve`: stdio unless `args.tcp` is "HOST:PORT"."""
     log_file = getattr(args, "log_file", None)
     handler: logging.Handler = (logging.FileHandler(log_file) if log_file
                                 else logging.StreamHandler(sys.stderr))
-    logging.basicConfig(handlers=[handler], level=os.environ.get("CODESEEK_LOG", "INFO").upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(handler, os.environ.get("CODESEEK_LOG", "INFO"))
     from lsp_server.handlers import create_server
 
     tune_allocator()

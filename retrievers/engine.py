@@ -356,7 +356,7 @@ class SearchEngine:
             modalities, located = routing.fused(ctx)
         t = time.perf_counter()
         sources = SourceCache(self.workspace.read_bytes)
-        results = [result_entry(item, self.workspace.root, sources) for item in located]
+        results = [result_entry(item, self.workspace.root, sources, view[0]) for item in located]
         timings["snippets"] = (time.perf_counter() - t) * 1000
         timings["total"] = (time.perf_counter() - started) * 1000
         doc = empty_result(checked.text, intent_doc, strategy, modalities, self.index_info(), timings)

@@ -3,8 +3,10 @@ snippets read from the working tree or the editor overlay (the index stores no s
 
 Top level: query, intent {name, confidence, source}, strategy ("direct" | "fused"), modalities,
 results [...], index {state, files, chunks, embedded, model}, timings_ms. Each result: path, uri,
-start_line, end_line (1-based, inclusive), symbol, kind, language, labels, score, snippet, explain,
-and when present `depth` (impact_analysis), `also` (the file's other hits folded under it).
+start_line, end_line (1-based, inclusive: the whole span, for display), line and column (where the
+cursor goes: the definition's name line and its 0-based byte column, else the span's first line and 0),
+symbol, kind, language, labels, score, snippet, explain, and when present `depth` (impact_analysis),
+`also` (the file's other hits folded under it).
 """
 
 from __future__ import annotations
@@ -13,16 +15,19 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from indexing.records import Chunk
+
+if TYPE_CHECKING:
+    from retrievers.snapshot import Snapshot
 
 SNIPPET_MAX_LINES = 12
 SNIPPET_MAX_CHARS = 1200
 SNIPPET_MAX_LINE_CHARS = 200
 TOP_KEYS = ("query", "intent", "strategy", "modalities", "results", "index", "timings_ms")
-RESULT_KEYS = ("path", "uri", "start_line", "end_line", "symbol", "kind", "language", "labels", "score",
-               "snippet", "explain")
+RESULT_KEYS = ("path", "uri", "start_line", "end_line", "line", "column", "symbol", "kind", "language",
+               "labels", "score", "snippet", "explain")
 INDEX_STATES = ("empty", "indexing", "text-only", "embedding", "ready")
 
 
@@ -91,16 +96,38 @@ def _round(value: Any) -> Any:
     return value
 
 
-def result_entry(item: Located, root: Path, sources: SourceCache) -> dict[str, Any]:
-    """One result in the schema, snippet read now."""
+def name_position(item: Located, snap: Snapshot | None) -> tuple[int, int]:
+    """Where the cursor goes for a result: the line a one-line result names (a call site, an exact
+    match), else the name line of the definition the result stands for, else the span's first line."""
     chunk = item.chunk
     start = item.start_line or chunk.start_line
     end = item.end_line or chunk.end_line
+    if item.start_line and item.start_line == item.end_line:
+        return item.start_line, 0
+    d = None
+    if snap is not None:
+        if item.symbol:
+            d = snap.by_key.get((chunk.path, item.symbol))
+        d = d or snap.named_definition(chunk) or snap.definition_for_chunk(chunk)
+    if d is not None and start <= d.name_line <= end:
+        return d.name_line, d.name_column
+    return start, 0
+
+
+def result_entry(item: Located, root: Path, sources: SourceCache,
+                 snap: Snapshot | None = None) -> dict[str, Any]:
+    """One result in the schema, snippet read now (`snap` finds the definition's name line)."""
+    chunk = item.chunk
+    start = item.start_line or chunk.start_line
+    end = item.end_line or chunk.end_line
+    line, column = name_position(item, snap)
     entry: dict[str, Any] = {
         "path": chunk.path,
         "uri": (root / chunk.path).as_uri(),
         "start_line": start,
         "end_line": end,
+        "line": line,
+        "column": column,
         "symbol": item.symbol if item.symbol is not None else chunk.symbol,
         "kind": item.kind or chunk.kind,
         "language": chunk.language,

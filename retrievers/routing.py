@@ -7,7 +7,8 @@ impact_analysis -> graph. An empty direct route falls back to the fused route.
 Fused route (this module): each of the preset's retrievers over-fetches, the graph expands the top
 seeds of the others (callers and callees), `fusion.fuse` applies weighted RRF and the priors, and
 `grouping.saturate` scores a file's further results x file_decay per result already listed (the rest
-fold under `also`). While another thread loads the embedding model, semantic is left out (`notes`).
+fold under `also`), then `floor.apply` drops weak semantic-only matches from the ranked list. While
+another thread loads the embedding model, semantic is left out (`notes`).
 `raw` gives one retriever's own ranking (evaluation). The names the engine uses from the other two
 modules (`RouteContext`, `Retrievers`, `direct`, `DIRECT_CONFIDENCE`) are re-exported here.
 """
@@ -18,7 +19,7 @@ import dataclasses
 import time
 from typing import Any
 
-from retrievers import fusion
+from retrievers import floor, fusion
 from retrievers.base import Hit, QueryError
 from retrievers.direct_route import DIRECT_CONFIDENCE, MAX_DIRECT_FETCH, direct
 from retrievers.grouping import GROUPED_KINDS, collapse_definitions, group_after_fusion, saturate
@@ -90,6 +91,7 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     if ctx.definition_grouping == "after":
         fused_list = group_after_fusion(fused_list, snap)
     kept = saturate(fused_list, checked.limit, ctx.file_decay)
+    kept = floor.apply(kept, ctx.notes, among=fused_list)  # after ranking: survivors keep their order
     results = [_fused_located(ctx, item) for item in kept if item.chunk_id in snap.chunks]
     ctx.timings["fuse"] = (time.perf_counter() - started) * 1000
     return list(ranked), results

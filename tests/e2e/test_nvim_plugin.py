@@ -52,6 +52,7 @@ def test_nvim_plugin_against_real_server(tmp_path: Path, mode: str) -> None:
 
     workspace = tmp_path / "workspace"
     shutil.copytree(FIXTURE, workspace)
+    (workspace / "pyproject.toml").write_text("[project]\nname = 'shop'\n")  # the root marker
     proc = subprocess.run(
         [str(NVIM), "--headless", "--clean", "-u", str(SPEC)],
         cwd=workspace,

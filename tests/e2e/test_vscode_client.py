@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,8 @@ def test_vscode_extension_builds_and_drives_the_real_server(tmp_path: Path) -> N
 
     compiled = _npm(["run", "compile"], env, timeout=300)
     assert compiled.returncode == 0, f"tsc failed\n{compiled.stdout}\n{compiled.stderr}"
-    for module in ("extension", "client", "requests", "display", "launch", "settings", "picks", "navigation"):
+    for module in ("extension", "client", "requests", "display", "launch", "settings", "picks", "navigation",
+                   "languages", "resultsTree", "resultsView"):
         assert (EXTENSION / "out" / f"{module}.js").exists(), module
 
     tested = _npm(["test"], env, timeout=300)
@@ -55,5 +57,27 @@ def test_vscode_extension_builds_and_drives_the_real_server(tmp_path: Path) -> N
     failed = re.search(r"^ℹ fail (\d+)$", report, re.MULTILINE)
     assert passed and failed, report
     assert int(failed.group(1)) == 0, report
-    assert int(passed.group(1)) >= 22, report  # 11 pure + 11 against the server
+    assert int(passed.group(1)) >= 29, report  # 18 pure + 11 against the server
     assert "✔ finds a function by name at its exact path and line" in report, report
+
+
+def test_vscode_extension_packages_offline_into_a_vsix(tmp_path: Path) -> None:
+    """`npm run package`: an esbuild bundle and `vsce package`, no network, a small .vsix."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("Node.js and npm are not installed")
+    env = dict(os.environ, npm_config_offline="true")
+    if not (EXTENSION / "node_modules" / ".bin" / "vsce").exists():
+        ci = _npm(["ci", "--no-audit", "--no-fund"], dict(os.environ), timeout=300)
+        assert ci.returncode == 0, f"npm ci failed\n{ci.stdout}\n{ci.stderr}"
+    vsix = EXTENSION / "codeseek.vsix"
+    vsix.unlink(missing_ok=True)
+    packaged = _npm(["run", "package"], env, timeout=300)
+    assert packaged.returncode == 0, f"vsce package failed\n{packaged.stdout}\n{packaged.stderr}"
+    with zipfile.ZipFile(vsix) as archive:
+        names = set(archive.namelist())
+    vsix.unlink()
+    assert {"extension/package.json", "extension/dist/extension.js", "extension/LICENSE.txt",
+            "extension/readme.md"} <= names, names
+    unbundled = ("extension/src/", "extension/node_modules/", "extension/out/")
+    assert not any(n.startswith(unbundled) for n in names)
+    assert len(names) < 12, names  # one bundle, not hundreds of unbundled files

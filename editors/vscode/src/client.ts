@@ -22,6 +22,7 @@ import {
 } from './requests';
 import { CodeseekSettings, readSettings, serverOptionsPayload } from './settings';
 import { IndexStatusBar } from './statusBar';
+import { documentSelector } from './languages';
 
 /** Settings that change how the server process is started: a change restarts it. */
 export const LAUNCH_SETTINGS = ['serverPath', 'pythonPath', 'serverArgs', 'serverEnv'];
@@ -86,7 +87,7 @@ export class ServerController implements vscode.Disposable {
     };
     const status = this.status;
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ scheme: 'file' }],
+      documentSelector: documentSelector(),
       initializationOptions: serverOptionsPayload(settings),
       outputChannel: this.output,
       middleware: {

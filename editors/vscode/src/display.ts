@@ -10,7 +10,10 @@ import * as path from 'node:path';
 
 import type { IndexInfo, Range, SearchResultItem, SemanticSearchResult } from './requests';
 
-/** One row of a results QuickPick; `line` is 1-based, `range` is the 0-based LSP range to reveal. */
+/**
+ * One result row (QuickPick or results tree); `line` is 1-based and `range` is the 0-based LSP range
+ * the cursor goes to (the definition's name line), `span` the whole result for display and preview.
+ */
 export interface DisplayItem {
   label: string;
   description: string;
@@ -19,6 +22,10 @@ export interface DisplayItem {
   path: string;
   line: number;
   range: Range;
+  span?: Range;
+  snippet?: string;
+  name?: string;
+  kind?: string | null;
 }
 
 const KIND_ICONS: Record<string, string> = {
@@ -65,29 +72,55 @@ export function toDisplayItems(result: SemanticSearchResult): DisplayItem[] {
     if (snippet) {
       details.push(snippet);
     }
+    const line = typeof r.line === 'number' ? r.line : r.start_line;
+    const at = { line: line - 1, character: 0 };
     return {
       label: `$(${kindIcon(r.kind)}) ${name}`,
-      description: `${r.path}:${r.start_line}`,
+      description: `${r.path}:${line}`,
       detail: details.join(' · '),
       uri: r.uri,
       path: r.path,
-      line: r.start_line,
-      range: r.range,
+      line,
+      range: r.selectionRange ?? { start: at, end: at },
+      span: r.range,
+      snippet: r.snippet ?? '',
+      name,
+      kind: r.kind,
     };
   });
 }
 
-/** The QuickPick title: the intent the server chose, how sure it was, and the index state. */
+/**
+ * The QuickPick title in words: how many results, the intent the server chose, the index state while
+ * it is not ready, and why an answer is empty (the relevance floor) when it is.
+ */
 export function resultSummary(result: SemanticSearchResult): string {
-  const intent = result.intent ?? { name: 'none', confidence: Number.NaN, source: 'none' };
-  const confidence = Number.isFinite(intent.confidence) ? intent.confidence.toFixed(2) : '?';
   const timings = result.timings_ms ?? {};
   const total = typeof timings.total === 'number' ? timings.total : Object.values(timings).reduce((a, b) => a + b, 0);
   const count = result.results.length;
-  return (
-    `${count} result${count === 1 ? '' : 's'} · intent ${intent.name} (${confidence}, ${intent.source})` +
-    ` · ${result.strategy} · index ${result.index.state} · ${total.toFixed(0)} ms`
-  );
+  const parts = [`${count} result${count === 1 ? '' : 's'}`];
+  if (result.intent) {
+    parts.push(result.intent.name.replace(/_/g, ' '));
+  }
+  const state = result.index.state;
+  if (state !== 'ready' && state !== 'text-only') {
+    parts.push(`index ${state}`);
+  }
+  const reason = emptyReason(result);
+  if (count === 0 && reason) {
+    parts.push(reason);
+  }
+  parts.push(`${total.toFixed(0)} ms`);
+  return parts.join(' · ');
+}
+
+/** Why an answer is empty, in words (every candidate below the relevance floor), else null. */
+export function emptyReason(result: SemanticSearchResult): string | null {
+  const notes = (result.index as { notes?: unknown }).notes;
+  if (Array.isArray(notes) && notes.some((n) => typeof n === 'string' && n.includes('relevance floor'))) {
+    return 'nothing matched well enough';
+  }
+  return null;
 }
 
 /** Minimal LSP call-hierarchy shapes (the extension gets them from the server as JSON). */

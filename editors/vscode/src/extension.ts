@@ -9,7 +9,9 @@ import * as vscode from 'vscode';
 import { LAUNCH_SETTINGS, ServerController, currentSettings, workspaceRoots } from './client';
 import { summarizeStatus, statusTooltip } from './display';
 import { cursorSymbol, findCallers, findImpact } from './navigation';
-import { showResultsPick, showSearchPick } from './picks';
+import { showSearchPick } from './picks';
+import { OPEN_COMMAND, ResultsView, openResult } from './resultsView';
+import type { DisplayItem } from './display';
 import { IndexStatusBar } from './statusBar';
 
 let controller: ServerController | undefined;
@@ -43,13 +45,26 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const status = new IndexStatusBar();
   const server = new ServerController(output, status);
   controller = server;
-  context.subscriptions.push(output, status, server);
+  const results = new ResultsView();
+  context.subscriptions.push(output, status, server, results);
 
   const register = (id: string, body: () => Promise<void> | void): void => {
     context.subscriptions.push(vscode.commands.registerCommand(id, guarded(body)));
   };
 
-  register('codeseek.search', () => showSearchPick(server.running(), currentSettings(), selectedText()));
+  register('codeseek.search', () => showSearchPick(server.running(), currentSettings(), selectedText(), results));
+  context.subscriptions.push(
+    vscode.commands.registerCommand(OPEN_COMMAND, (item: DisplayItem) => guarded(() => openResult(item))()),
+  );
+  register('codeseek.clearResults', () => results.clear());
+
+  const showList = async (title: string, items: DisplayItem[]): Promise<void> => {
+    if (items.length === 0) {
+      void vscode.window.showInformationMessage(`codeseek: ${title}: nothing found`);
+      return;
+    }
+    await results.show(title, items);
+  };
 
   register('codeseek.showCallers', async () => {
     const at = cursorSymbol();
@@ -58,7 +73,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return;
     }
     const items = await findCallers(server.running(), at, workspaceRoots(), currentSettings().searchLimit);
-    await showResultsPick(`Callers of ${at.symbol}`, items);
+    await showList(`Callers of ${at.symbol}`, items);
   });
 
   register('codeseek.showImpact', async () => {
@@ -68,7 +83,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return;
     }
     const items = await findImpact(server.running(), at, currentSettings().searchLimit);
-    await showResultsPick(`Impact of changing ${at.symbol}`, items);
+    await showList(`Impact of changing ${at.symbol}`, items);
   });
 
   register('codeseek.reindexWorkspace', async () => {
@@ -97,6 +112,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   await server.start();
+  await vscode.commands.executeCommand('setContext', 'codeseek.active', true);
 }
 
 export async function deactivate(): Promise<void> {

@@ -1,12 +1,13 @@
 /**
- * The QuickPicks: "codeseek: Semantic Search" (searches as you type, debounced, newest answer wins)
- * and the results list used by "Show Callers" and "Show Impact". Choosing a row opens its location.
+ * The QuickPicks: "codeseek: Semantic Search" (searches as you type, debounced, newest answer wins;
+ * choosing a row opens it and keeps the whole answer in the Results view) and a fixed results list.
  */
 
 import * as vscode from 'vscode';
 import { LanguageClient } from 'vscode-languageclient/node';
 
 import { DisplayItem, resultSummary, toDisplayItems } from './display';
+import { ResultsView, openResult } from './resultsView';
 import { SEMANTIC_SEARCH_METHOD, SemanticSearchResult, searchParams } from './requests';
 import { SearchScheduler } from './scheduler';
 import { CodeseekSettings } from './settings';
@@ -15,13 +16,9 @@ interface PickItem extends vscode.QuickPickItem {
   target?: DisplayItem;
 }
 
-/** Open `item`'s file with its range selected and centred. */
+/** Open `item`'s file at the definition's name line, its span revealed. */
 export async function openLocation(item: DisplayItem): Promise<void> {
-  const uri = vscode.Uri.parse(item.uri);
-  const start = new vscode.Position(item.range.start.line, item.range.start.character);
-  const editor = await vscode.window.showTextDocument(uri, { selection: new vscode.Range(start, start) });
-  const end = new vscode.Position(item.range.end.line, item.range.end.character);
-  editor.revealRange(new vscode.Range(start, end), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  await openResult(item, false);
 }
 
 function toPickItems(items: readonly DisplayItem[]): PickItem[] {
@@ -40,7 +37,13 @@ function errorText(error: unknown): string {
 }
 
 /** "codeseek: Semantic Search": a QuickPick that asks the server as the user types. */
-export function showSearchPick(client: LanguageClient, settings: CodeseekSettings, initial: string): void {
+export function showSearchPick(
+  client: LanguageClient,
+  settings: CodeseekSettings,
+  initial: string,
+  results?: ResultsView,
+): void {
+  let last: { query: string; items: DisplayItem[] } | undefined;
   const pick = vscode.window.createQuickPick<PickItem>();
   pick.title = 'codeseek';
   pick.placeholder = 'Ask about the code: a question, an identifier, "who calls X", "what breaks if I change X"';
@@ -55,9 +58,11 @@ export function showSearchPick(client: LanguageClient, settings: CodeseekSetting
       return { result, cancel: source };
     },
     {
-      onResult: (_query, result) => {
+      onResult: (query, result) => {
         pick.title = `codeseek · ${resultSummary(result)}`;
-        pick.items = toPickItems(toDisplayItems(result));
+        const items = toDisplayItems(result);
+        last = { query, items };
+        pick.items = toPickItems(items);
       },
       onError: (_query, error) => {
         pick.title = 'codeseek';
@@ -73,6 +78,9 @@ export function showSearchPick(client: LanguageClient, settings: CodeseekSetting
     const chosen = pick.selectedItems[0]?.target;
     if (chosen !== undefined) {
       pick.hide();
+      if (results !== undefined && last !== undefined) {
+        void results.show(`"${last.query}"`, last.items); // the answer stays in the Results view
+      }
       void openLocation(chosen);
     }
   });
@@ -84,21 +92,5 @@ export function showSearchPick(client: LanguageClient, settings: CodeseekSetting
   if (initial.trim().length > 0) {
     pick.value = initial;
     scheduler.push(initial);
-  }
-}
-
-/** A fixed list of results (callers, impact); opens the chosen one. */
-export async function showResultsPick(title: string, items: readonly DisplayItem[]): Promise<void> {
-  if (items.length === 0) {
-    void vscode.window.showInformationMessage(`${title}: nothing found`);
-    return;
-  }
-  const chosen = await vscode.window.showQuickPick(toPickItems(items), {
-    title,
-    matchOnDescription: true,
-    matchOnDetail: true,
-  });
-  if (chosen?.target !== undefined) {
-    await openLocation(chosen.target);
   }
 }

@@ -83,9 +83,14 @@ export interface IndexInfo {
 export interface SearchResultItem {
   path: string;
   uri: string;
+  /** The whole span (for display). */
   range: Range;
+  /** Where the cursor goes: the start of the definition's name line (older servers: absent). */
+  selectionRange?: Range;
   start_line: number;
   end_line: number;
+  /** 1-based line of the definition's name (older servers: absent; use start_line). */
+  line?: number;
   symbol: string | null;
   kind: string | null;
   language: string | null;

@@ -123,7 +123,8 @@ local function test_search()
   local qf = quickfix()
   check(qf.places[1] == 'shop/pricing.py:16', ':Codeseek add_tax -> shop/pricing.py:16 first', qf.places)
   check(qf.texts[1] == 'add_tax (function; source)', 'quickfix text names the symbol, kind and labels', qf.texts[1])
-  check(qf.title:match('^codeseek search: add_tax %[intent find_definition %d%.%d%d, index ') ~= nil, 'quickfix title shows the intent', qf.title)
+  check(qf.title:match('^codeseek search "add_tax": %d+ results? %(find definition%)$') ~= nil, 'quickfix title reads as words', qf.title)
+  check(qf.title:find('?', 1, true) == nil, 'no "?" in the title', qf.title)
   check(vim.fn.getqflist({ winid = 1 }).winid ~= 0, 'picker "quickfix" opens the quickfix window')
 
   run_and_wait(function()
@@ -152,6 +153,7 @@ local function test_callers_and_impact()
   check(vim.deep_equal(sorted, { 'shop/cart.py:40', 'shop/pricing.py:23' }), ':CodeseekCallers lists both call sites', qf.places)
   local texts = table.concat(qf.texts, '\n')
   check(texts:find('line_total', 1, true) and texts:find('cheapest_price', 1, true), 'callers are named', qf.texts)
+  check(qf.title == 'codeseek callers of apply_discount: 2 results', 'the callers title reads as words', qf.title)
 
   vim.cmd('cclose')
   cursor_on(8, 6)
@@ -248,9 +250,58 @@ local function test_missing_server()
     'setup names the server_path option when the executable is missing', notified)
 end
 
+local function test_roots()
+  local tmp = vim.fs.normalize(vim.fn.tempname())
+  local function file(path, lines)
+    vim.fn.mkdir(vim.fs.dirname(tmp .. '/' .. path), 'p')
+    vim.fn.writefile(lines or {}, tmp .. '/' .. path)
+    return vim.fn.bufadd(tmp .. '/' .. path)
+  end
+  local markers = codeseek.config.root_markers
+  local stray = file('x/sub/notes.txt')
+  check(server.root_for(stray, markers, false) == nil, 'a file in a folder without markers starts no server')
+  check(server.root_for(stray, markers, true) == tmp .. '/x/sub', 'root_fallback = true indexes its folder')
+  vim.fn.mkdir(tmp .. '/repo/.git', 'p')
+  file('repo/pkg/package.json', { '{}' })
+  local nested = file('repo/pkg/src/app.js')
+  check(server.root_for(nested, markers, false) == tmp .. '/repo', 'the repository wins over a nested package.json',
+    server.root_for(nested, markers, false))
+  local home_file = file('home/notes.txt')
+  file('home/package.json', { '{}' })
+  local saved = vim.env.HOME
+  vim.env.HOME = tmp .. '/home'
+  local home_root = server.root_for(home_file, markers, true)
+  vim.fn.mkdir(tmp .. '/home/.codeseek', 'p')
+  local opted_in = server.root_for(home_file, markers, false)
+  vim.env.HOME = saved
+  check(home_root == nil, 'a marker in the home folder does not make it a root', home_root)
+  check(opted_in == tmp .. '/home', 'a .codeseek folder opts the home folder in', opted_in)
+end
+
+local function test_auto_picker()
+  local ui = require('codeseek.ui')
+  check(ui.select_replaced() == false, "Neovim's own vim.ui.select is recognised")
+  local original = vim.ui.select
+  local used = false
+  vim.ui.select = function(_, _, on_choice)
+    used = true
+    on_choice(nil, nil)
+  end
+  check(ui.select_replaced() == true, 'a replaced vim.ui.select is recognised')
+  local item = { filename = workspace .. '/shop/pricing.py', lnum = 1, text = 'x' }
+  local how = ui.show('codeseek search "x": 1 result', { item }, 'auto')
+  vim.ui.select = original
+  check(how == 'select' and used, 'auto uses a replaced vim.ui.select', how)
+  how = ui.show('codeseek search "x": 1 result', { item }, 'auto')
+  vim.cmd('cclose')
+  check(how == 'quickfix', 'auto falls back to the quickfix window, not the paging built-in select', how)
+end
+
 local function main()
   codeseek = require('codeseek')
   server = require('codeseek.server')
+  test_roots()
+  test_auto_picker()
   check(vim.fn.exists(':Codeseek') == 2 and vim.fn.exists(':CodeseekCallers') == 2, 'plugin/codeseek.lua defines the commands')
   local requests = require('codeseek.requests')
   local params = requests.search_params('  who calls total ', { limit = 5, include = { 'shop/**', ' ' } })

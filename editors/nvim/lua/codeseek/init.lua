@@ -20,7 +20,10 @@ local defaults = {
   server_args = {}, -- extra arguments after `serve`
   cmd_env = nil, -- extra environment for the server process
   filetypes = nil, -- nil: every file buffer; or a list of filetypes
-  root_markers = { '.git', '.hg', '.svn', '.codeseek' },
+  -- Earlier entries win over nearer later ones: an opt-in .codeseek, then the repository, then a
+  -- project file (so a buffer in src/pkg uses the repository's root). No marker: no server.
+  root_markers = { '.codeseek', { '.git', '.hg' }, { 'pyproject.toml', 'package.json', 'go.mod', 'Cargo.toml' } },
+  root_fallback = false, -- true: index the current directory (or the file's folder) when no marker is found
   options = { -- server options (initializationOptions and settings section `codeseek`)
     model = nil, -- sentence-transformers id or path; nil: the packaged all-MiniLM-L6-v2
     indexDir = nil, -- nil: $CODESEEK_INDEX_DIR or the user cache
@@ -31,7 +34,9 @@ local defaults = {
     embeddings = true, -- off: text, structural and call-graph search only
   },
   limit = 30, -- results per search
-  picker = 'auto', -- 'auto' (telescope if installed, else vim.ui.select) | 'telescope' | 'select' | 'quickfix' | 'none'
+  -- 'auto': telescope if installed, else a vim.ui.select replacement (dressing, fzf-lua, snacks...) if
+  -- one is set, else the quickfix window (the built-in select would page long lists with "Press ENTER").
+  picker = 'auto', -- | 'telescope' | 'select' | 'quickfix' | 'none'
   use_lsp_config = nil, -- nil: vim.lsp.config on 0.11+; false: force the vim.lsp.start path
   on_attach = nil,
   capabilities = nil,
@@ -90,9 +95,9 @@ function M.setup(opts)
 end
 
 local function finish(kind, query, result, items, on_done)
-  local title = requests.title(kind, query, result)
-  M.last = { kind = kind, query = query, result = result, items = items }
-  M.last.picker = ui.show(title, items, M.config.picker)
+  local title = requests.title(kind, query, result, #items)
+  M.last = { kind = kind, query = query, result = result, items = items, title = title }
+  M.last.picker = ui.show(title, items, M.config.picker, #items == 0 and requests.empty_reason(result) or nil)
   vim.api.nvim_exec_autocmds('User', {
     pattern = 'CodeseekResults',
     data = { kind = kind, query = query, count = #items },

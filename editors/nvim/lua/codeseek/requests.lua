@@ -125,23 +125,56 @@ function M.result_text(r)
   return ('%s (%s)'):format(name, table.concat(notes, '; '))
 end
 
---- `path:line` of a result (1-based line), as shown by pickers.
-function M.result_place(r)
-  return ('%s:%d'):format(r.path, r.start_line)
+--- The line a result points at: the definition's name line (`line`), else its first line.
+function M.result_line(r)
+  if type(r.line) == 'number' then
+    return r.line
+  end
+  return r.start_line
 end
 
---- Quickfix title for a search answer: the query, the intent the server chose and the index state.
-function M.title(kind, query, result)
-  local intent = type(result) == 'table' and type(result.intent) == 'table' and result.intent or {}
+--- `path:line` of a result (1-based line), as shown by pickers.
+function M.result_place(r)
+  return ('%s:%d'):format(r.path, M.result_line(r))
+end
+
+local function count_text(n)
+  return n == 1 and '1 result' or ('%d results'):format(n)
+end
+
+--- Quickfix title for an answer: `codeseek search "query": 12 results (find_definition)`, with the
+--- index state only while it is not ready; `codeseek callers of name: 3 results` for a call list.
+function M.title(kind, query, result, count)
+  local what
+  if kind == 'search' then
+    what = ('codeseek search "%s"'):format(query)
+  else
+    what = ('codeseek %s of %s'):format(kind, query)
+  end
+  local parts = { what .. ': ' .. count_text(count or 0) }
+  local intent = type(result) == 'table' and type(result.intent) == 'table' and result.intent or nil
+  if kind == 'search' and intent and type(intent.name) == 'string' then
+    parts[#parts + 1] = ('(%s)'):format((intent.name:gsub('_', ' ')))
+  end
+  local index = type(result) == 'table' and type(result.index) == 'table' and result.index or nil
+  if index and type(index.state) == 'string' and index.state ~= 'ready' and index.state ~= 'text-only' then
+    parts[#parts + 1] = ('[index %s]'):format(index.state)
+  end
+  return table.concat(parts, ' ')
+end
+
+--- Why an answer is empty, in words (the relevance floor, an index still building), else nil.
+function M.empty_reason(result)
   local index = type(result) == 'table' and type(result.index) == 'table' and result.index or {}
-  local confidence = type(intent.confidence) == 'number' and ('%.2f'):format(intent.confidence) or '?'
-  return ('codeseek %s: %s [intent %s %s, index %s]'):format(
-    kind,
-    query,
-    tostring(intent.name or '?'),
-    confidence,
-    tostring(index.state or '?')
-  )
+  for _, note in ipairs(type(index.notes) == 'table' and index.notes or {}) do
+    if type(note) == 'string' and note:find('relevance floor', 1, true) then
+      return 'nothing matched well enough (every candidate was below the relevance floor)'
+    end
+  end
+  if type(index.state) == 'string' and index.state ~= 'ready' and index.state ~= 'text-only' then
+    return ('the index is %s; try again shortly'):format(index.state)
+  end
+  return nil
 end
 
 local function folder_entries(raw)

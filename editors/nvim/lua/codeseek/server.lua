@@ -37,23 +37,51 @@ function M.check_executable(config)
     .. "require('codeseek').setup{} (see :help codeseek-setup and :checkhealth codeseek)."):format(cmd[1], option)
 end
 
---- The workspace root for a buffer: the nearest folder with a root marker, else the current
---- directory when the file is inside it, else the file's folder.
-function M.root_for(bufnr, markers)
+local function is_refused(dir)
+  local home = vim.fs.normalize((vim.uv or vim.loop).os_homedir() or '')
+  local parent = vim.fs.dirname(dir)
+  return dir == home or parent == dir or dir == '/'
+end
+
+--- The nearest folder above `file` holding one of `names` (a string or a list), else nil.
+local function nearest(file, names)
+  if type(names) == 'string' then
+    names = { names }
+  end
+  local found = vim.fs.find(names, { path = vim.fs.dirname(file), upward = true, limit = 1 })[1]
+  return found and vim.fs.dirname(found) or nil
+end
+
+--- The workspace root for a buffer, as `codeseek` itself finds it: for each entry of `markers` in
+--- order (a name, or a list of names of equal rank) the nearest folder holding it; the first entry
+--- that matches wins. A home folder or the filesystem root is never a root (unless it holds
+--- .codeseek). Without a marker: nil, or with `fallback` the current directory when the file is
+--- inside it, else the file's folder.
+function M.root_for(bufnr, markers, fallback)
   local name = vim.api.nvim_buf_get_name(bufnr)
-  if name == '' then
+  if name == '' or name:match('^%a[%w+.-]*://') then
     return nil
   end
-  local root = vim.fs.root(bufnr, markers)
-  if root then
-    return root
+  local file = vim.fs.normalize(vim.fn.fnamemodify(name, ':p'))
+  for _, entry in ipairs(markers or {}) do
+    local root = nearest(file, entry)
+    if root then
+      if is_refused(root) and vim.fn.isdirectory(root .. '/.codeseek') == 0 and
+          vim.fn.filereadable(root .. '/.codeseek') == 0 then
+        return nil
+      end
+      return root
+    end
+  end
+  if not fallback then
+    return nil
   end
   local cwd = vim.fs.normalize(vim.fn.getcwd())
-  local file = vim.fs.normalize(vim.fn.fnamemodify(name, ':p'))
-  if file:sub(1, #cwd + 1) == cwd .. '/' then
-    return cwd
+  local root = (file:sub(1, #cwd + 1) == cwd .. '/') and cwd or vim.fs.dirname(file)
+  if is_refused(root) then
+    return nil
   end
-  return vim.fs.dirname(file)
+  return root
 end
 
 --- The server options sent as initializationOptions and as settings section `codeseek`.
@@ -92,7 +120,7 @@ function M.register(config)
   local base = lsp_config(config)
   if use_config then
     base.root_dir = function(bufnr, on_dir)
-      local root = M.root_for(bufnr, config.root_markers)
+      local root = M.root_for(bufnr, config.root_markers, config.root_fallback)
       if root then
         on_dir(root)
       end
@@ -109,7 +137,7 @@ function M.register(config)
     if config.filetypes and not vim.tbl_contains(config.filetypes, vim.bo[bufnr].filetype) then
       return
     end
-    local root = M.root_for(bufnr, config.root_markers)
+    local root = M.root_for(bufnr, config.root_markers, config.root_fallback)
     if not root then
       return
     end

@@ -1,5 +1,6 @@
---- Showing codeseek answers: quickfix entries (always filled), then telescope when it is installed,
---- `vim.ui.select` otherwise, or just the quickfix window (option `picker`).
+--- Showing codeseek answers: quickfix entries (always filled, at each definition's name line), then
+--- telescope when it is installed, a replaced `vim.ui.select` otherwise, else the quickfix window
+--- (option `picker`).
 
 local requests = require('codeseek.requests')
 
@@ -20,9 +21,8 @@ function M.search_items(results, encoding)
   for _, r in ipairs(results or {}) do
     items[#items + 1] = {
       filename = vim.uri_to_fname(r.uri),
-      lnum = r.start_line,
-      end_lnum = r.end_line,
-      col = byte_col(r.uri, r.range, encoding),
+      lnum = requests.result_line(r), -- the definition's name line; the span stays in user_data
+      col = type(r.column) == 'number' and r.column + 1 or byte_col(r.uri, r.range, encoding),
       text = requests.result_text(r),
       user_data = { codeseek = r },
     }
@@ -77,14 +77,21 @@ end
 --- Fill the quickfix list with `items` titled `title`, then present them with `picker`
 --- ('auto' | 'telescope' | 'select' | 'quickfix' | 'none').
 --- @return string how  the picker actually used
-function M.show(title, items, picker)
+--- True when something (dressing, fzf-lua, snacks, mini.pick...) replaced Neovim's own
+--- vim.ui.select, whose inputlist pages a long list behind "Press ENTER" / "-- More --".
+function M.select_replaced()
+  local info = debug.getinfo(vim.ui.select, 'S')
+  return not (info and type(info.source) == 'string' and info.source:find('vim/ui.lua', 1, true))
+end
+
+function M.show(title, items, picker, empty_reason)
   vim.fn.setqflist({}, ' ', { title = title, items = items })
   if #items == 0 then
-    vim.notify(title .. ': no results', vim.log.levels.INFO)
+    vim.notify(title .. (empty_reason and (' (' .. empty_reason .. ')') or ''), vim.log.levels.INFO)
     return 'none'
   end
   if picker == 'auto' then
-    picker = M.has_telescope() and 'telescope' or 'select'
+    picker = M.has_telescope() and 'telescope' or (M.select_replaced() and 'select' or 'quickfix')
   end
   if picker == 'telescope' and M.has_telescope() then
     telescope(title, items)

@@ -13,6 +13,8 @@ import { isReady, progressText, relativePath, resultSummary, statusText, summari
 import { ServerLaunchError, findExecutable, launchSpec, resolveLaunch } from '../launch';
 import { CodeseekRequestError, SemanticSearchResult, callersParams, impactParams, searchParams, symbolAt } from '../requests';
 import { SearchScheduler } from '../scheduler';
+import { ACTIVATION_EXTENSIONS, INDEXED_LANGUAGE_IDS, activationEvents, documentSelector } from '../languages';
+import { groupByFile, previewMarkdown, rowText } from '../resultsTree';
 import { DEFAULT_SETTINGS, readSettings, serverOptionsPayload } from '../settings';
 
 describe('request building', () => {
@@ -83,9 +85,13 @@ describe('display', () => {
   });
 
   it('titles the QuickPick with the intent and the total time (timings_ms.total when given)', () => {
-    assert.equal(resultSummary(result), '1 result · intent find_definition (0.90, rules) · direct · index ready · 1 ms');
+    assert.equal(resultSummary(result), '1 result · find definition · 1 ms');
     assert.match(resultSummary({ ...result, timings_ms: { text: 4, fuse: 1, total: 7 } }), / · 7 ms$/);
-    assert.match(resultSummary({ ...result, intent: null, results: [], strategy: 'none' }), /^0 results · intent none \(\?, none\)/);
+    const empty = { ...result, intent: null, results: [], strategy: 'none' };
+    assert.equal(resultSummary({ ...empty, index: { ...result.index, state: 'indexing' } }), '0 results · index indexing · 1 ms');
+    const floored = { ...result, results: [], index: { ...result.index, notes: ['relevance floor: 9 weak semantic-only matches left out (cosine < 0.25)'] } };
+    assert.equal(resultSummary(floored), '0 results · find definition · nothing matched well enough · 1 ms');
+    assert.ok(!resultSummary(empty).includes('?'));
   });
 
   it('summarises one folder, several folders, and nonsense', () => {
@@ -179,5 +185,65 @@ describe('search-as-you-type scheduling', () => {
     assert.deepEqual(cancelled, ['apply']);
     assert.deepEqual(delivered, ['answer:apply_discount']);
     scheduler.dispose();
+  });
+});
+
+describe('manifest (package.json)', () => {
+  const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));
+
+  it('activates only in workspaces with files codeseek indexes, never on startup', () => {
+    assert.deepEqual(manifest.activationEvents, activationEvents());
+    assert.ok(!manifest.activationEvents.some((e: string) => e === '*' || e === 'onStartupFinished'));
+    assert.ok(ACTIVATION_EXTENSIONS.includes('py') && ACTIVATION_EXTENSIONS.includes('rs'));
+    assert.deepEqual(documentSelector()[0], { scheme: 'file', language: 'python' });
+    assert.equal(documentSelector().length, INDEXED_LANGUAGE_IDS.length);
+  });
+
+  it('keeps the launch settings out of reach of an untrusted workspace', () => {
+    const restricted = manifest.capabilities.untrustedWorkspaces.restrictedConfigurations;
+    for (const key of ['codeseek.serverPath', 'codeseek.pythonPath', 'codeseek.serverArgs', 'codeseek.serverEnv']) {
+      assert.equal(manifest.contributes.configuration.properties[key].scope, 'machine-overridable', key);
+      assert.ok(restricted.includes(key), key);
+    }
+  });
+
+  it('gives keybindings and menus when clauses, with keys VS Code does not already use', () => {
+    // Default VS Code bindings built around F (find, replace, search, format, fullscreen) on any platform.
+    const builtins = ['ctrl+f', 'cmd+f', 'ctrl+h', 'cmd+alt+f', 'ctrl+alt+f', 'ctrl+shift+f', 'cmd+shift+f',
+      'shift+alt+f', 'ctrl+shift+i', 'ctrl+cmd+f', 'f11', 'ctrl+shift+h', 'cmd+shift+h'];
+    for (const binding of manifest.contributes.keybindings) {
+      assert.ok(binding.when, binding.command);
+      for (const key of [binding.key, binding.mac, binding.linux, binding.win].filter(Boolean)) {
+        assert.ok(!builtins.includes(key), `${binding.command}: ${key} is a built-in binding`);
+      }
+    }
+    for (const entry of manifest.contributes.menus['editor/context']) {
+      assert.match(entry.when, /codeseek\.active/);
+    }
+  });
+
+  it('ships a bundle: main points at dist/, a LICENSE exists, .vscodeignore keeps sources out', () => {
+    assert.equal(manifest.main, './dist/extension.js');
+    assert.ok(fs.existsSync(path.join(__dirname, '..', '..', 'LICENSE')));
+    const ignore = fs.readFileSync(path.join(__dirname, '..', '..', '.vscodeignore'), 'utf8');
+    assert.match(ignore, /^!dist\/extension\.js$/m);
+  });
+});
+
+describe('results view', () => {
+  const at = (line: number) => ({ start: { line, character: 0 }, end: { line, character: 0 } });
+  const item = (path: string, line: number, name: string) => ({
+    label: `$(symbol-function) ${name}`, description: `${path}:${line}`, detail: '', uri: `file:///w/${path}`,
+    path, line, range: at(line - 1), span: at(line - 3), snippet: `def ${name}():\n    pass`, name, kind: 'function',
+  });
+
+  it('groups by file in the order of each file\'s best result', () => {
+    const groups = groupByFile([item('a.py', 3, 'f'), item('b.py', 9, 'g'), item('a.py', 20, 'h')]);
+    assert.deepEqual(groups.map((g) => [g.path, g.items.map((i) => i.name)]), [['a.py', ['f', 'h']], ['b.py', ['g']]]);
+  });
+
+  it('names the symbol and its line and previews the snippet as code', () => {
+    assert.deepEqual(rowText(item('a.py', 3, 'f')), { label: 'f', description: 'line 3 · function' });
+    assert.equal(previewMarkdown(item('a.py', 3, 'f'), 'python'), '**a.py:3**\n\n```python\ndef f():\n    pass\n```');
   });
 });

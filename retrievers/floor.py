@@ -1,0 +1,59 @@
+"""The relevance floor: a fused result whose only evidence is a weak embedding match is left out.
+
+Semantic search always answers with the nearest chunks, however far they are, so a nonsense query
+("xyzzy plugh frobnicate") used to return a full page. A fused result is kept when the text or structural
+retriever found it, or the graph directly (a neighbour the graph added from a seed counts only when
+that seed is kept); one found by the semantic retriever alone is kept only when its cosine reaches
+`SEMANTIC_FLOOR`. Measured with all-MiniLM-L6-v2: nonsense queries top out at cosine 0.18 on requests
+2.32.3 (0.26 for the one-line docstring chunk of a tiny package), real questions' first results sit
+at 0.4-0.65, and a relevant semantic-only answer can sit at 0.27 (express-12, `decode_param`): at
+0.25 no query of the requests seed, click, flask or express sets changes rank; at 0.3 express-12
+loses its target. A query whose every candidate falls below the floor answers with no results and a
+note that says so. The floor applies to the final ranked list, so survivors keep their order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+SEMANTIC_FLOOR = 0.25
+NOTE = "relevance floor: {n} weak semantic-only matches left out (cosine < {floor})"
+
+
+def _own_evidence(explain: dict[str, Any], floor: float) -> bool:
+    """Found by a lexical or structural retriever, by the graph directly, or semantically above `floor`."""
+    if "text" in explain or "structural" in explain:
+        return True
+    graph = explain.get("graph")
+    if isinstance(graph, dict):
+        detail = graph.get("detail")
+        if not (isinstance(detail, dict) and "via" in detail):
+            return True
+    semantic = explain.get("semantic")
+    raw = semantic.get("raw") if isinstance(semantic, dict) else None
+    return isinstance(raw, (int, float)) and raw >= floor
+
+
+def _via(explain: dict[str, Any]) -> Any:
+    graph = explain.get("graph")
+    detail = graph.get("detail") if isinstance(graph, dict) else None
+    return detail.get("via") if isinstance(detail, dict) else None
+
+
+def apply(items: Sequence[Any], notes: list[str], floor: float | None = None,
+          among: Sequence[Any] | None = None) -> list[Any]:
+    """`items` (with `chunk_id` and an `explain` dict) without those below the floor, in their order;
+    a note when any are left out. A graph neighbour of a seed (`via`) counts only when that seed has
+    evidence of its own; seeds are looked up in `among` (all fused candidates; default `items`).
+
+    Applied to the final ranked list, it only removes entries: every survivor keeps its order, so no
+    relevant result ranks lower than without the floor (a list may come back shorter than `limit`)."""
+    floor = SEMANTIC_FLOOR if floor is None else floor
+    own = {item.chunk_id for item in (among if among is not None else items)
+           if _own_evidence(item.explain, floor)}
+    kept = [item for item in items if item.chunk_id in own or _via(item.explain) in own]
+    dropped = len(items) - len(kept)
+    if dropped:
+        notes.append(NOTE.format(n=dropped, floor=floor))
+    return kept
