@@ -10,6 +10,11 @@ at 0.4-0.65, and a relevant semantic-only answer can sit at 0.27 (express-12, `d
 0.25 no query of the requests seed, click, flask or express sets changes rank; at 0.3 express-12
 loses its target. A query whose every candidate falls below the floor answers with no results and a
 note that says so. The floor applies to the final ranked list, so survivors keep their order.
+
+The floor is the transformer's: it reads the cosine of the tier that ranked the hit (`detail.tier`,
+`detail.cosine`) and applies only to transformer-ranked hits. The static model's cosines do not
+separate nonsense from answers (on requests and click: nonsense queries top out at 0.54-0.69,
+targets of real questions sit at 0.45-0.80), so no static floor is applied.
 """
 
 from __future__ import annotations
@@ -31,8 +36,14 @@ def _own_evidence(explain: dict[str, Any], floor: float) -> bool:
         if not (isinstance(detail, dict) and "via" in detail):
             return True
     semantic = explain.get("semantic")
-    raw = semantic.get("raw") if isinstance(semantic, dict) else None
-    return isinstance(raw, (int, float)) and raw >= floor
+    if not isinstance(semantic, dict):
+        return False
+    found = semantic.get("detail")
+    detail: dict[str, Any] = found if isinstance(found, dict) else {}
+    if detail.get("tier") == "static":
+        return True  # no floor for the static model: its cosines do not separate nonsense (below)
+    cosine = detail.get("cosine", semantic.get("raw"))
+    return isinstance(cosine, (int, float)) and cosine >= floor
 
 
 def _via(explain: dict[str, Any]) -> Any:

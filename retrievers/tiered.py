@@ -129,7 +129,9 @@ class TieredSemantic:
         chunks it covers, the static model the others; the two rankings meet by weighted RRF. With
         the transformer complete this is the transformer's ranking, with none the static one."""
         if not self._deep_usable():
-            return self.fast.search(query, limit, candidates_filter)
+            tier = "static" if self.fast.model_id.startswith("static:") else "transformer"
+            return [Hit(h.chunk_id, h.score, {**h.detail, "tier": tier})
+                    for h in self.fast.search(query, limit, candidates_filter)]
         deep_tier = self.deep
         assert deep_tier is not None
         deep = deep_tier.search(query, limit, candidates_filter)

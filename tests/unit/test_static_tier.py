@@ -162,7 +162,7 @@ def test_transformer_tier_fills_in_and_blends(tmp_path: Path) -> None:
                     if "semantic" in r["explain"]}
     tiers_after = {r["explain"]["semantic"]["detail"].get("tier") for r in after["results"]
                    if "semantic" in r["explain"]}
-    assert tiers_before == {None} and tiers_after == {"transformer"}  # complete: the transformer ranks
+    assert tiers_before == {"static"} and tiers_after == {"transformer"}  # complete: the transformer ranks
 
 
 def test_partial_transformer_coverage_ranks_the_rest_statically() -> None:
