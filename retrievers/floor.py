@@ -39,10 +39,10 @@ def _own_evidence(explain: dict[str, Any], floor: float) -> bool:
     if not isinstance(semantic, dict):
         return False
     found = semantic.get("detail")
-    detail: dict[str, Any] = found if isinstance(found, dict) else {}
-    if detail.get("tier") == "static":
+    hit: dict[str, Any] = found if isinstance(found, dict) else {}
+    if hit.get("tier") == "static":
         return True  # no floor for the static model: its cosines do not separate nonsense (below)
-    cosine = detail.get("cosine", semantic.get("raw"))
+    cosine = hit.get("cosine", semantic.get("raw"))
     return isinstance(cosine, (int, float)) and cosine >= floor
 
 
