@@ -17,6 +17,7 @@ from graph.callgraph import CallGraph, GraphError
 from indexing.records import CallSite, Definition
 from lsp_server import convert
 from lsp_server.indexer import RootIndex
+from retrievers import navigation
 
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 MAX_OCCURRENCES = 2000  # identifier-occurrence fallback: stop after this many
@@ -76,18 +77,7 @@ def find_target(root: RootIndex, path: str, line: int, line_text: str, character
     for d in graph.definitions_at(path, line):
         if d.name == word and d.name_line == line:
             return Target(root, graph, path, line, word, [d])
-    candidates = graph.resolve(word)
-    if not candidates:
-        return Target(root, graph, path, line, word, [])
-
-    def called_here(d: Definition) -> bool:
-        try:
-            return any(s.path == path and s.line == line and s.callee == word for s, _ in graph.callers(d.id))
-        except GraphError:
-            return False
-
-    rank = graph.pagerank
-    candidates.sort(key=lambda d: (not called_here(d), d.path != path, -rank.get(d.id, 0.0)))
+    candidates = navigation.rank_candidates(graph, graph.resolve(word), path, line, word)
     return Target(root, graph, path, line, word, candidates)
 
 

@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from indexing.workspace import UpdateResult, Workspace
 from retrievers import routing
@@ -41,6 +41,9 @@ from retrievers.semantic import SemanticRetriever
 from retrievers.snapshot import Snapshot
 from retrievers.structural import StructuralRetriever
 from retrievers.text import TextRetriever
+
+if TYPE_CHECKING:
+    from graph.callgraph import CallGraph
 
 __all__ = ["EngineOptions", "QueryError", "RefreshResult", "RetrieverError", "SearchEngine", "SearchRequest"]
 
@@ -228,6 +231,12 @@ class SearchEngine:
         snap = view[0] if view is not None else None
         return {"state": state, "files": snap.files if snap else 0, "chunks": len(snap.chunks) if snap else 0,
                 "embedded": embedded, "model": semantic.model_id if semantic is not None else None}
+
+    def call_graph(self) -> CallGraph | None:
+        """The current snapshot's call graph (None before the first refresh, or if building it failed)."""
+        with self._lock:
+            view = self._view
+        return view[0].graph if view is not None else None
 
     # -- search --------------------------------------------------------------------------------------
     def classify(self, text: str, intent_name: str | None) -> Intent:
