@@ -203,7 +203,7 @@ def serve(args: argparse.Namespace) -> int:
     except ToolInputError as exc:
         print(f"codeseek: error: {exc}", file=sys.stderr)
         return 2
-    index_dir = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
+    index_dir = Path(args.index_dir).expanduser().resolve() if getattr(args, "index_dir", None) else None
     options = McpOptions(index_dir=index_dir, embeddings=not getattr(args, "no_embed", False))
     service = McpService(root, options)
     server = build_server(service)

@@ -17,7 +17,8 @@ SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
 
 TWINS = {
     "store/disk.py": "def save(record):\n    return record\n",
-    "store/memory.py": "def save(record):\n    return [record]\n\n\ndef keep(record):\n    return save(record)\n",
+    "store/memory.py": ("def save(record):\n    return [record]\n\n\n"
+                        "def keep(record):\n    return save(record)\n"),
     "app.py": "from store.disk import save\n\n\ndef run(record):\n    return save(record)\n",
 }
 
@@ -55,7 +56,8 @@ def test_rank_candidates_prefers_the_call_resolved_on_that_line_then_the_file(tw
         assert paths(navigation.rank_candidates(twins, order, "app.py", 5, "save")) == \
             ["store/disk.py", "store/memory.py"]
     # memory.py line 6 calls its own save.
-    assert paths(navigation.rank_candidates(twins, both, "store/memory.py", 6, "save"))[0] == "store/memory.py"
+    mine = navigation.rank_candidates(twins, both, "store/memory.py", 6, "save")
+    assert paths(mine)[0] == "store/memory.py"
     # No call on the line: the file where the name is used decides.
     assert paths(navigation.rank_candidates(twins, both[::-1], "store/disk.py", 1, "save"))[0] == \
         "store/disk.py"
