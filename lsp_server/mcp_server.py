@@ -29,11 +29,12 @@ from retrievers.base import RetrieverError
 log = logging.getLogger("codeseek.mcp")
 
 INSTRUCTIONS = """\
-codeseek has indexed this workspace: tree-sitter definitions and call sites for 17 languages, a call
-graph, a BM25 text index and (unless turned off) code embeddings. Use `search` for questions in words
-and half-remembered names, `definition` to jump to a symbol, `callers` / `callees` / `impact` for the
-call graph, `related` for a one-call summary of a symbol. Lines are 1-based. Answers are kept short:
-ask for more with `limit` or `snippet_lines`. The index follows file edits within seconds."""
+codeseek has indexed this workspace: tree-sitter definitions and call sites (Python, JavaScript,
+TypeScript, Go, Rust, Java, C/C++, C# and more), a call graph, a BM25 text index and (unless turned
+off) code embeddings. Use `search` for questions in words and half-remembered names, `definition` to
+jump to a symbol, `callers` / `callees` / `impact` for the call graph, `related` for a one-call
+summary of a symbol. Lines are 1-based. Answers are kept short: ask for more with `limit` or
+`snippet_lines`. The index follows file edits within seconds."""
 
 SEARCH = """\
 Ranked code search over the whole workspace: embeddings + BM25 text + definitions + call graph, fused
@@ -46,8 +47,9 @@ of a literal string."""
 
 DEFINITION = """\
 Where a symbol is defined: path, lines, signature, docstring and its code. Faster and more precise
-than grepping for `def X` / `class X` / `function X`: it knows declarations in 17 languages and takes
-`name`, `Class.method`, `module.name` (shop.cart.Cart) or `path:Symbol` (shop/cart.py:Cart.total).
+than grepping for `def X` / `class X` / `function X`: it knows the declarations of every indexed
+language and takes `name`, `Class.method`, `module.name` (shop.cart.Cart) or `path:Symbol`
+(shop/cart.py:Cart.total).
 Several definitions with the name come best first; give `path` (and `line`) of the place where the
 name is used to rank the one that call resolves to first."""
 
@@ -118,7 +120,8 @@ def build_server(service: McpService) -> Any:
         finally:
             await anyio.to_thread.run_sync(service.stop)
 
-    server: Any = MCPServer("codeseek", instructions=INSTRUCTIONS, version=_version(), lifespan=lifespan)
+    server: Any = MCPServer("codeseek", instructions=_flow(INSTRUCTIONS), version=_version(),
+                            lifespan=lifespan)
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
 
@@ -170,8 +173,13 @@ def build_server(service: McpService) -> Any:
 
     for fn, doc in ((search, SEARCH), (definition, DEFINITION), (callers, CALLERS), (callees, CALLEES),
                     (impact, IMPACT), (related, RELATED), (status, STATUS)):
-        server.add_tool(fn, description=doc, annotations=read_only)
+        server.add_tool(fn, description=_flow(doc), annotations=read_only)
     return server
+
+
+def _flow(text: str) -> str:
+    """One paragraph: the line breaks of the source are not the client's."""
+    return " ".join(text.split())
 
 
 def _version() -> str:

@@ -52,12 +52,13 @@ async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str,
     return doc
 
 
-async def wait_indexed(session: ClientSession, timeout: float = 120.0) -> dict[str, Any]:
-    """Poll the status tool until the first refresh is done."""
+async def wait_indexed(session: ClientSession, timeout: float = 120.0,
+                       states: tuple[str, ...] = ("text-only", "ready")) -> dict[str, Any]:
+    """Poll the status tool until the first refresh is done (and the state is one of `states`)."""
     deadline = time.monotonic() + timeout
     while True:
         status = await call(session, "status")
-        if status["state"] in ("text-only", "ready") and not status["refreshing"]:
+        if status["state"] in states and not status["refreshing"]:
             return status
         assert time.monotonic() < deadline, status
         await asyncio.sleep(0.1)

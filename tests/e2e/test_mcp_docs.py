@@ -76,4 +76,5 @@ async def test_readme_mcp_snippet_serves_the_workspace(snippet: Any, tmp_path: P
         assert [(d["path"], d["start_line"]) for d in found["definitions"]] == [("shop/pricing.py", 16)]
         callers = await call(session, "callers", symbol="apply_discount")
         sites = {(c["path"], c["line"], c["caller"]) for c in callers["matches"][0]["callers"]}
-        assert sites == {("shop/pricing.py", 23, "line_total"), ("shop/cart.py", 40, "ShoppingCart.cheapest_price")}
+        assert sites == {("shop/pricing.py", 23, "line_total"),
+                         ("shop/cart.py", 40, "ShoppingCart.cheapest_price")}

@@ -147,3 +147,19 @@ async def _sleep(seconds: float) -> None:
     import asyncio
 
     await asyncio.sleep(seconds)
+
+
+@pytest.mark.slow
+async def test_with_embeddings_search_is_semantic_and_related_lists_similar_code(workspace: Path,
+                                                                                 tmp_path: Path) -> None:
+    server_args = ["mcp", "--root", str(workspace)]
+    async with mcp_session(str(CODESEEK), server_args, environment(tmp_path), tmp_path) as session:
+        status = await wait_indexed(session, timeout=600, states=("ready",))
+        assert (status["embedded"], status["model"]) == (status["chunks"], "all-MiniLM-L6-v2")
+        prose = await call(session, "search", query="take money from the customer's credit card")
+        assert "semantic" in prose["modalities"]
+        assert (prose["results"][0]["path"], prose["results"][0]["start_line"]) == ("shop/payments.py", 1)
+        [info] = (await call(session, "related", symbol="apply_discount"))["matches"]
+        assert {(s["path"], s["start_line"], s["symbol"]) for s in info["similar"]} == {
+            ("shop/checkout.py", 20, "loyalty_price"), ("shop/checkout.py", 7, "order_total"),
+            ("shop/cart.py", 28, "Cart.total")}
