@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import subprocess
 from pathlib import Path
@@ -115,6 +116,57 @@ async def test_malformed_calls_get_tool_errors_and_the_server_keeps_serving(work
         assert callers["matches"][0]["callers"][0]["line"] == 16
         nothing = await call(session, "definition", symbol="no_such_symbol")
         assert nothing["definitions"] == [] and nothing["total"] == 0
+
+
+def test_garbage_on_the_wire_is_survived(workspace: Path, tmp_path: Path) -> None:
+    """Below the SDK client: a line that is not JSON and requests with a broken envelope or an unknown
+    method. The server answers what it can and keeps serving; closing stdin ends it with status 0."""
+    proc = subprocess.Popen([str(CODESEEK), *args(workspace)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env={**os.environ, **environment(tmp_path)},
+                            bufsize=0)  # unbuffered: select() sees every line not yet read
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def receive(timeout: float = 120.0) -> dict:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], timeout)
+        assert ready, "no answer from the server"
+        line = proc.stdout.readline()
+        assert line, "the server closed its output"
+        return dict(json.loads(line))
+
+    def send(line: str) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(line.encode() + b"\n")
+        proc.stdin.flush()
+
+    try:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {},
+                 "clientInfo": {"name": "raw", "version": "0"}}
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}))
+        assert receive()["id"] == 1
+        send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        send("this is not JSON")
+        send('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search"}}')
+        send('{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "not an object"}')
+        send('{"jsonrpc": "2.0", "id": 4, "method": "no/such/method"}')
+        send(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                         "params": {"name": "definition", "arguments": {"symbol": "checkout"}}}))
+        answers: dict[object, dict] = {}
+        while 5 not in answers:
+            message = receive()
+            answers[message.get("id")] = message
+        assert answers[2]["result"]["isError"] is True
+        assert "query" in answers[2]["result"]["content"][0]["text"]
+        assert answers[4]["error"]["code"] == -32601
+        assert all("error" in m for i, m in answers.items() if i not in (2, 4, 5))  # 3 / parse: if any
+        found = json.loads(answers[5]["result"]["content"][0]["text"])
+        assert [(d["path"], d["start_line"]) for d in found["definitions"]] == [("shop/checkout.py", 13)]
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 async def test_serves_the_index_the_cli_built_and_follows_edits(workspace: Path, tmp_path: Path,
