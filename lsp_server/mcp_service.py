@@ -4,9 +4,11 @@ answer as a small JSON document (protocol-free; `lsp_server.mcp_server` register
 `McpService(root, options)` opens the same index as `codeseek search --root ROOT` (`--index-dir`, else
 `$CODESEEK_INDEX_DIR`, else the user cache per root) and a `SearchEngine` over it. A worker thread
 refreshes it as the language server does: phase 1 (changed files, text index, call graph), then phase 2
-(embeddings for new chunks, then the model is loaded); a tool call made `refresh_interval` seconds or more
-after the last refresh queues another one. Tools answer from the current snapshot meanwhile; before the
-first phase 1 has finished they wait for it up to `first_wait` seconds.
+(embeddings for new chunks, then the model is loaded). A tool call made `refresh_interval` seconds or
+more after the last refresh starts another one and waits up to `fresh_wait` seconds for its phase 1 (on
+a small change that is enough for the agent's own edits to be in the answer); past that, and while
+embeddings run, tools answer from the current snapshot. Before the first phase 1 has finished they wait
+for it up to `first_wait` seconds.
 
 Answers stay small for an agent's context: few results and trimmed snippets by default, with
 parameters to ask for more (bounds in `Limits`). Bad arguments raise `ToolInputError` with a message
@@ -20,9 +22,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graph.callgraph import CallGraph
 from indexing.records import Definition
 from indexing.workspace import Workspace, WorkspaceError, WorkspaceOptions
 from retrievers import navigation
@@ -30,6 +31,9 @@ from retrievers.base import QueryError
 from retrievers.embedder import shared_embedder
 from retrievers.engine import EngineOptions, SearchEngine, SearchRequest
 from retrievers.results import SNIPPET_MAX_LINE_CHARS, SourceCache, snippet_for
+
+if TYPE_CHECKING:
+    from graph.callgraph import CallGraph
 
 log = logging.getLogger("codeseek.mcp")
 
@@ -66,6 +70,7 @@ class McpOptions:
     model: str | None = None
     preset: str = "default"
     refresh_interval: float = 5.0  # seconds after a refresh before a tool call queues the next one
+    fresh_wait: float = 1.0  # seconds a call waits for the phase 1 of the refresh it started
     first_wait: float = 30.0  # seconds a call waits for the first phase 1
     limits: Limits = field(default_factory=Limits)
 
@@ -89,6 +94,7 @@ class McpService:
         self._busy = False
         self._stop = False
         self._finished_at = 0.0
+        self._phase1_runs = 0  # phase 1 ends (done or failed) so far
         self._thread = threading.Thread(target=self._run, name="codeseek-mcp-refresh", daemon=True)
 
     # -- lifecycle -----------------------------------------------------------------------------------
@@ -118,13 +124,24 @@ class McpService:
             return self._busy or self._pending
 
     def _touch(self) -> None:
-        """Before each tool call: queue a refresh when the last one is old; wait for the first one."""
+        """Before each tool call: start a refresh when the last one is old and wait briefly for its
+        phase 1; wait for the very first phase 1."""
         with self._cond:
             idle = not (self._busy or self._pending)
             stale = time.monotonic() - self._finished_at >= self.options.refresh_interval
-        if idle and stale and self.phase1_done.is_set():
-            self.request_refresh()
+            if idle and stale and self.phase1_done.is_set():
+                self._pending = True
+                self._cond.notify_all()
+                target = self._phase1_runs + 1
+                self._cond.wait_for(lambda: self._phase1_runs >= target or self._stop,
+                                    self.options.fresh_wait)
         self.phase1_done.wait(self.options.first_wait)
+
+    def _phase1_end(self) -> None:
+        self.phase1_done.set()  # a failed first refresh answers from what exists, not never
+        with self._cond:
+            self._phase1_runs += 1
+            self._cond.notify_all()
 
     def _run(self) -> None:
         while True:
@@ -137,6 +154,7 @@ class McpService:
                     self._busy = False
                     return
                 self._pending, self._busy = False, True
+                runs = self._phase1_runs
             try:
                 self._refresh()
                 self.error = None
@@ -147,8 +165,9 @@ class McpService:
                     return
                 log.exception("refreshing the index of %s failed", self.root)
                 self.error = f"{type(exc).__name__}: {exc}"
+                if self._phase1_runs == runs:  # failed in phase 1: its waiters stop waiting
+                    self._phase1_end()
             finally:
-                self.phase1_done.set()  # a failed first refresh answers from what exists, not never
                 with self._cond:
                     self._finished_at = time.monotonic()
 
@@ -159,7 +178,7 @@ class McpService:
     def _refresh(self) -> None:
         started = time.perf_counter()
         result = self.engine.refresh(embed=False, progress=self._progress)
-        self.phase1_done.set()
+        self._phase1_end()
         self.last_refresh = {"parsed": result.parsed, "unchanged": result.unchanged,
                              "phase1_s": round(time.perf_counter() - started, 3), "notes": result.notes}
         semantic = self.engine.semantic

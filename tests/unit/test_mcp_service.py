@@ -19,7 +19,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpService]:
     tmp = tmp_path_factory.mktemp("mcp")
     shutil.copytree(SAMPLE, tmp / "ws")
-    svc = McpService(tmp / "ws", McpOptions(index_dir=tmp / "index", embeddings=False, refresh_interval=0.0))
+    svc = McpService(tmp / "ws", McpOptions(index_dir=tmp / "index", embeddings=False, refresh_interval=1.0))
     svc.start()
     assert svc.phase1_done.wait(120)
     yield svc
@@ -118,3 +118,21 @@ def test_refresh_in_the_background_picks_up_edits(service: McpService) -> None:
         assert service.status()["error"] is None
     finally:
         new.unlink()
+
+
+def test_a_call_waits_for_the_refresh_it_starts(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLE, tmp_path / "ws")
+    options = McpOptions(index_dir=tmp_path / "index", embeddings=False, refresh_interval=0.2,
+                         fresh_wait=60.0)
+    svc = McpService(tmp_path / "ws", options)
+    svc.start()
+    try:
+        assert svc.definition("apply_discount")["total"] == 1  # waits for the first phase 1
+        wait_idle(svc)
+        (svc.root / "shop" / "pricing.py").write_text("def apply_discount(amount):\n    return amount\n")
+        time.sleep(0.3)  # past refresh_interval: the next call starts a refresh and waits for phase 1
+        [d] = svc.definition("apply_discount")["definitions"]
+        assert (d["start_line"], d["end_line"], d["signature"]) == (1, 2, "def apply_discount(amount):")
+        assert svc.definition("tax_for_region")["total"] == 0
+    finally:
+        svc.stop()
