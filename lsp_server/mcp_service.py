@@ -69,7 +69,7 @@ class McpOptions:
     embeddings: bool = True  # False: no semantic retriever, the model is never loaded
     model: str | None = None
     preset: str = "default"
-    refresh_interval: float = 5.0  # seconds after a refresh before a tool call queues the next one
+    refresh_interval: float = 5.0  # seconds after a refresh before a tool call starts the next one
     fresh_wait: float = 1.0  # seconds a call waits for the phase 1 of the refresh it started
     first_wait: float = 30.0  # seconds a call waits for the first phase 1
     limits: Limits = field(default_factory=Limits)
