@@ -28,7 +28,6 @@ from indexing.records import Definition
 from indexing.workspace import Workspace, WorkspaceError, WorkspaceOptions
 from retrievers import navigation
 from retrievers.base import QueryError
-from retrievers.embedder import shared_embedder
 from retrievers.engine import EngineOptions, SearchEngine, SearchRequest
 from retrievers.results import SNIPPET_MAX_LINE_CHARS, SourceCache, snippet_for
 
@@ -81,10 +80,9 @@ class McpService:
     def __init__(self, root: Path, options: McpOptions | None = None) -> None:
         self.options = options or McpOptions()
         self.workspace = Workspace(root, WorkspaceOptions(index_dir=self.options.index_dir))
-        embedder = shared_embedder(self.options.model) if self.options.embeddings else None
+        # One engine per process: it builds its own embedder from `model` (nothing to share).
         self.engine = SearchEngine(self.workspace, EngineOptions(
-            model=self.options.model, embeddings=self.options.embeddings, preset=self.options.preset,
-            embedder=embedder))
+            model=self.options.model, embeddings=self.options.embeddings, preset=self.options.preset))
         self.root = self.workspace.root
         self.phase1_done = threading.Event()
         self.error: str | None = None

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from graph.callgraph import CallGraph, GraphError
 from indexing.records import Chunk, Definition
+from retrievers.base import Hit
 
 if TYPE_CHECKING:
     from indexing.store import IndexStore
-    from retrievers.semantic import SemanticRetriever
 
 MAX_CALLERS = 5
 MAX_CALLEES = 5
@@ -80,7 +80,15 @@ def callees_of(graph: CallGraph, d: Definition) -> list[Definition]:
     return _ranked(graph, graph.callees(d.id), d.id)
 
 
-def similar_to(semantic: SemanticRetriever | None, store: IndexStore, d: Definition,
+class NearestChunks(Protocol):
+    """What `similar_to` needs from the semantic retriever."""
+
+    def embedded(self) -> int: ...
+
+    def similar(self, chunk_id: int, limit: int) -> list[Hit]: ...
+
+
+def similar_to(semantic: NearestChunks | None, store: IndexStore, d: Definition,
                limit: int = MAX_SIMILAR) -> list[tuple[Chunk, float]]:
     """Chunks nearest (by embedding) to the chunk of `d`, outside `d` itself; [] without vectors."""
     if semantic is None or semantic.embedded() == 0:
