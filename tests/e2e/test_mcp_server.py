@@ -207,11 +207,11 @@ async def test_with_embeddings_search_is_semantic_and_related_lists_similar_code
     server_args = ["mcp", "--root", str(workspace)]
     async with mcp_session(str(CODESEEK), server_args, environment(tmp_path), tmp_path) as session:
         status = await wait_indexed(session, timeout=600, states=("ready",))
-        assert (status["embedded"], status["model"]) == (status["chunks"], "all-MiniLM-L6-v2")
+        assert status["embedded"] == status["chunks"] and status["model"]  # whichever model is packaged
         prose = await call(session, "search", query="take money from the customer's credit card")
         assert "semantic" in prose["modalities"]
         assert (prose["results"][0]["path"], prose["results"][0]["start_line"]) == ("shop/payments.py", 1)
         [info] = (await call(session, "related", symbol="apply_discount"))["matches"]
-        assert {(s["path"], s["start_line"], s["symbol"]) for s in info["similar"]} == {
-            ("shop/checkout.py", 20, "loyalty_price"), ("shop/checkout.py", 7, "order_total"),
-            ("shop/cart.py", 28, "Cart.total")}
+        similar = [(s["path"], s["start_line"], s["symbol"]) for s in info["similar"]]
+        assert len(similar) == 3 and similar[0] == ("shop/checkout.py", 20, "loyalty_price")
+        assert not any(path == "shop/pricing.py" and 11 <= start <= 15 for path, start, _ in similar)
