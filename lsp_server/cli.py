@@ -406,6 +406,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-embed", action="store_true", help="text, structural and graph retrievers only")
     p.set_defaults(handler=_dispatch("lsp_server.cli_search", "run_eval"))
 
+    p = sub.add_parser("mcp", help="run the MCP server (stdio) for coding agents")
+    _root_options(p)
+    p.add_argument("--no-embed", action="store_true", help="no semantic retriever (no model load)")
+    p.set_defaults(handler=_dispatch("lsp_server.mcp_server", "serve"))
+
     p = sub.add_parser("serve", help="run the language server")
     transport = p.add_mutually_exclusive_group()
     transport.add_argument("--stdio", action="store_true", default=True, help="JSON-RPC over stdio (default)")

@@ -12,45 +12,19 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Callable, Sequence
 
-from graph.callgraph import CallGraph, GraphError
+from graph.callgraph import CallGraph
 from indexing.records import Chunk, Definition
 from lsp_server import convert
 from lsp_server.indexer import RootIndex
+from retrievers import navigation
+from retrievers.navigation import MAX_CALLEES, MAX_CALLERS, MAX_SIMILAR
 
-MAX_CALLERS = 5
-MAX_CALLEES = 5
-MAX_SIMILAR = 3
 MAX_SIGNATURE_LINES = 12
 
 _FENCE_LANGUAGES = {"python": "python", "javascript": "javascript", "typescript": "typescript", "tsx": "tsx",
                     "go": "go", "rust": "rust", "java": "java", "c": "c", "cpp": "cpp", "csharp": "csharp",
                     "ruby": "ruby", "php": "php", "kotlin": "kotlin", "lua": "lua", "bash": "bash",
                     "scala": "scala", "swift": "swift"}
-
-
-def _ranked(graph: CallGraph, ids: Sequence[int], exclude: int) -> list[Definition]:
-    rank = graph.pagerank
-    seen: set[int] = set()
-    out = []
-    for i in sorted(ids, key=lambda i: -rank.get(i, 0.0)):
-        if i == exclude or i in seen or i < 0:
-            continue
-        seen.add(i)
-        try:
-            out.append(graph.definition(i))
-        except GraphError:
-            continue
-    return out
-
-
-def callers_of(graph: CallGraph, d: Definition) -> list[Definition]:
-    """Definitions that call `d` (confident links only), most central first."""
-    return _ranked(graph, [c for _, c in graph.callers(d.id, confident=True) if c is not None], d.id)
-
-
-def callees_of(graph: CallGraph, d: Definition) -> list[Definition]:
-    """Definitions `d` calls (confident links only), most central first."""
-    return _ranked(graph, graph.callees(d.id, confident=True), d.id)
 
 
 def _def_link(root: RootIndex, d: Definition) -> str:
@@ -131,11 +105,11 @@ def build(root: RootIndex, graph: CallGraph, d: Definition, language: str | None
     if d.doc:
         lines += [d.doc, ""]
     lines += [f"*{d.kind}* {_def_link(root, d)}", ""]
-    callers = callers_of(graph, d)
-    callees = callees_of(graph, d)
+    info = navigation.related(graph, d, similar, MAX_SIMILAR * 4)  # deduped per definition below
+    callers, callees = info.callers, info.callees
     lines += _list("Called by", [_def_link(root, c) for c in callers[:MAX_CALLERS]], len(callers))
     lines += _list("Calls", [_def_link(root, c) for c in callees[:MAX_CALLEES]], len(callees))
     if similar is not None:
-        near = similar_items(root, d, similar(d))
+        near = similar_items(root, d, info.similar)
         lines += _list("Similar code", near, len(near))
     return "\n".join(lines).rstrip() + "\n"

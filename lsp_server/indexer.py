@@ -37,6 +37,7 @@ from indexing.workspace import Workspace, WorkspaceOptions, default_index_dir
 from lsp_server.options import ServerOptions
 from retrievers.engine import EngineOptions, SearchEngine
 from retrievers.models import shared_embedder
+from retrievers.navigation import similar_to
 
 log = logging.getLogger(__name__)
 
@@ -233,24 +234,7 @@ class RootIndex:
 
     def similar_to(self, d: Definition, limit: int = 3) -> list[tuple[Chunk, float]]:
         """Chunks nearest (by embedding) to the chunk of `d`, outside `d` itself; [] without vectors."""
-        semantic = self.engine.semantic
-        if semantic is None or semantic.embedded() == 0:
-            return []
-        own = [c for c in self.workspace.store.chunks_for_path(d.path)
-               if c.start_line <= d.name_line <= c.end_line]
-        if not own:
-            return []
-        chunk = min(own, key=lambda c: c.end_line - c.start_line)
-        out: list[tuple[Chunk, float]] = []
-        for hit in semantic.similar(chunk.id, limit * 4):
-            other = self.workspace.store.chunk(hit.chunk_id)
-            if other is None or (other.path == d.path and other.start_line <= d.end_line
-                                 and other.end_line >= d.start_line):
-                continue
-            out.append((other, hit.score))
-            if len(out) >= limit:
-                break
-        return out
+        return similar_to(self.engine.semantic, self.workspace.store, d, limit)
 
     # -- worker --------------------------------------------------------------------------------------
     def _take(self) -> _Pending | None:

@@ -45,6 +45,9 @@ from retrievers.tiered import TierBlend, TieredSemantic
 if TYPE_CHECKING:
     from retrievers.models import TextEmbedder
 
+if TYPE_CHECKING:
+    from graph.callgraph import CallGraph
+
 __all__ = ["EngineOptions", "QueryError", "RefreshResult", "RetrieverError", "SearchEngine", "SearchRequest"]
 
 log = logging.getLogger(__name__)
@@ -327,6 +330,12 @@ class SearchEngine:
         if deep is not None:
             info["transformer"] = deep
         return info
+
+    def call_graph(self) -> CallGraph | None:
+        """The current snapshot's call graph (None before the first refresh, or if building it failed)."""
+        with self._lock:
+            view = self._view
+        return view[0].graph if view is not None else None
 
     # -- search --------------------------------------------------------------------------------------
     def classify(self, text: str, intent_name: str | None) -> Intent:
