@@ -23,7 +23,7 @@ from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
-from pygls.io_ import StdinAsyncReader, StdoutWriter
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from lsp_server import convert, transport
@@ -73,16 +73,19 @@ class CodeseekServer(LanguageServer):
         self._timers: dict[str, tuple[asyncio.TimerHandle, RootIndex]] = {}
         self._progress_ids = 0
         self._lock = threading.Lock()
+        self.exit_code = 0  # the process status `serve` returns (1 after `exit` without `shutdown`)
 
     # -- transport -------------------------------------------------------------------------------------
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve JSON-RPC over stdio with codeseek's hardened framing."""
         self._stop_event = threading.Event()
-        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        reader = transport.BoundedStdinReader(stdin or sys.stdin.buffer, self.thread_pool)
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
             asyncio.run(self._serve(reader))
-        except (BrokenPipeError, KeyboardInterrupt, SystemExit):
+        except SystemExit as exc:  # `exit`: 0 after `shutdown`, else 1 (the spec)
+            self.exit_code = exc.code if isinstance(exc.code, int) else 1
+        except (BrokenPipeError, KeyboardInterrupt):
             pass
         finally:
             self.stop_roots()
@@ -108,7 +111,9 @@ class CodeseekServer(LanguageServer):
 
         try:
             asyncio.run(main())
-        except (KeyboardInterrupt, SystemExit):
+        except SystemExit as exc:
+            self.exit_code = exc.code if isinstance(exc.code, int) else 1
+        except KeyboardInterrupt:
             pass
         finally:
             self.stop_roots()
@@ -276,12 +281,12 @@ def serve(args: argparse.Namespace) -> int:
     if tcp:
         host, _, port = str(tcp).rpartition(":")
         server.start_tcp(host, int(port))
-        return 0
+        return server.exit_code
     # The protocol owns the real stdout; anything else printed (a library's progress bar) goes to stderr.
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     server.start_io(sys.stdin.buffer, protocol_out)
-    return 0
+    return server.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:
