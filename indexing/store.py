@@ -11,6 +11,7 @@ Readers use their own per-thread connection and see the last committed state wit
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -21,8 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from indexing.integrity import OpenMarker, describe, is_corruption, quick_check
+from indexing.locking import WriterLock
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
 
+log = logging.getLogger("codeseek.index")
 SCHEMA_VERSION = "1"
 STALE = ""  # the hash of a file row marked for re-parsing
 DB_NAME = "index.sqlite3"
@@ -94,20 +98,39 @@ class IndexStore:
         self._readers_lock = threading.Lock()
         self._depth = 0  # nesting of transaction()
         self._next_ids: dict[str, int] = {}
+        self.notices: list[str] = []  # one line each: damage found and repaired, waits for other writers
+        self.marker = OpenMarker(self.index_dir)
+        self.writer = WriterLock(self.index_dir, on_wait=self.notice)
         try:
             self.index_dir.mkdir(parents=True, exist_ok=True)
+            unclean = self.marker.unclean()
             try:
                 self._db = self._connect()
+                problem = quick_check(self._db) if unclean else "ok"
+                if problem != "ok":
+                    raise sqlite3.DatabaseError(f"database disk image is malformed ({problem})")
                 self._init_schema()
             except sqlite3.DatabaseError as exc:
-                if "not a database" not in str(exc) and "malformed" not in str(exc):
+                if not is_corruption(exc):
                     raise
                 # The index is a cache: set a damaged file aside and start afresh.
+                self.notice(f"the index at {self.index_dir} was damaged ({exc}); rebuilding it")
                 self._set_aside()
                 self._db = self._connect()
                 self._init_schema()
+            self.marker.create()
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot open index at {self.path}: {exc}") from exc
+            message = describe(exc, self.index_dir) or f"cannot open index at {self.path}: {exc}"
+            raise StoreError(message) from exc
+
+    def notice(self, message: str) -> None:
+        """Record (and log) a one-line notice for the front end to show."""
+        log.warning("%s", message)
+        self.notices.append(message)
+
+    def take_notices(self) -> list[str]:
+        out, self.notices = self.notices, []
+        return out
 
     def _set_aside(self) -> None:
         try:
@@ -119,12 +142,54 @@ class IndexStore:
             if part.exists():
                 os.replace(part, Path(str(part) + ".corrupt"))
 
+    def rebuild_if_damaged(self, reason: BaseException) -> bool:
+        """After a corruption error: check the database and, when it is damaged, start a fresh one
+        (another process may have done so already: then just reconnect). True if a rebuild happened."""
+        with self.writer.hold(), self._write_lock:
+            self._close_readers()
+            if not self._replaced() and (quick_check(self._db) != "ok" or is_corruption(reason)):
+                self.notice(f"the index at {self.index_dir} was damaged ({reason}); rebuilding it")
+                self._set_aside()
+                self._db = self._connect()
+                self._init_schema()
+                return True
+            self._reopen()
+            return False
+
+    def _reopen(self) -> None:
+        self._db.close()
+        self._db = self._connect()
+        self._init_schema()
+
+    def _replaced(self) -> bool:
+        """Whether the database file was replaced (rebuilt by another process) since we opened it."""
+        try:
+            return os.stat(self.path).st_ino != self._inode
+        except OSError:
+            return True
+
+    def check(self) -> str:
+        """`PRAGMA quick_check` of the database: "ok" or the first problems."""
+        return quick_check(self._reader)
+
+    def stamp(self) -> str:
+        """`<generation>:<revision>`: changes whenever any process commits a change to the index (or
+        rebuilds it); a replaced database file is reopened first."""
+        if self._replaced():
+            with self._write_lock:
+                self._close_readers()
+                self._reopen()
+        rows = dict(self._reader.execute(
+            "SELECT key, value FROM meta WHERE key IN ('generation', 'revision')"))
+        return f"{rows.get('generation', '')}:{rows.get('revision', '0')}"
+
     # -- connections -------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA temp_store=MEMORY")
+        self._inode = os.stat(self.path).st_ino
         return db
 
     def _init_schema(self) -> None:
@@ -134,7 +199,17 @@ class IndexStore:
                 row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             except sqlite3.OperationalError:
                 pass  # a new database
-            if row is not None and row[0] != SCHEMA_VERSION:
+            have = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            missing = [t for t in TABLES if t not in have]
+            if row is not None and missing:
+                # A table was lost (dropped by hand, a damaged schema): rebuild the records from the
+                # files, keeping the embedding cache (keyed by content hash) when it is there.
+                self.notice(f"the index at {self.index_dir} lacks table(s) {', '.join(missing)}; "
+                            "rebuilding it")
+                for table in TABLES:
+                    if table != "embeddings":
+                        self._db.execute(f"DROP TABLE IF EXISTS {table}")
+            elif row is not None and row[0] != SCHEMA_VERSION:
                 # The index is a cache: a different layout is rebuilt, not migrated.
                 for table in TABLES:
                     self._db.execute(f"DROP TABLE IF EXISTS {table}")
@@ -156,14 +231,18 @@ class IndexStore:
                 self._readers.append(db)
         return db
 
-    def close(self) -> None:
+    def _close_readers(self) -> None:
         with self._readers_lock:
             for db in self._readers:
                 db.close()
             self._readers.clear()
+        self._local = threading.local()
+
+    def close(self) -> None:
+        self._close_readers()
         with self._write_lock:
             self._db.close()
-        self._local = threading.local()
+        self.marker.remove()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -98,6 +98,7 @@ class Workspace:
         self._graph: CallGraph | None = None
         self._graph_generation = -1
         self._generation = 0
+        self._seen = ""  # the store's stamp this process last brought itself up to date with
         self._bytes_cache: OrderedDict[str, tuple[int, int, bytes]] = OrderedDict()
         self._cache_lock = threading.Lock()
 
@@ -168,7 +169,7 @@ class Workspace:
     def update(self, progress: Progress | None = None, paths: Iterable[str] | None = None) -> UpdateResult:
         """Bring the index up to date with the tree (or just with `paths`) and the overlays."""
         started = time.perf_counter()
-        with self._lock:
+        with self._lock, self.store.writer.hold():  # one writing process at a time (others wait)
             out = UpdateResult()
             version = parser_fingerprint()
             if self.store.get_meta("parser_version") != version:
@@ -203,6 +204,7 @@ class Workspace:
             if out.changed:
                 self._generation += 1
                 self.store.set_meta("revision", str(self.revision + 1))
+            self._seen = self.store.stamp()
             out.seconds = time.perf_counter() - started
             return out
 
@@ -323,6 +325,18 @@ class Workspace:
             if row.error:
                 counts.update(error_reasons(ParseResult(status=row.status, error=row.error)))
         return dict(counts)
+
+    def changed_elsewhere(self, consume: bool = True) -> bool:
+        """Whether another process committed changes to the index (or rebuilt it) since this one last
+        updated or synced; `consume` marks them as seen (and drops the cached call graph)."""
+        stamp = self.store.stamp()
+        if stamp == self._seen:
+            return False
+        if consume:
+            self._seen = stamp
+            with self._graph_lock:
+                self._generation += 1
+        return True
 
     @property
     def generation(self) -> int:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from graph.callgraph import CallGraph
+from indexing.integrity import describe, is_corruption
 from indexing.records import Chunk, Definition
 from indexing.scan import ScanOptions
 from indexing.workspace import Workspace, WorkspaceOptions, default_index_dir
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 STARTING, INDEXING, EMBEDDING, READY, ERROR, STOPPED = (
     "starting", "indexing", "embedding", "ready", "error", "stopped")
 REPORT_INTERVAL = 0.1  # seconds between two progress reports of one job
+SYNC_POLL_S = 1.0  # when idle, look this often for changes other processes committed to the index
 
 
 class IndexingStopped(Exception):
@@ -94,9 +96,10 @@ class _Pending:
     full: bool = False
     paths: set[str] = field(default_factory=set)
     embed: bool = False
+    sync: bool = False  # another process changed the index: reload it (no scan)
 
     def empty(self) -> bool:
-        return not (self.full or self.paths or self.embed)
+        return not (self.full or self.paths or self.embed or self.sync)
 
 
 class RootIndex:
@@ -252,7 +255,8 @@ class RootIndex:
             while self._pending.empty() and not self._stop:
                 self._busy = False
                 self._cond.notify_all()
-                self._cond.wait()
+                if not self._cond.wait(SYNC_POLL_S) and self._changed_elsewhere():
+                    self._pending.sync = True
             if self._stop:
                 self._busy = False
                 self._cond.notify_all()
@@ -260,6 +264,16 @@ class RootIndex:
             job, self._pending = self._pending, _Pending()
             self._busy = True
             return job
+
+    def _changed_elsewhere(self) -> bool:
+        """Whether another process (`codeseek index`, another server) committed to this index."""
+        if self.state not in (READY, ERROR):
+            return False
+        try:
+            return self.workspace.changed_elsewhere(consume=False)
+        except Exception as exc:  # a damaged or vanished database: the next job finds out
+            log.info("cannot read the index stamp of %s: %s", self.root, exc)
+            return False
 
     def _run(self) -> None:
         while (job := self._take()) is not None:
@@ -270,11 +284,22 @@ class RootIndex:
             except Exception as exc:
                 if self._stop:
                     return
-                log.exception("indexing %s failed", self.root)
+                if is_corruption(exc):  # rebuild a damaged index, then index again
+                    self.workspace.store.rebuild_if_damaged(exc)
+                    self._tell(self.workspace.store.take_notices())
+                    self.request_full()
+                    continue
+                described = describe(exc, self.workspace.index_dir)
+                if described is None:
+                    log.exception("indexing %s failed", self.root)
                 self.state = ERROR
-                self.error = f"{type(exc).__name__}: {exc}"
-                if self.on_error is not None:
-                    self.on_error(f"codeseek: indexing {self.root.name} failed: {self.error}")
+                self.error = described or f"{type(exc).__name__}: {exc}"
+                self._tell([f"indexing {self.root.name} failed: {self.error}"])
+
+    def _tell(self, messages: list[str]) -> None:
+        for message in messages:
+            if self.on_error is not None:
+                self.on_error(f"codeseek: {message}")
 
     def _job(self, job: _Pending) -> None:
         started = time.perf_counter()
@@ -292,9 +317,7 @@ class RootIndex:
         phase1 = time.perf_counter() - started
         self.last_job = {"paths": "all" if paths is None else len(paths), "phase1_s": round(phase1, 3),
                          "parsed": result.parsed, "unchanged": result.unchanged, "notes": result.notes}
-        for note in result.notes:
-            if self.on_error is not None:
-                self.on_error(f"codeseek: {note}")
+        self._tell([*result.notes, *self.workspace.store.take_notices()])
         semantic = self.engine.semantic
         if semantic is not None and not self._stop:
             if semantic.pending():

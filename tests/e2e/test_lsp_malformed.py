@@ -321,7 +321,8 @@ def test_hostile_requests_get_answers_without_tracebacks_and_exit_status(tmp_pat
         for msg_id, doc in [(20, {"jsonrpc": "2.0", "id": 20, "method": 5}),
                             (None, {"jsonrpc": "2.0", "id": {"x": 1}, "method": "shutdown"}),
                             (21, {"jsonrpc": "1.0", "id": 21, "method": "shutdown"}),
-                            (22, {"jsonrpc": "2.0", "id": 22, "method": "$/setTrace", "params": {"value": "off"}}),
+                            (22, {"jsonrpc": "2.0", "id": 22, "method": "$/setTrace",
+                                  "params": {"value": "off"}}),
                             (23, {"jsonrpc": "2.0", "id": 23, "method": "workspace/semanticSearch",
                                   "params": {"query": ""}})]:
             send(_frame(json.dumps(doc).encode()))

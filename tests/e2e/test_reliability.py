@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -49,7 +51,8 @@ def project(tmp_path: Path) -> Path:
 def test_a_file_name_that_is_not_utf8_is_skipped_with_a_reason(project: Path, tmp_path: Path) -> None:
     """Issue 13 item 4: `bad_\\xff.py` beside good files made every command die."""
     os.mkdir(os.fsencode(project) + b"/sub_\xfe")
-    (Path(os.fsencode(project).decode("utf-8", "surrogateescape")) / "sub_\udcfe" / "x.py").write_text("X = 1\n")
+    with open(os.fsencode(project) + b"/sub_\xfe/x.py", "wb") as fh:
+        fh.write(b"X = 1\n")
     with open(os.fsencode(project) + b"/bad_\xff.py", "wb") as fh:
         fh.write(b"def bad_function():\n    return 2\n")
     index = str(tmp_path / "index")
@@ -61,3 +64,94 @@ def test_a_file_name_that_is_not_utf8_is_skipped_with_a_reason(project: Path, tm
                      "--no-embed")
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)["results"][0]["symbol"] == "good_function"
+
+
+def _damage_pages(db: Path, seed: int = 13) -> None:
+    """64 random bytes at three places of every b-tree page but the first (the header page)."""
+    rng = random.Random(seed)
+    data = bytearray(db.read_bytes())
+    page = int.from_bytes(data[16:18], "big") or 65536
+    for start in range(page, len(data), page):
+        for offset in (0, page // 3, 2 * page // 3):
+            data[start + offset:start + offset + 64] = bytes(rng.randrange(256) for _ in range(64))
+    db.write_bytes(bytes(data))
+
+
+def test_page_corruption_is_detected_and_rebuilt(project: Path, tmp_path: Path) -> None:
+    """Issue 13 item 5: a damaged database answered wrongly and called itself healthy."""
+    index = tmp_path / "index"
+    assert codeseek("index", str(project), "--index-dir", str(index)).returncode == 0
+    _damage_pages(index / "index.sqlite3")
+    _damage_pages(index / "index.sqlite3", seed=5)
+    status = codeseek("status", str(project), "--index-dir", str(index))
+    assert "damaged" in status.stderr and "Traceback" not in status.stderr
+    assert codeseek("index", str(project), "--index-dir", str(index)).returncode == 0
+    _damage_pages(index / "index.sqlite3")
+    found = codeseek("search", "who calls rebuild_auth", "--root", str(project), "--index-dir", str(index),
+                     "--json", "--no-embed")
+    assert found.returncode == 0, found.stderr
+    assert "Traceback" not in found.stderr
+    notices = [line for line in found.stderr.splitlines() if "damaged" in line]
+    assert len(notices) == 1 and notices[0].startswith("codeseek: the index at")
+    assert json.loads(found.stdout)["results"][0]["symbol"] == "resolve_redirects"
+    status = codeseek("status", str(project), "--index-dir", str(index), "--json")
+    assert status.returncode == 0 and json.loads(status.stdout)["integrity"] == "ok"
+
+
+def test_index_detects_damage_and_a_dropped_table_is_refilled(project: Path, tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    first = codeseek("index", str(project), "--index-dir", str(index), "--json")
+    assert json.loads(first.stdout)["definitions"] == 4
+    db = sqlite3.connect(index / "index.sqlite3")
+    db.execute("DROP TABLE definitions")
+    db.commit()
+    db.close()
+    again = codeseek("index", str(project), "--index-dir", str(index), "--json")
+    assert again.returncode == 0, again.stderr
+    assert "lacks table(s) definitions; rebuilding it" in again.stderr
+    assert json.loads(again.stdout)["definitions"] == 4
+    _damage_pages(index / "index.sqlite3", seed=7)
+    third = codeseek("index", str(project), "--index-dir", str(index), "--json")
+    assert third.returncode == 0 and "damaged" in third.stderr, third.stderr
+    assert json.loads(third.stdout)["definitions"] == 4
+
+
+def test_concurrent_cold_searches_wait_for_each_other(tmp_path: Path) -> None:
+    """Issue 13 item 7: two of three cold searches on one root died with LockBusy, exit 1."""
+    root = tmp_path / "many"
+    for i in range(300):
+        package = root / f"pkg{i // 50}"
+        package.mkdir(parents=True, exist_ok=True)
+        (package / f"mod{i}.py").write_text(f"def compute_{i}(x):\n    return x * {i}\n\n\n"
+                                            f"def report_{i}(x):\n    return compute_{i}(x)\n")
+    index = tmp_path / "index"
+    procs = [subprocess.Popen([sys.executable, "-m", "lsp_server.cli", "search", f"compute_{n}", "--root",
+                               str(root), "--index-dir", str(index), "--json", "--no-embed"],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(REPO)}) for n in (7, 123, 299)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for n, proc, (out, err) in zip((7, 123, 299), procs, outs, strict=True):
+        assert proc.returncode == 0 and "Traceback" not in err, err
+        assert json.loads(out)["results"][0]["symbol"] == f"compute_{n}"
+
+
+@pytest.mark.parametrize("case", ["file-where-folder", "name-too-long", "read-only"])
+def test_environment_errors_are_one_line_and_exit_2(project: Path, tmp_path: Path, case: str) -> None:
+    """Issue 13 items 6 and 9: tracebacks for a file named `tantivy` in the index folder, an index
+    folder name over 255 bytes, an index that cannot be written."""
+    index = tmp_path / "index"
+    if case == "file-where-folder":
+        index.mkdir()
+        (index / "tantivy").write_text("not a folder")
+    elif case == "name-too-long":
+        index = tmp_path / ("x" * 300)
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes through read-only permissions")
+        assert codeseek("index", str(project), "--index-dir", str(index)).returncode == 0
+        for path in (index, *index.iterdir()):
+            path.chmod(0o555 if path.is_dir() else 0o444)
+    (project / "new.py").write_text("def new_function():\n    return 3\n")
+    proc = codeseek("search", "new_function", "--root", str(project), "--index-dir", str(index), "--no-embed")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("codeseek: error:"), proc.stderr
