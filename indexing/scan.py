@@ -135,6 +135,8 @@ class _Ignores:
                 if present is not None and name.split("/", 1)[0] not in present:
                     continue
                 path = os.path.join(self.root, rel_dir, name)
+                if not _is_inside(os.path.realpath(path), str(self.root)):
+                    continue  # an ignore file that is a symlink out of the root is not read
                 try:
                     with open(path, encoding="utf-8", errors="replace") as fh:
                         text = fh.read()

@@ -117,17 +117,29 @@ class Workspace:
         rel = relative_path(self.root, path)
         if rel is None:
             raise WorkspaceError(f"path is outside the workspace {self.root}: {os.fspath(path)}")
+        real = os.path.realpath(self.root / rel)  # a symlink inside the root may lead out of it
+        if real != str(self.root) and not real.startswith(str(self.root) + os.sep):
+            raise WorkspaceError(f"path leads outside the workspace {self.root} (symlink): {rel}")
         return rel
 
-    def set_overlay(self, path: str, text: str) -> None:
+    def set_overlay(self, path: str, text: str) -> bool:
+        """Make an editor buffer the file's content; False (and no overlay) when it is larger than
+        `max_file_size`, the limit files on disk have too."""
         rel = self.relpath(path)
+        limit = self.options.scan.max_file_size
+        data = None if len(text) > limit else text.encode("utf-8", "surrogateescape")
         with self._cache_lock:
-            self._overlays[rel] = text.encode("utf-8", "surrogateescape")
+            if data is None or len(data) > limit:
+                self._overlays.pop(rel, None)
+                return False
+            self._overlays[rel] = data
+        return True
 
-    def clear_overlay(self, path: str) -> None:
+    def clear_overlay(self, path: str) -> int:
+        """Drop a buffer's overlay; returns its size in bytes (0 if there was none)."""
         rel = self.relpath(path)
         with self._cache_lock:
-            self._overlays.pop(rel, None)
+            return len(self._overlays.pop(rel, b""))
 
     def overlays(self) -> list[str]:
         with self._cache_lock:

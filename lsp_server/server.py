@@ -34,6 +34,7 @@ log = logging.getLogger("codeseek.lsp")
 T = TypeVar("T")
 SEARCH_METHOD = "workspace/semanticSearch"
 DEBOUNCE_S = 0.3
+MAX_DELAY_S = 0.7  # a debounced edit is indexed at most this long after it arrived
 
 
 class _Progress:
@@ -70,7 +71,7 @@ class CodeseekServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.queries = ThreadPoolExecutor(max_workers=2, thread_name_prefix="codeseek-query")
         self._shown: set[str] = set()
-        self._timers: dict[str, tuple[asyncio.TimerHandle, RootIndex]] = {}
+        self._timers: dict[str, tuple[asyncio.TimerHandle, RootIndex, float]] = {}
         self._progress_ids = 0
         self._lock = threading.Lock()
         self.exit_code = 0  # the process status `serve` returns (1 after `exit` without `shutdown`)
@@ -248,10 +249,16 @@ class CodeseekServer(LanguageServer):
         if found is None or self.loop is None:
             return
         root, rel = found
+        now = self.loop.time()
         pending = self._timers.pop(uri, None)
+        first = now
         if pending is not None:
             pending[0].cancel()
-        self._timers[uri] = (self.loop.call_later(delay, self._fire, uri, root, rel), root)
+            first = pending[2]
+        # During a storm of edits the timer keeps moving, but never past MAX_DELAY_S after the first
+        # edit it has not indexed yet: the index stays at most about a second behind.
+        at = min(now + delay, first + MAX_DELAY_S)
+        self._timers[uri] = (self.loop.call_at(at, self._fire, uri, root, rel), root, first)
 
     def _fire(self, uri: str, root: RootIndex, rel: str) -> None:
         self._timers.pop(uri, None)
@@ -259,7 +266,7 @@ class CodeseekServer(LanguageServer):
 
     def idle(self, root: RootIndex) -> bool:
         """No debounced edit waits and the worker has nothing to do."""
-        return root.idle() and not any(r is root for _, r in self._timers.values())
+        return root.idle() and not any(r is root for _, r, _ in self._timers.values())
 
 
 def bad_params(message: str) -> JsonRpcInvalidParams:
