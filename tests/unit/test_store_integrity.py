@@ -150,7 +150,7 @@ def test_a_writer_gives_up_after_its_timeout(tmp_path: Path) -> None:
     (OSError(errno.EROFS, "Read-only file system"), "not writable"),
     (sqlite3.OperationalError("attempt to write a readonly database"), "not writable"),
     (OSError(errno.ENAMETOOLONG, "File name too long"), "too long"),
-    (FileExistsError(errno.EEXIST, "File exists", "/i/tantivy"), "a file stands where the index needs a folder"),
+    (FileExistsError(errno.EEXIST, "File exists", "/i/tantivy"), "a file stands where the index needs"),
     (NotADirectoryError(errno.ENOTDIR, "Not a directory"), "a file stands where"),
 ])
 def test_environment_errors_are_described_in_one_line(exc: BaseException, words: str) -> None:
