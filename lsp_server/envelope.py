@@ -134,6 +134,8 @@ def check(obj: Any, life: Lifecycle, limits: Limits = Limits()) -> Verdict:
         text = f"params of {method} must be an object or an array, got {type(params).__name__}"
         return _reply(echo, INVALID_PARAMS, text) if has_id else Verdict("drop", reason=text)
     if not has_id:
+        if method == lsp.CANCEL_REQUEST and not (isinstance(params, dict) and valid_id(params.get("id"))):
+            return Verdict("drop", reason="$/cancelRequest without a valid id")
         if method == lsp.EXIT:
             return Verdict("ok", "notification")
         if not life.initialized:

@@ -131,8 +131,9 @@ class CodeseekServer(LanguageServer):
         log.error("handler error: %s", exc)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """Log out-of-band errors; pygls' default pops a message box for each."""
-        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+        """Log out-of-band errors in one line (they are answered already, or are a client's mistake);
+        pygls' default pops a message box for each."""
+        log.info("%s: %s", getattr(source, "__name__", source), str(error)[:300])
 
     # -- threads -> loop ---------------------------------------------------------------------------------
     def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:

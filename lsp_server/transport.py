@@ -178,8 +178,11 @@ class HardenedProtocol(LanguageServerProtocol):
                                        f"internal error: {type(exc).__name__}: {exc}"))
 
     def _check_handler_result(self, future: Future[Any]) -> None:
+        """A notification has no reply: its failure (mostly a document the client never opened) is one
+        log line; the traceback goes to DEBUG."""
         if not future.cancelled() and (exc := future.exception()) is not None:
-            log.error("notification handler failed: %s", exc, exc_info=exc)
+            log.warning("a notification failed: %s: %s", type(exc).__name__, envelope.clip(str(exc), 120))
+            log.debug("notification failure", exc_info=exc)
 
 
 async def read_messages(stop: threading.Event, reader: AsyncReader, protocol: HardenedProtocol,
