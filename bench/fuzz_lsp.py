@@ -170,7 +170,8 @@ class Generator:
         if kind == 4:
             return "".join(chr(r.randrange(32, 0x2FFF)) for _ in range(r.randrange(20)))
         if kind == 5:
-            return r.choice(["x" * 30000, "\udcff\ud800", "file:///etc/passwd", "../../etc", "\x00" * 100, ""])
+            return r.choice(["x" * 30000, "\udcff\ud800", "file:///etc/passwd", "../../etc", "\x00" * 100,
+                             ""])
         if kind == 6:
             return "y" * r.choice([1000, 100_000, 1_000_000])
         if kind in (7, 8):
@@ -231,7 +232,8 @@ class Generator:
             return "not-an-object", frame(json.dumps(self.value()).encode()), None
         if kind < 14:
             garbled = r.choice([b"Content-Length: abc\r\n\r\n{}", b"Content-Length: 99999999999\r\n\r\n",
-                                b"Content-Type: x\r\n\r\n", b"\r\n\r\n\r\n", b"Content-Length: 5\r\n\r\n{}{}{"])
+                                b"Content-Type: x\r\n\r\n", b"\r\n\r\n\r\n",
+                                b"Content-Length: 5\r\n\r\n{}{}{"])
             return "garbled-header", garbled, None
         if kind < 30:
             method, params = r.choice(self.requests)
