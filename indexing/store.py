@@ -5,13 +5,14 @@ Writes go through one connection guarded by a lock; each file's row and all its 
 in one transaction (`replace_file`), so a killed indexer leaves every file fully old or fully new.
 `transaction()` groups several files into one commit for speed without weakening that guarantee.
 Readers use their own per-thread connection and see the last committed state without waiting
-(WAL), so an LSP worker thread can search while the indexer writes.
+(WAL), so an LSP worker thread can search while the indexer writes. Several processes share one
+index: writers hold `writer` (an inter-process lock, `indexing/locking.py`); damage is detected and
+rebuilt (`indexing/integrity.py`, `indexing/store_health.py`).
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sqlite3
 import threading
@@ -25,8 +26,8 @@ from typing import Any
 from indexing.integrity import OpenMarker, describe, is_corruption, quick_check
 from indexing.locking import WriterLock
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
+from indexing.store_health import StoreHealth
 
-log = logging.getLogger("codeseek.index")
 SCHEMA_VERSION = "1"
 STALE = ""  # the hash of a file row marked for re-parsing
 DB_NAME = "index.sqlite3"
@@ -86,7 +87,7 @@ def _labels(text: str) -> tuple[str, ...]:
     return tuple(text.split(",")) if text else ()
 
 
-class IndexStore:
+class IndexStore(StoreHealth):
     """SQLite index at `<index_dir>/index.sqlite3`; created (or rebuilt on a schema change) on open."""
 
     def __init__(self, index_dir: Path) -> None:
@@ -122,66 +123,6 @@ class IndexStore:
         except (OSError, sqlite3.Error) as exc:
             message = describe(exc, self.index_dir) or f"cannot open index at {self.path}: {exc}"
             raise StoreError(message) from exc
-
-    def notice(self, message: str) -> None:
-        """Record (and log) a one-line notice for the front end to show."""
-        log.warning("%s", message)
-        self.notices.append(message)
-
-    def take_notices(self) -> list[str]:
-        out, self.notices = self.notices, []
-        return out
-
-    def _set_aside(self) -> None:
-        try:
-            self._db.close()
-        except (AttributeError, sqlite3.Error):
-            pass
-        for suffix in ("", "-wal", "-shm"):
-            part = Path(str(self.path) + suffix)
-            if part.exists():
-                os.replace(part, Path(str(part) + ".corrupt"))
-
-    def rebuild_if_damaged(self, reason: BaseException) -> bool:
-        """After a corruption error: check the database and, when it is damaged, start a fresh one
-        (another process may have done so already: then just reconnect). True if a rebuild happened."""
-        with self.writer.hold(), self._write_lock:
-            self._close_readers()
-            if not self._replaced() and (quick_check(self._db) != "ok" or is_corruption(reason)):
-                self.notice(f"the index at {self.index_dir} was damaged ({reason}); rebuilding it")
-                self._set_aside()
-                self._db = self._connect()
-                self._init_schema()
-                return True
-            self._reopen()
-            return False
-
-    def _reopen(self) -> None:
-        self._db.close()
-        self._db = self._connect()
-        self._init_schema()
-
-    def _replaced(self) -> bool:
-        """Whether the database file was replaced (rebuilt by another process) since we opened it."""
-        try:
-            return os.stat(self.path).st_ino != self._inode
-        except OSError:
-            return True
-
-    def check(self) -> str:
-        """`PRAGMA quick_check` of the database: "ok" or the first problems."""
-        return quick_check(self._reader)
-
-    def stamp(self) -> str:
-        """`<generation>:<revision>`: changes whenever any process commits a change to the index (or
-        rebuilds it); a replaced database file is reopened first."""
-        if self._replaced():
-            with self._write_lock:
-                self._close_readers()
-                self._reopen()
-        rows = dict(self._reader.execute(
-            "SELECT key, value FROM meta WHERE key IN ('generation', 'revision')"))
-        return f"{rows.get('generation', '')}:{rows.get('revision', '0')}"
 
     # -- connections -------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
