@@ -45,6 +45,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "tests" / "workspace" / "sample"
 PROBE = {"query": "parse"}
+MAX_MESSAGE = 8 * 1024 * 1024  # larger generated messages are drawn again
 
 
 def frame(body: bytes) -> bytes:
@@ -189,7 +190,7 @@ class Generator:
             return nest
         if kind == 14:
             return [0] * r.choice([1000, 50_000, 250_000])
-        return [{"uri": self.uri, "type": r.randrange(5)}] * r.choice([10, 3000])
+        return [{"uri": self.uri, "type": r.randrange(5)} for _ in range(r.choice([10, 3000]))]
 
     def mutate(self, params: Any) -> Any:
         """A deep copy of `params` with one to three random changes."""
@@ -220,7 +221,14 @@ class Generator:
         return holder, key
 
     def message(self) -> tuple[str, bytes, int | None]:
-        """(category, bytes to send, id of a request that must be answered or None)."""
+        """(category, bytes to send, id of a request that must be answered or None); at most
+        MAX_MESSAGE bytes."""
+        while True:
+            category, data, msg_id = self._message()
+            if len(data) <= MAX_MESSAGE:
+                return category, data, msg_id
+
+    def _message(self) -> tuple[str, bytes, int | None]:
         r = self.rng
         kind = r.randrange(100)
         if kind < 4:

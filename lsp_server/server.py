@@ -26,6 +26,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
+from indexing.integrity import describe
 from lsp_server import convert, transport
 from lsp_server.indexer import NoProgress, ProgressHandle, RootIndex, tune_allocator
 from lsp_server.options import ServerOptions, parse_options
@@ -200,8 +201,10 @@ class CodeseekServer(LanguageServer):
         try:
             root = RootIndex(path, self.options, sink=self, first=not self.roots,
                              on_error=lambda m: self.notify_user(m, lsp.MessageType.Error))
-        except Exception as exc:
-            self.notify_user(f"codeseek: cannot index {path}: {exc}", lsp.MessageType.Error)
+        except Exception as exc:  # one line the user can act on (disk full, read-only, a file in the way)
+            cause = exc.__cause__ if exc.__cause__ is not None else exc
+            said = describe(cause, self.options.index_dir or "the index folder") or str(exc)
+            self.notify_user(f"codeseek: cannot index {path}: {said}", lsp.MessageType.Error)
             return None
         self.roots[path] = root
         root.start()
