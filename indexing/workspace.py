@@ -117,10 +117,13 @@ class Workspace:
         rel = relative_path(self.root, path)
         if rel is None:
             raise WorkspaceError(f"path is outside the workspace {self.root}: {os.fspath(path)}")
-        real = os.path.realpath(self.root / rel)  # a symlink inside the root may lead out of it
-        if real != str(self.root) and not real.startswith(str(self.root) + os.sep):
-            raise WorkspaceError(f"path leads outside the workspace {self.root} (symlink): {rel}")
         return rel
+
+    def stays_inside(self, rel: str) -> bool:
+        """Whether a workspace-relative path still lies inside the root once symlinks are followed
+        (front ends check paths from clients with it; scanned files are checked by the scan)."""
+        real = os.path.realpath(self.root / rel)
+        return real == str(self.root) or real.startswith(str(self.root) + os.sep)
 
     def set_overlay(self, path: str, text: str) -> bool:
         """Make an editor buffer the file's content; False (and no overlay) when it is larger than
@@ -181,7 +184,7 @@ class Workspace:
     def update(self, progress: Progress | None = None, paths: Iterable[str] | None = None) -> UpdateResult:
         """Bring the index up to date with the tree (or just with `paths`) and the overlays."""
         started = time.perf_counter()
-        with self._lock, self.store.writer.hold():  # one writing process at a time (others wait)
+        with self.store.writer.hold(), self._lock:  # one writing process at a time (others wait)
             out = UpdateResult()
             version = parser_fingerprint()
             if self.store.get_meta("parser_version") != version:

@@ -195,7 +195,9 @@ class RootIndex:
             rel = self.workspace.relpath(path)
         except Exception:
             return None
-        return None if rel.startswith("../") else rel
+        if rel.startswith("../") or not self.workspace.stays_inside(rel):  # no reads through symlinks out
+            return None
+        return rel
 
     def current_state(self) -> str:
         """starting / indexing / embedding / error / stopped while that holds, else the engine's state
