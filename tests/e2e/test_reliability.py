@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -155,3 +157,25 @@ def test_environment_errors_are_one_line_and_exit_2(project: Path, tmp_path: Pat
     proc = codeseek("search", "new_function", "--root", str(project), "--index-dir", str(index), "--no-embed")
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("codeseek: error:"), proc.stderr
+
+
+def _limit_file_size() -> None:
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail with EFBIG instead
+    resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024, 256 * 1024))
+
+
+def test_a_full_disk_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """Issue 13 item 6: `database or disk is full` / `disk I/O error` came out as a traceback, exit 1
+    (a file size limit stands in for a full disk: the same errors reach codeseek)."""
+    root = tmp_path / "many"
+    for i in range(400):
+        package = root / f"pkg{i // 50}"
+        package.mkdir(parents=True, exist_ok=True)
+        (package / f"mod{i}.py").write_text("".join(
+            f"def function_{i}_{j}(value):\n    return helper_{j}(value) + {j}\n\n\n" for j in range(20)))
+    proc = subprocess.run([sys.executable, "-m", "lsp_server.cli", "index", str(root), "--index-dir",
+                           str(tmp_path / "index")], cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, preexec_fn=_limit_file_size)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("codeseek: error: no space left"), proc.stderr
