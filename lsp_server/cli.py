@@ -378,7 +378,8 @@ def _environment_error(exc: BaseException, args: argparse.Namespace) -> str | No
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    _notices()
+    if getattr(args, "command", None) != "serve":  # the server logs notices and shows them
+        _notices()
     for attempt in (1, 2):
         try:
             return int(args.handler(args))
