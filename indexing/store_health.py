@@ -61,12 +61,13 @@ class StoreHealth:
             if part.exists():
                 os.replace(part, Path(str(part) + ".corrupt"))
 
-    def rebuild_if_damaged(self, reason: BaseException) -> bool:
+    def rebuild_if_damaged(self, reason: BaseException, force: bool = True) -> bool:
         """After a corruption error: check the database and, when it is damaged, start a fresh one
-        (another process may have done so already: then just reconnect). True if a rebuild happened."""
+        (another process may have done so already: then just reconnect). `force`: `reason` came from
+        this database, so a corruption error is proof enough. True if a rebuild happened."""
         with self.writer.hold(), self._write_lock:
             self._close_readers()
-            if not self._replaced() and (quick_check(self._db) != "ok" or is_corruption(reason)):
+            if not self._replaced() and (quick_check(self._db) != "ok" or (force and is_corruption(reason))):
                 self.notice(f"the index at {self.index_dir} was damaged ({reason}); rebuilding it")
                 self._set_aside()
                 self._db = self._connect()

@@ -97,9 +97,10 @@ class _Pending:
     paths: set[str] = field(default_factory=set)
     embed: bool = False
     sync: bool = False  # another process changed the index: reload it (no scan)
+    damaged: BaseException | None = None  # a query met a corruption error: check and rebuild first
 
     def empty(self) -> bool:
-        return not (self.full or self.paths or self.embed or self.sync)
+        return not (self.full or self.paths or self.embed or self.sync or self.damaged)
 
 
 class RootIndex:
@@ -166,6 +167,13 @@ class RootIndex:
         with self._cond:
             self._pending.full |= full
             self._pending.paths |= paths or set()
+            self._cond.notify_all()
+
+    def request_repair(self, exc: BaseException) -> None:
+        """A query met a corruption error: check the database (rebuild it if damaged), then re-index."""
+        with self._cond:
+            self._pending.damaged = exc
+            self._pending.full = True
             self._cond.notify_all()
 
     def idle(self) -> bool:
@@ -305,6 +313,10 @@ class RootIndex:
 
     def _job(self, job: _Pending) -> None:
         started = time.perf_counter()
+        if job.damaged is not None:
+            # The query may have read another root's index: rebuild this one only if it is damaged.
+            self.workspace.store.rebuild_if_damaged(job.damaged, force=False)
+            self._tell(self.workspace.store.take_notices())
         paths = None if job.full else sorted(job.paths)
         self.state = INDEXING
         name = self.root.name

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import logging
 import os
+import sqlite3
 import sys
 import threading
 from collections.abc import Callable
@@ -22,11 +23,11 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
-from indexing.integrity import describe
+from indexing.integrity import describe, is_corruption
 from lsp_server import convert, transport
 from lsp_server.indexer import NoProgress, ProgressHandle, RootIndex, tune_allocator
 from lsp_server.options import ServerOptions, parse_options
@@ -150,7 +151,14 @@ class CodeseekServer(LanguageServer):
     async def run_query(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a read-only query in the query pool; awaiting it makes the request cancellable."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.queries, fn, *args)
+        try:
+            return await loop.run_in_executor(self.queries, fn, *args)
+        except sqlite3.DatabaseError as exc:
+            if not is_corruption(exc):
+                raise
+            for root in list(self.roots.values()):  # the worker checks each index and rebuilds it
+                root.request_repair(exc)
+            raise JsonRpcInternalError(f"the index is damaged ({exc}); it is being rebuilt") from exc
 
     # -- messages and progress ---------------------------------------------------------------------------
     def notify_user(self, message: str, level: lsp.MessageType = lsp.MessageType.Warning) -> None:
