@@ -306,7 +306,8 @@ class Fuzz:
 
     def collect(self, reply: dict[str, Any]) -> None:
         self.answers += 1
-        self.pending.pop(reply.get("id"), None)
+        if isinstance(reply.get("id"), (int, str)):  # an old server may echo any id back
+            self.pending.pop(reply["id"], None)
         if isinstance(reply.get("error"), dict):
             code = reply["error"].get("code")
             self.codes[code if isinstance(code, int) else 0] += 1
