@@ -15,7 +15,8 @@ Every `--probe-every` messages a valid request (`workspace/symbol`) is sent and 
 `--answer-timeout` seconds. It reports:
 
 - deaths: the server process exited (it is restarted and the run goes on);
-- hangs: probes not answered within the timeout, and requests with a valid id never answered;
+- hangs: probes not answered within the timeout, requests with a valid id never answered, and
+  messages the server did not read for 3 x the timeout (then it is restarted);
 - tracebacks: replies carrying a traceback (`data.traceback` or "Traceback" in the message), and
   tracebacks written to the server log (handler bugs; reported separately);
 - error codes: how many replies had each JSON-RPC code; probe latency p50 / max; server RSS at the end.
@@ -31,6 +32,7 @@ import json
 import os
 import queue
 import random
+import select
 import shutil
 import statistics
 import subprocess
@@ -85,14 +87,26 @@ class Server:
             except ValueError:
                 self.replies.put({"unparseable": True})
 
-    def send(self, data: bytes) -> bool:
+    def send(self, data: bytes, timeout: float = 60.0) -> str:
+        """"ok", "dead" (the pipe is closed) or "stuck" (the server read nothing for `timeout` s)."""
         assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
-            return True
-        except (BrokenPipeError, OSError):
-            return False
+        fd = self.proc.stdin.fileno()
+        os.set_blocking(fd, False)
+        view, deadline = memoryview(data), time.monotonic() + timeout
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return "stuck"
+            if not select.select([], [fd], [], min(left, 1.0))[1]:
+                continue
+            try:
+                view = view[os.write(fd, view):]
+                deadline = time.monotonic() + timeout
+            except BlockingIOError:
+                continue
+            except OSError:  # BrokenPipeError: the server is gone
+                return "dead"
+        return "ok"
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -290,7 +304,7 @@ class Fuzz:
         self.codes: Counter[int] = Counter()
         self.sent: Counter[str] = Counter()
         self.pending: dict[Any, float] = {}
-        self.deaths = self.hangs = self.tracebacks = self.answers = self.log_tracebacks = 0
+        self.deaths = self.hangs = self.stuck = self.tracebacks = self.answers = 0
         self.probe_ms: list[float] = []
         self.server = self.start()
 
@@ -348,6 +362,9 @@ class Fuzz:
 
     def died(self) -> None:
         self.deaths += 1
+        self.restart()
+
+    def restart(self) -> None:
         self.pending.clear()
         self.server = self.start()
 
@@ -356,8 +373,14 @@ class Fuzz:
         sent = 0
         while sent < self.args.messages and time.monotonic() - started < self.args.seconds:
             category, data, msg_id = self.gen.message()
-            if not self.server.send(data):
+            outcome = self.server.send(data, self.args.answer_timeout * 3)
+            if outcome == "dead":
                 self.died()
+                continue
+            if outcome == "stuck":  # it stopped reading: a hang; start over
+                self.stuck += 1
+                self.server.stop()
+                self.restart()
                 continue
             sent += 1
             self.sent[category] += 1
@@ -389,8 +412,8 @@ class Fuzz:
         shutil.rmtree(self.tmp, ignore_errors=True)
         return {
             "messages": sent, "seconds": round(time.monotonic() - started, 1), "by_category": dict(self.sent),
-            "answers": self.answers, "deaths": self.deaths, "hangs": self.hangs + unanswered,
-            "late_probes": self.hangs, "unanswered_requests": unanswered,
+            "answers": self.answers, "deaths": self.deaths, "hangs": self.hangs + unanswered + self.stuck,
+            "late_probes": self.hangs, "unanswered_requests": unanswered, "stopped_reading": self.stuck,
             "tracebacks_in_replies": self.tracebacks, "tracebacks_in_log": log.count("Traceback"),
             "error_codes": dict(sorted(self.codes.items())),
             "probe_ms_p50": round(statistics.median(self.probe_ms), 1) if self.probe_ms else None,
