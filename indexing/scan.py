@@ -11,7 +11,8 @@ git (or with `ScanOptions.use_git` off) the tree is walked and these rules apply
 - lockfiles by full name; files whose language `indexing.languages.language_for_path` does not know;
 - symlinks that are broken, loop, or leave the root; files larger than `max_file_size`; unreadable
   files; files that vanish while scanning; binary files (a NUL byte in the first 512 bytes);
-  minified files (long lines in the first 8 KB of a file of 16 KB or more).
+  minified files (long lines in the first 8 KB of a file of 16 KB or more); files and folders whose
+  name is not valid UTF-8 (`non-utf8-name`, recorded with the bad bytes written as `\\xNN`).
 
 Paths are workspace-relative POSIX strings. `scan` never raises for a bad file: it records
 `(path, reason)` in `ScanResult.skipped`. A skipped directory is recorded once, as `dir/`.
@@ -47,6 +48,7 @@ UNREADABLE = "unreadable"
 VANISHED = "vanished"
 NOT_A_FILE = "not-a-file"
 OUTSIDE_ROOT = "outside-root"
+NON_UTF8_NAME = "non-utf8-name"  # paths are stored as UTF-8 text: such a file cannot be indexed
 
 ALWAYS_SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", ".bzr", "node_modules", "bower_components", "jspm_packages", "dist", "build",
@@ -98,6 +100,20 @@ def _language_for_path(path: str) -> str | None:
     return language_for_path(path)
 
 
+def utf8_name(name: str) -> bool:
+    """Whether a file name (as os.scandir gives it, undecodable bytes as surrogates) is valid UTF-8."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(path: str) -> str:
+    """`path` with undecodable bytes written as \\xNN, safe to store, print and log."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _is_inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -126,6 +142,8 @@ class _Ignores:
                 if present is not None and name.split("/", 1)[0] not in present:
                     continue
                 path = os.path.join(self.root, rel_dir, name)
+                if not _is_inside(os.path.realpath(path), str(self.root)):
+                    continue  # an ignore file that is a symlink out of the root is not read
                 try:
                     with open(path, encoding="utf-8", errors="replace") as fh:
                         text = fh.read()
@@ -277,6 +295,9 @@ class Scanner:
             subdirs: list[tuple[str, str, frozenset[str], Specs]] = []
             for entry in entries:
                 rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                if not utf8_name(entry.name):
+                    self.skip(printable(rel), NON_UTF8_NAME)
+                    continue
                 try:
                     is_link = entry.is_symlink()
                     is_dir = entry.is_dir(follow_symlinks=True)
@@ -310,6 +331,9 @@ class Scanner:
 
     def check(self, rel: str) -> None:
         """Apply every rule to one workspace-relative path; a directory is walked."""
+        if not utf8_name(rel):
+            self.skip(printable(rel), NON_UTF8_NAME)
+            return
         parts = rel.split("/")
         for depth in range(1, len(parts)):
             sub = "/".join(parts[:depth])

@@ -5,7 +5,9 @@ Writes go through one connection guarded by a lock; each file's row and all its 
 in one transaction (`replace_file`), so a killed indexer leaves every file fully old or fully new.
 `transaction()` groups several files into one commit for speed without weakening that guarantee.
 Readers use their own per-thread connection and see the last committed state without waiting
-(WAL), so an LSP worker thread can search while the indexer writes.
+(WAL), so an LSP worker thread can search while the indexer writes. Several processes share one
+index: writers hold `writer` (an inter-process lock, `indexing/locking.py`); damage is detected and
+rebuilt (`indexing/integrity.py`, `indexing/store_health.py`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from indexing.integrity import OpenMarker, describe, is_corruption, quick_check
+from indexing.locking import WriterLock
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
+from indexing.store_health import StoreHealth
 
 SCHEMA_VERSION = "2"
 STALE = ""  # the hash of a file row marked for re-parsing
@@ -82,7 +87,7 @@ def _labels(text: str) -> tuple[str, ...]:
     return tuple(text.split(",")) if text else ()
 
 
-class IndexStore:
+class IndexStore(StoreHealth):
     """SQLite index at `<index_dir>/index.sqlite3`; created (or rebuilt on a schema change) on open."""
 
     def __init__(self, index_dir: Path) -> None:
@@ -94,30 +99,30 @@ class IndexStore:
         self._readers_lock = threading.Lock()
         self._depth = 0  # nesting of transaction()
         self._next_ids: dict[str, int] = {}
+        self.notices: list[str] = []  # one line each: damage found and repaired, waits for other writers
+        self.marker = OpenMarker(self.index_dir)
+        self.writer = WriterLock(self.index_dir, on_wait=self.notice)
         try:
             self.index_dir.mkdir(parents=True, exist_ok=True)
+            unclean = self.marker.unclean()
             try:
                 self._db = self._connect()
+                problem = quick_check(self._db) if unclean else "ok"
+                if problem != "ok":
+                    raise sqlite3.DatabaseError(f"database disk image is malformed ({problem})")
                 self._init_schema()
             except sqlite3.DatabaseError as exc:
-                if "not a database" not in str(exc) and "malformed" not in str(exc):
+                if not is_corruption(exc):
                     raise
                 # The index is a cache: set a damaged file aside and start afresh.
+                self.notice(f"the index at {self.index_dir} was damaged ({exc}); rebuilding it")
                 self._set_aside()
                 self._db = self._connect()
                 self._init_schema()
+            self.marker.create()
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot open index at {self.path}: {exc}") from exc
-
-    def _set_aside(self) -> None:
-        try:
-            self._db.close()
-        except (AttributeError, sqlite3.Error):
-            pass
-        for suffix in ("", "-wal", "-shm"):
-            part = Path(str(self.path) + suffix)
-            if part.exists():
-                os.replace(part, Path(str(part) + ".corrupt"))
+            message = describe(exc, self.index_dir) or f"cannot open index at {self.path}: {exc}"
+            raise StoreError(message) from exc
 
     # -- connections -------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -125,6 +130,7 @@ class IndexStore:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA temp_store=MEMORY")
+        self._inode = os.stat(self.path).st_ino
         return db
 
     def _init_schema(self) -> None:
@@ -134,7 +140,17 @@ class IndexStore:
                 row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             except sqlite3.OperationalError:
                 pass  # a new database
-            if row is not None and row[0] != SCHEMA_VERSION:
+            have = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            missing = [t for t in TABLES if t not in have]
+            if row is not None and missing:
+                # A table was lost (dropped by hand, a damaged schema): rebuild the records from the
+                # files, keeping the embedding cache (keyed by content hash) when it is there.
+                self.notice(f"the index at {self.index_dir} lacks table(s) {', '.join(missing)}; "
+                            "rebuilding it")
+                for table in TABLES:
+                    if table != "embeddings":
+                        self._db.execute(f"DROP TABLE IF EXISTS {table}")
+            elif row is not None and row[0] != SCHEMA_VERSION:
                 # The index is a cache: a different layout is rebuilt, not migrated.
                 for table in TABLES:
                     self._db.execute(f"DROP TABLE IF EXISTS {table}")
@@ -156,14 +172,18 @@ class IndexStore:
                 self._readers.append(db)
         return db
 
-    def close(self) -> None:
+    def _close_readers(self) -> None:
         with self._readers_lock:
             for db in self._readers:
                 db.close()
             self._readers.clear()
+        self._local = threading.local()
+
+    def close(self) -> None:
+        self._close_readers()
         with self._write_lock:
             self._db.close()
-        self._local = threading.local()
+        self.marker.remove()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -100,6 +100,7 @@ class Workspace:
         self._graph: CallGraph | None = None
         self._graph_generation = -1
         self._generation = 0
+        self._seen = ""  # the store's stamp this process last brought itself up to date with
         self._bytes_cache: OrderedDict[str, tuple[int, int, bytes]] = OrderedDict()
         self._cache_lock = threading.Lock()
 
@@ -120,15 +121,30 @@ class Workspace:
             raise WorkspaceError(f"path is outside the workspace {self.root}: {os.fspath(path)}")
         return rel
 
-    def set_overlay(self, path: str, text: str) -> None:
-        rel = self.relpath(path)
-        with self._cache_lock:
-            self._overlays[rel] = text.encode("utf-8", "surrogateescape")
+    def stays_inside(self, rel: str) -> bool:
+        """Whether a workspace-relative path still lies inside the root once symlinks are followed
+        (front ends check paths from clients with it; scanned files are checked by the scan)."""
+        real = os.path.realpath(self.root / rel)
+        return real == str(self.root) or real.startswith(str(self.root) + os.sep)
 
-    def clear_overlay(self, path: str) -> None:
+    def set_overlay(self, path: str, text: str) -> bool:
+        """Make an editor buffer the file's content; False (and no overlay) when it is larger than
+        `max_file_size`, the limit files on disk have too."""
+        rel = self.relpath(path)
+        limit = self.options.scan.max_file_size
+        data = None if len(text) > limit else text.encode("utf-8", "surrogateescape")
+        with self._cache_lock:
+            if data is None or len(data) > limit:
+                self._overlays.pop(rel, None)
+                return False
+            self._overlays[rel] = data
+        return True
+
+    def clear_overlay(self, path: str) -> int:
+        """Drop a buffer's overlay; returns its size in bytes (0 if there was none)."""
         rel = self.relpath(path)
         with self._cache_lock:
-            self._overlays.pop(rel, None)
+            return len(self._overlays.pop(rel, b""))
 
     def overlays(self) -> list[str]:
         with self._cache_lock:
@@ -170,7 +186,7 @@ class Workspace:
     def update(self, progress: Progress | None = None, paths: Iterable[str] | None = None) -> UpdateResult:
         """Bring the index up to date with the tree (or just with `paths`) and the overlays."""
         started = time.perf_counter()
-        with self._lock:
+        with self.store.writer.hold(), self._lock:  # one writing process at a time (others wait)
             out = UpdateResult()
             version = parser_fingerprint()
             if self.store.get_meta("parser_version") != version:
@@ -205,6 +221,7 @@ class Workspace:
             if out.changed:
                 self._generation += 1
                 self.store.set_meta("revision", str(self.revision + 1))
+            self._seen = self.store.stamp()
             out.seconds = time.perf_counter() - started
             return out
 
@@ -325,6 +342,18 @@ class Workspace:
             if row.error:
                 counts.update(error_reasons(ParseResult(status=row.status, error=row.error)))
         return dict(counts)
+
+    def changed_elsewhere(self, consume: bool = True) -> bool:
+        """Whether another process committed changes to the index (or rebuilt it) since this one last
+        updated or synced; `consume` marks them as seen (and drops the cached call graph)."""
+        stamp = self.store.stamp()
+        if stamp == self._seen:
+            return False
+        if consume:
+            self._seen = stamp
+            with self._graph_lock:
+                self._generation += 1
+        return True
 
     @property
     def generation(self) -> int:

@@ -11,16 +11,21 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import logging
 import os
+import sqlite3
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from indexing.integrity import describe, is_corruption
+from indexing.locking import LockTimeout
 from indexing.scan import scan
-from indexing.store import StoreError, database_path
+from indexing.store import IndexStore, StoreError, database_path
 from indexing.workspace import UpdateResult, Workspace, WorkspaceError, WorkspaceOptions, default_index_dir
+from retrievers.base import RetrieverError
 
 
 class CliError(Exception):
@@ -93,6 +98,9 @@ def _counts(counter: dict[str, int]) -> str:
 def cmd_index(args: argparse.Namespace) -> int:
     root = _root(args)
     with _workspace(root, args.index_dir) as ws:
+        problem = ws.store.check()  # an explicit index run checks the pages too (issue 13)
+        if problem != "ok":
+            raise sqlite3.DatabaseError(f"database disk image is malformed: {problem}")
         result = _update(ws, not args.quiet and sys.stderr.isatty())
         counts = ws.store.counts()
         graph_started = time.perf_counter()
@@ -236,7 +244,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"codeseek: no index for {root} at {index_dir} (run `codeseek index`)", file=sys.stderr)
         return 1
     with _workspace(root, args.index_dir) as ws:
+        integrity = ws.store.check()
+        if integrity != "ok":  # say so rather than counting rows of a damaged file
+            print(f"codeseek: the index at {ws.index_dir} is damaged ({integrity}); `codeseek index` "
+                  "rebuilds it", file=sys.stderr)
+            return 2
         info = ws.status()
+        info["integrity"] = integrity
         stored = ws.store.files()
         listing = scan(ws.root, ws.options.scan)
         scanned = {f.path: f for f in listing.files}
@@ -264,6 +278,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"embeddings   {info['embeddings']}",
         f"skipped      {sum(info['skipped'].values())}"
         + (f" ({_counts(info['skipped'])})" if info["skipped"] else "") + " (--json lists them)",
+        f"integrity    {info['integrity']}",
         f"pending      {new} new, {modified} modified, {deleted} deleted"
         + ("" if new or modified or deleted else " (up to date)"),
     ]))
@@ -434,22 +449,70 @@ def cmd_completion(args: argparse.Namespace) -> int:
     return 0
 
 
+def _notices() -> None:
+    """Index notices (damage repaired, waiting for another writer) go to stderr as one line each."""
+    notices = logging.getLogger("codeseek.index")
+    if not notices.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("codeseek: %(message)s"))
+        notices.addHandler(handler)
+        notices.propagate = False
+
+
+def _rebuild_damaged(args: argparse.Namespace, exc: sqlite3.DatabaseError) -> None:
+    """Set a damaged index database aside (the retried command rebuilds it)."""
+    from lsp_server.cli_roots import RootChoiceError, choose_root
+
+    try:
+        root = choose_root(getattr(args, "root", None) or getattr(args, "root_pos", None)).root
+    except RootChoiceError:
+        root = Path(".").resolve()
+    given = getattr(args, "index_dir", None)
+    index_dir = Path(given).expanduser() if given else default_index_dir(root)
+    store = IndexStore(index_dir)
+    try:
+        store.rebuild_if_damaged(exc)
+    finally:
+        store.close()
+
+
+def _environment_error(exc: BaseException, args: argparse.Namespace) -> str | None:
+    cause = exc.__cause__ if exc.__cause__ is not None else exc
+    return describe(cause, getattr(args, "index_dir", None) or "the index folder")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        return int(args.handler(args))
-    except CliError as exc:
-        _err(str(exc))
-        return exc.code
-    except (WorkspaceError, StoreError) as exc:
-        _err(str(exc))
-        return 2
-    except KeyboardInterrupt:
-        print("codeseek: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    if getattr(args, "command", None) != "serve":  # the server logs notices and shows them
+        _notices()
+    for attempt in (1, 2):
+        try:
+            return int(args.handler(args))
+        except sqlite3.DatabaseError as exc:
+            if attempt == 1 and is_corruption(exc):
+                _rebuild_damaged(args, exc)  # then run the command once more on a fresh index
+                continue
+            _err(_environment_error(exc, args) or f"the index cannot be used: {exc}")
+            return 2
+        except CliError as exc:
+            _err(str(exc))
+            return exc.code
+        except (WorkspaceError, StoreError, LockTimeout) as exc:
+            _err(str(exc))
+            return 2
+        except (OSError, RetrieverError) as exc:
+            message = _environment_error(exc, args)
+            if message is None:
+                raise
+            _err(message)
+            return 2
+        except KeyboardInterrupt:
+            print("codeseek: interrupted", file=sys.stderr)
+            return 130
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
+    return 2
 
 
 if __name__ == "__main__":

@@ -175,7 +175,9 @@ def item_definition(root: RootIndex, data: Any) -> Definition | None:
     if not isinstance(qname, str):
         return None
     same = [d for d in graph.resolve(qname) if d.qualified_name == qname]
-    same.sort(key=lambda d: (d.path != path, abs(d.name_line - int(data.get("name_line") or 0))))
+    line = data.get("name_line")
+    near = line if isinstance(line, int) and not isinstance(line, bool) else 0
+    same.sort(key=lambda d: (d.path != path, abs(d.name_line - near)))
     return same[0] if same else None
 
 

@@ -17,7 +17,7 @@ from lsprotocol import types as lsp
 from indexing.records import Definition
 from lsp_server import convert, features_nav, features_search, hover
 from lsp_server.features_nav import Target
-from lsp_server.indexer import RootIndex
+from lsp_server.indexer import RootIndex, release_memory
 from lsp_server.options import to_json
 from lsp_server.server import DEBOUNCE_S, SEARCH_METHOD, CodeseekServer, bad_params
 
@@ -25,6 +25,7 @@ log = logging.getLogger("codeseek.lsp")
 INDEX_OPTIONS = ("model", "index_dir", "excludes", "max_file_size", "embeddings", "transformer",
                  "transformer_background")
 COMMANDS = ("codeseek.reindex", "codeseek.status")
+BIG_BUFFER = 1 << 20  # closing a buffer this large returns freed memory to the OS
 
 
 # --- lifecycle ------------------------------------------------------------------------------------
@@ -95,14 +96,16 @@ async def did_change_configuration(ls: CodeseekServer, params: lsp.DidChangeConf
 
 
 def _overlay(ls: CodeseekServer, uri: str, text: str | None) -> bool:
+    """Record (or, with None, drop) a buffer's text as its file's content; True if `uri` is in a root."""
     found = ls.locate(uri)
     if found is None:
         return False
     root, rel = found
     if text is None:
-        root.workspace.clear_overlay(rel)
-    else:
-        root.workspace.set_overlay(rel, text)
+        if root.workspace.clear_overlay(rel) >= BIG_BUFFER and ls.loop is not None:
+            ls.loop.run_in_executor(None, release_memory)  # give a big buffer's memory back
+    elif not root.workspace.set_overlay(rel, text):
+        log.info("%s: the buffer (%d characters) is larger than maxFileSize; not indexed", rel, len(text))
     return True
 
 
@@ -130,15 +133,18 @@ def did_close(ls: CodeseekServer, params: lsp.DidCloseTextDocumentParams) -> Non
 
 def did_change_watched_files(ls: CodeseekServer, params: lsp.DidChangeWatchedFilesParams) -> None:
     by_root: dict[RootIndex, set[str]] = {}
+    deleted: dict[RootIndex, set[str]] = {}
     for change in params.changes:
         found = ls.locate(change.uri)
         if found is None:
             continue
         root, rel = found
-        paths = by_root.setdefault(root, set())
-        paths.add(rel)
-        if change.type == lsp.FileChangeType.Deleted:  # a deleted folder: every file under it
-            paths.update(p for p in root.workspace.store.files() if p.startswith(rel + "/"))
+        by_root.setdefault(root, set()).add(rel)
+        if change.type == lsp.FileChangeType.Deleted:
+            deleted.setdefault(root, set()).add(rel)
+    for root, gone in deleted.items():  # a deleted folder: every file under it (one read of the files)
+        prefixes = tuple(rel + "/" for rel in gone)
+        by_root[root].update(p for p in root.workspace.store.files() if p.startswith(prefixes))
     for root, paths in by_root.items():
         root.request_paths(paths)
 

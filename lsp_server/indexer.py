@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from graph.callgraph import CallGraph
+from indexing.integrity import describe, is_corruption
 from indexing.progress import ProgressRate
 from indexing.records import Chunk, Definition
 from indexing.scan import ScanOptions
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 STARTING, INDEXING, EMBEDDING, READY, ERROR, STOPPED = (
     "starting", "indexing", "embedding", "ready", "error", "stopped")
 REPORT_INTERVAL = 0.1  # seconds between two progress reports of one job
+SYNC_POLL_S = 1.0  # when idle, look this often for changes other processes committed to the index
 
 
 class IndexingStopped(Exception):
@@ -97,9 +99,11 @@ class _Pending:
     full: bool = False
     paths: set[str] = field(default_factory=set)
     embed: bool = False
+    sync: bool = False  # another process changed the index: reload it (no scan)
+    damaged: BaseException | None = None  # a query met a corruption error: check and rebuild first
 
     def empty(self) -> bool:
-        return not (self.full or self.paths or self.embed)
+        return not (self.full or self.paths or self.embed or self.sync or self.damaged)
 
 
 class RootIndex:
@@ -171,6 +175,13 @@ class RootIndex:
             self._pending.paths |= paths or set()
             self._cond.notify_all()
 
+    def request_repair(self, exc: BaseException) -> None:
+        """A query met a corruption error: check the database (rebuild it if damaged), then re-index."""
+        with self._cond:
+            self._pending.damaged = exc
+            self._pending.full = True
+            self._cond.notify_all()
+
     def idle(self) -> bool:
         """True when no job runs or waits."""
         with self._cond:
@@ -198,7 +209,9 @@ class RootIndex:
             rel = self.workspace.relpath(path)
         except Exception:
             return None
-        return None if rel.startswith("../") else rel
+        if rel.startswith("../") or not self.workspace.stays_inside(rel):  # no reads through symlinks out
+            return None
+        return rel
 
     def current_state(self) -> str:
         """starting / indexing / embedding / error / stopped while that holds, else the engine's state
@@ -242,7 +255,8 @@ class RootIndex:
             while self._pending.empty() and not self._stop:
                 self._busy = False
                 self._cond.notify_all()
-                self._cond.wait()
+                if not self._cond.wait(SYNC_POLL_S) and self._changed_elsewhere():
+                    self._pending.sync = True
             if self._stop:
                 self._busy = False
                 self._cond.notify_all()
@@ -250,6 +264,16 @@ class RootIndex:
             job, self._pending = self._pending, _Pending()
             self._busy = True
             return job
+
+    def _changed_elsewhere(self) -> bool:
+        """Whether another process (`codeseek index`, another server) committed to this index."""
+        if self.state not in (READY, ERROR):
+            return False
+        try:
+            return self.workspace.changed_elsewhere(consume=False)
+        except Exception as exc:  # a damaged or vanished database: the next job finds out
+            log.info("cannot read the index stamp of %s: %s", self.root, exc)
+            return False
 
     def _run(self) -> None:
         while (job := self._take()) is not None:
@@ -260,14 +284,29 @@ class RootIndex:
             except Exception as exc:
                 if self._stop:
                     return
-                log.exception("indexing %s failed", self.root)
+                if is_corruption(exc):  # rebuild a damaged index, then index again
+                    self.workspace.store.rebuild_if_damaged(exc)
+                    self._tell(self.workspace.store.take_notices())
+                    self.request_full()
+                    continue
+                described = describe(exc, self.workspace.index_dir)
+                if described is None:
+                    log.exception("indexing %s failed", self.root)
                 self.state = ERROR
-                self.error = f"{type(exc).__name__}: {exc}"
-                if self.on_error is not None:
-                    self.on_error(f"codeseek: indexing {self.root.name} failed: {self.error}")
+                self.error = described or f"{type(exc).__name__}: {exc}"
+                self._tell([f"indexing {self.root.name} failed: {self.error}"])
+
+    def _tell(self, messages: list[str]) -> None:
+        for message in messages:
+            if self.on_error is not None:
+                self.on_error(f"codeseek: {message}")
 
     def _job(self, job: _Pending) -> None:
         started = time.perf_counter()
+        if job.damaged is not None:
+            # The query may have read another root's index: rebuild this one only if it is damaged.
+            self.workspace.store.rebuild_if_damaged(job.damaged, force=False)
+            self._tell(self.workspace.store.take_notices())
         paths = None if job.full else sorted(job.paths)
         self.state = INDEXING
         name = self.root.name
@@ -282,9 +321,7 @@ class RootIndex:
         phase1 = time.perf_counter() - started
         self.last_job = {"paths": "all" if paths is None else len(paths), "phase1_s": round(phase1, 3),
                          "parsed": result.parsed, "unchanged": result.unchanged, "notes": result.notes}
-        for note in result.notes:
-            if self.on_error is not None:
-                self.on_error(f"codeseek: {note}")
+        self._tell([*result.notes, *self.workspace.store.take_notices()])
         semantic = self.engine.semantic
         if semantic is not None and not self._stop:
             if semantic.pending():

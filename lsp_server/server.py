@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import logging
 import os
+import sqlite3
 import sys
 import threading
 from collections.abc import Callable
@@ -22,10 +23,11 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInvalidParams
-from pygls.io_ import StdinAsyncReader, StdoutWriter
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
+from indexing.integrity import describe, is_corruption
 from indexing.roots import OPT_IN, refused_root
 from lsp_server import convert, transport
 from lsp_server.indexer import NoProgress, ProgressHandle, RootIndex, tune_allocator
@@ -35,6 +37,7 @@ log = logging.getLogger("codeseek.lsp")
 T = TypeVar("T")
 SEARCH_METHOD = "workspace/semanticSearch"
 DEBOUNCE_S = 0.3
+MAX_DELAY_S = 0.7  # a debounced edit is indexed at most this long after it arrived
 
 
 class _Progress:
@@ -71,19 +74,22 @@ class CodeseekServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.queries = ThreadPoolExecutor(max_workers=2, thread_name_prefix="codeseek-query")
         self._shown: set[str] = set()
-        self._timers: dict[str, tuple[asyncio.TimerHandle, RootIndex]] = {}
+        self._timers: dict[str, tuple[asyncio.TimerHandle, RootIndex, float]] = {}
         self._progress_ids = 0
         self._lock = threading.Lock()
+        self.exit_code = 0  # the process status `serve` returns (1 after `exit` without `shutdown`)
 
     # -- transport -------------------------------------------------------------------------------------
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve JSON-RPC over stdio with codeseek's hardened framing."""
         self._stop_event = threading.Event()
-        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        reader = transport.BoundedStdinReader(stdin or sys.stdin.buffer, self.thread_pool)
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
             asyncio.run(self._serve(reader))
-        except (BrokenPipeError, KeyboardInterrupt, SystemExit):
+        except SystemExit as exc:  # `exit`: 0 after `shutdown`, else 1 (the spec)
+            self.exit_code = exc.code if isinstance(exc.code, int) else 1
+        except (BrokenPipeError, KeyboardInterrupt):
             pass
         finally:
             self.stop_roots()
@@ -109,7 +115,9 @@ class CodeseekServer(LanguageServer):
 
         try:
             asyncio.run(main())
-        except (KeyboardInterrupt, SystemExit):
+        except SystemExit as exc:
+            self.exit_code = exc.code if isinstance(exc.code, int) else 1
+        except KeyboardInterrupt:
             pass
         finally:
             self.stop_roots()
@@ -126,8 +134,9 @@ class CodeseekServer(LanguageServer):
         log.error("handler error: %s", exc)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """Log out-of-band errors; pygls' default pops a message box for each."""
-        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+        """Log out-of-band errors in one line (they are answered already, or are a client's mistake);
+        pygls' default pops a message box for each."""
+        log.info("%s: %s", getattr(source, "__name__", source), str(error)[:300])
 
     # -- threads -> loop ---------------------------------------------------------------------------------
     def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
@@ -143,7 +152,14 @@ class CodeseekServer(LanguageServer):
     async def run_query(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a read-only query in the query pool; awaiting it makes the request cancellable."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.queries, fn, *args)
+        try:
+            return await loop.run_in_executor(self.queries, fn, *args)
+        except sqlite3.DatabaseError as exc:
+            if not is_corruption(exc):
+                raise
+            for root in list(self.roots.values()):  # the worker checks each index and rebuilds it
+                root.request_repair(exc)
+            raise JsonRpcInternalError(f"the index is damaged ({exc}); it is being rebuilt") from exc
 
     # -- messages and progress ---------------------------------------------------------------------------
     def notify_user(self, message: str, level: lsp.MessageType = lsp.MessageType.Warning) -> None:
@@ -199,8 +215,10 @@ class CodeseekServer(LanguageServer):
         try:
             root = RootIndex(path, self.options, sink=self, first=not self.roots,
                              on_error=lambda m: self.notify_user(m, lsp.MessageType.Error))
-        except Exception as exc:
-            self.notify_user(f"codeseek: cannot index {path}: {exc}", lsp.MessageType.Error)
+        except Exception as exc:  # one line the user can act on (disk full, read-only, a file in the way)
+            cause = exc.__cause__ if exc.__cause__ is not None else exc
+            said = describe(cause, self.options.index_dir or "the index folder") or str(exc)
+            self.notify_user(f"codeseek: cannot index {path}: {said}", lsp.MessageType.Error)
             return None
         self.roots[path] = root
         log.info("serving %s", path)
@@ -250,10 +268,16 @@ class CodeseekServer(LanguageServer):
         if found is None or self.loop is None:
             return
         root, rel = found
+        now = self.loop.time()
         pending = self._timers.pop(uri, None)
+        first = now
         if pending is not None:
             pending[0].cancel()
-        self._timers[uri] = (self.loop.call_later(delay, self._fire, uri, root, rel), root)
+            first = pending[2]
+        # During a storm of edits the timer keeps moving, but never past MAX_DELAY_S after the first
+        # edit it has not indexed yet: the index stays at most about a second behind.
+        at = min(now + delay, first + MAX_DELAY_S)
+        self._timers[uri] = (self.loop.call_at(at, self._fire, uri, root, rel), root, first)
 
     def _fire(self, uri: str, root: RootIndex, rel: str) -> None:
         self._timers.pop(uri, None)
@@ -261,7 +285,7 @@ class CodeseekServer(LanguageServer):
 
     def idle(self, root: RootIndex) -> bool:
         """No debounced edit waits and the worker has nothing to do."""
-        return root.idle() and not any(r is root for _, r in self._timers.values())
+        return root.idle() and not any(r is root for _, r, _ in self._timers.values())
 
 
 def bad_params(message: str) -> JsonRpcInvalidParams:
@@ -296,12 +320,12 @@ def serve(args: argparse.Namespace) -> int:
     if tcp:
         host, _, port = str(tcp).rpartition(":")
         server.start_tcp(host, int(port))
-        return 0
+        return server.exit_code
     # The protocol owns the real stdout; anything else printed (a library's progress bar) goes to stderr.
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     server.start_io(sys.stdin.buffer, protocol_out)
-    return 0
+    return server.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:

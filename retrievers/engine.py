@@ -22,6 +22,7 @@ without semantic instead of waiting, and say so in `index.notes`.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -191,7 +192,10 @@ class SearchEngine:
                                  f"{self.semantic.model_id}: every chunk is embedded again")
             self._set_phase("indexing" if self._view is None else self._phase)
             try:
-                self._phase1(out, progress, paths)
+                with self.workspace.store.writer.hold():  # one writing process per index (issue 13)
+                    if self.workspace.changed_elsewhere():  # another process committed: resync all
+                        self._synced = False
+                    self._phase1(out, progress, paths)
                 if embed and self.semantic is not None and self.semantic.pending():
                     self._set_phase("embedding")
                     started = time.perf_counter()
@@ -254,6 +258,8 @@ class SearchEngine:
             graph = self.workspace.call_graph(persist=self.options.persist_graph)
             if progress is not None:
                 progress("graph", 1, 1)
+        except sqlite3.DatabaseError:  # a damaged index: the caller rebuilds it (issue 13)
+            raise
         except Exception:  # the graph serves references and priors: search works without it
             log.exception("building the call graph of %s failed", self.workspace.root)
         graph_seconds = time.perf_counter() - graph_started

@@ -221,12 +221,15 @@ class TextRetriever:
         except (ValueError, OverflowError, OSError) as exc:
             writer.rollback()  # nothing half-written survives into the next commit
             raise RetrieverError(f"writing the text index at {self._dir} failed: {exc}") from exc
+        finally:
+            self.close()  # release tantivy's directory lock: other processes write this index too
         self._index.reload()
 
     def index(self, chunks: Sequence[Chunk]) -> None:
         """Make the index hold exactly `chunks`, re-adding only those that differ from what is on disk."""
         with self._lock:
             self._chunks = {c.id: c for c in chunks}
+            self._index.reload()  # see what other processes committed
             held = self._fingerprints()
             stale = [i for i, fps in held.items() if len(fps) != 1 or i not in self._chunks]
             add = [c for c in chunks if held.get(c.id) != [fingerprint(c)]]

@@ -278,3 +278,60 @@ async def test_file_deleted_while_open(tmp_path: Path) -> None:
         assert not refs
         symbols = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="build_digest"))
         assert symbols and symbols[0].name == "build_digest"
+
+
+def test_hostile_requests_get_answers_without_tracebacks_and_exit_status(tmp_path: Path) -> None:
+    """Issue 13 items 1-2 against the real server: each request gets an answer with a spec code, no
+    reply or log line carries a traceback, and `exit` without `shutdown` ends the process with 1."""
+    root = S.copy_sample(tmp_path)
+    log_file = tmp_path / "server.log"
+    proc = subprocess.Popen([*S.SERVER_CMD, "--log-file", str(log_file)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=S.server_env(tmp_path / "index", CODESEEK_LOG="INFO"), cwd=str(S.REPO))
+    assert proc.stdin is not None
+    reader = RawReader(proc)
+
+    def send(data: bytes) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(data)
+        proc.stdin.flush()
+
+    try:
+        send(_message(1, "workspace/symbol", {"query": "x"}))
+        assert reader.response(1)["error"]["code"] == -32002
+        send(_message(2, "initialize", {"processId": None, "rootUri": S.uri(root, ""), "capabilities": {},
+                                        "initializationOptions": {"embeddings": False}}))
+        assert "capabilities" in reader.response(2)["result"]
+        send(_message(None, "initialized", {}))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # phase 1 done: the call graph answers
+            send(_message(3, "workspace/symbol", {"query": "parse_date"}))
+            if reader.response(3)["result"]:
+                break
+            time.sleep(0.2)
+        item = {"name": "parse_date", "kind": 12, "uri": S.uri(root, PARSER),
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
+                "selectionRange": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}}
+        answers = {}
+        for msg_id, bad in enumerate(["x", [1], {"a": 1}, None], start=10):
+            data = {"qualified_name": "parse_date", "path": PARSER, "name_line": bad}
+            send(_message(msg_id, "callHierarchy/incomingCalls", {"item": {**item, "data": data}}))
+            answers[msg_id] = reader.response(msg_id)
+        assert all("result" in a and a["result"] for a in answers.values()), answers
+        for msg_id, doc in [(20, {"jsonrpc": "2.0", "id": 20, "method": 5}),
+                            (None, {"jsonrpc": "2.0", "id": {"x": 1}, "method": "shutdown"}),
+                            (21, {"jsonrpc": "1.0", "id": 21, "method": "shutdown"}),
+                            (22, {"jsonrpc": "2.0", "id": 22, "method": "$/setTrace",
+                                  "params": {"value": "off"}}),
+                            (23, {"jsonrpc": "2.0", "id": 23, "method": "workspace/semanticSearch",
+                                  "params": {"query": ""}})]:
+            send(_frame(json.dumps(doc).encode()))
+            error = reader.response(msg_id)["error"]
+            assert error["code"] in (-32600, -32602) and "data" not in error
+        send(_message(None, "exit", None))
+        assert proc.wait(timeout=30) == 1
+        assert "Traceback" not in log_file.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -49,17 +49,23 @@ def frame(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
-def run(data: bytes) -> list[dict[str, Any]]:
+INIT = frame(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                         "params": {"processId": None, "rootUri": None, "capabilities": {}}}).encode())
+
+
+def run(data: bytes, initialize: bool = True) -> list[dict[str, Any]]:
+    """Feed `data` to a fresh server (after an `initialize`, whose answer is left out)."""
     server = create_server()
     writer = Writer()
     server.protocol.set_writer(writer)
 
     async def main() -> None:
-        await read_messages(threading.Event(), Reader(data), server.protocol)  # type: ignore[arg-type]
+        await read_messages(threading.Event(), Reader((INIT if initialize else b"") + data),
+                            server.protocol)  # type: ignore[arg-type]
         await asyncio.sleep(0.05)  # let handler tasks answer
 
     asyncio.run(main())
-    return writer.messages()
+    return [m for m in writer.messages() if not (initialize and m.get("id") == 0 and "result" in m)]
 
 
 def request(msg_id: int, method: str, params: Any) -> bytes:
@@ -92,3 +98,96 @@ def test_custom_request_params_stay_plain_json() -> None:
     out = run(request(9, "workspace/semanticSearch", {"query": "x", "type_name": 1}))
     assert out[0]["error"]["code"] == -32602
     assert "unknown parameter(s) type_name" in out[0]["error"]["message"]
+
+
+def raw(doc: dict[str, Any]) -> bytes:
+    return frame(json.dumps(doc).encode())
+
+
+def codes(out: list[dict[str, Any]]) -> list[tuple[Any, int]]:
+    return [(m["id"], m["error"]["code"]) for m in out]
+
+
+def test_every_request_is_answered_with_a_spec_code() -> None:
+    """Issue 13 item 1: requests that used to get no answer at all."""
+    out = run(raw({"jsonrpc": "1.0", "id": 1, "method": "workspace/symbol", "params": {"query": "x"}})
+              + raw({"jsonrpc": 2, "id": 2, "method": "workspace/symbol", "params": {"query": "x"}})
+              + raw({"jsonrpc": "2.0", "id": 3, "method": "$/setTrace", "params": {"value": "off"}})
+              + raw({"jsonrpc": "2.0", "id": 4, "method": "$/cancelRequest", "params": {"id": 1}})
+              + raw({"jsonrpc": "2.0", "id": 5, "method": "initialize", "params": {"capabilities": {}}})
+              + request(6, "shutdown", None)
+              + request(7, "workspace/symbol", {"query": "x"})
+              + request(8, "shutdown", None))
+    assert codes([m for m in out if "error" in m]) == [(1, -32600), (2, -32600), (3, -32600), (4, -32600),
+                                                       (5, -32600), (7, -32600), (8, -32600)]
+    assert [m for m in out if "result" in m] == [{"jsonrpc": "2.0", "id": 6, "result": None}]
+    assert "after shutdown" in out[-1]["error"]["message"]
+
+
+def test_requests_before_initialize_are_not_served() -> None:
+    out = run(request(1, "workspace/symbol", {"query": "x"}) + request(2, "shutdown", None)
+              + raw({"jsonrpc": "2.0", "method": "initialized", "params": {}}), initialize=False)
+    assert codes(out) == [(1, -32002), (2, -32002)]
+
+
+def test_invalid_envelopes_get_invalid_request_without_traceback() -> None:
+    """Issue 13 item 2: these were -32603 internal errors carrying a traceback."""
+    out = run(raw({"jsonrpc": "2.0", "id": 1, "method": 5, "params": {}})
+              + raw({"jsonrpc": "2.0", "id": {"a": 1}, "method": "workspace/symbol",
+                     "params": {"query": "x"}})
+              + raw({"jsonrpc": "2.0", "id": [1], "method": "shutdown"})
+              + raw({"jsonrpc": "2.0", "id": 1.5, "method": "shutdown"})
+              + raw({"jsonrpc": "2.0", "id": 2, "method": "workspace/symbol", "params": 7})
+              + raw({"jsonrpc": "2.0", "id": 3, "method": "callHierarchy/incomingCalls", "params": {"item": {
+                  "name": "f", "kind": 12, "uri": "file:///nowhere/x.py", "data": {"name_line": "x"},
+                  "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+                  "selectionRange": {"start": {"line": 0, "character": 0},
+                                     "end": {"line": 0, "character": 1}}}}}))
+    assert codes(out[:5]) == [(1, -32600), (None, -32600), (None, -32600), (None, -32600), (2, -32602)]
+    assert out[5] == {"jsonrpc": "2.0", "id": 3, "result": None}
+    assert all("data" not in m.get("error", {}) for m in out)
+
+
+def test_a_handler_bug_is_answered_without_traceback() -> None:
+    server = create_server()
+
+    def broken(ls: Any, params: Any) -> None:
+        raise TypeError("unhashable type: 'dict' in /home/user/secret/path.py")
+
+    server.feature("codeseek/broken")(broken)
+    writer = Writer()
+    server.protocol.set_writer(writer)
+
+    async def main() -> None:
+        await read_messages(threading.Event(), Reader(INIT + request(1, "codeseek/broken", {})),
+                            server.protocol)  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+
+    asyncio.run(main())
+    error = writer.messages()[-1]["error"]
+    assert error["code"] == -32603 and "data" not in error
+    assert error["message"].startswith("internal error: TypeError")
+
+
+def test_oversized_and_mistyped_notifications_cost_little() -> None:
+    """Issue 13 item 3: a string of 30,000 characters where a list belongs froze the server for
+    9-34 s (every character was validated and its error formatted); now the first bad field stops the
+    structuring. Deep nesting and huge lists are refused by size before any structuring."""
+    bad = [raw({"jsonrpc": "2.0", "method": "workspace/didChangeWatchedFiles",
+                "params": {"changes": "x" * 30000}}),
+           raw({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+               "textDocument": {"uri": "file:///a.py", "version": 1}, "contentChanges": "x" * 30000}}),
+           raw({"jsonrpc": "2.0", "method": "workspace/didChangeWorkspaceFolders",
+                "params": {"event": {"added": "x" * 30000, "removed": []}}})]
+    deep = b"[" * 100 + b"]" * 100
+    wide = {"query": "x", "pad": [0] * 300_000}
+    out = run(b"".join(bad * 20) + frame(b'{"jsonrpc": "2.0", "id": 1, "method": "workspace/symbol", '
+                                         b'"params": {"query": ' + deep + b"}}")
+              + raw({"jsonrpc": "2.0", "id": 2, "method": "workspace/symbol", "params": wide})
+              + request(3, "shutdown", None))
+    assert codes(out[:2]) == [(1, -32602), (2, -32602)]
+    assert "nested deeper than 64" in out[0]["error"]["message"]
+    assert "more than 200000 JSON values" in out[1]["error"]["message"]
+    assert out[2] == {"jsonrpc": "2.0", "id": 3, "result": None}
+    # Nesting too deep for the JSON parser itself is a parse error, not a crash.
+    assert codes(run(frame(b"[" * 100_000 + b"]" * 100_000))) == [(None, -32700)]

@@ -230,3 +230,23 @@ def test_known_files_are_not_read_again(tmp_path: Path) -> None:
     assert accepted(trusted) == ["a.py"]
     stale = scan(tmp_path, ScanOptions(), known={"a.py": (info.size, info.mtime_ns - 1)})
     assert reasons(stale)["a.py"] == sc.BINARY
+
+
+def test_an_ignore_file_linking_out_of_the_root_is_not_read(tmp_path: Path) -> None:
+    """Issue 13 item 9: a `.ignore` symlink to a file outside the root was read and applied."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("*.py\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    os.symlink(outside, root / ".ignore")
+    assert [f.path for f in scan(root).files] == ["a.py"]
+
+
+def test_names_that_are_not_utf8_are_skipped(tmp_path: Path) -> None:
+    (tmp_path / "good.py").write_text("x = 1\n")
+    with open(os.fsencode(tmp_path) + b"/bad_\xff.py", "wb") as fh:
+        fh.write(b"y = 2\n")
+    result = scan(tmp_path)
+    assert [f.path for f in result.files] == ["good.py"]
+    assert result.skipped == [("bad_\\xff.py", "non-utf8-name")]

@@ -238,3 +238,43 @@ def test_default_index_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 def test_update_result_and_hash_helpers() -> None:
     assert not UpdateResult().changed
     assert content_hash(b"a") == content_hash(b"a") != content_hash(b"b")
+
+
+def test_a_buffer_over_max_file_size_is_no_overlay(tree: Path, tmp_path: Path) -> None:
+    from indexing.scan import ScanOptions
+
+    ws = Workspace(tree, WorkspaceOptions(index_dir=tmp_path / "idx", scan=ScanOptions(max_file_size=100)))
+    try:
+        assert ws.set_overlay("alpha.py", "x = 1\n") and ws.overlays() == ["alpha.py"]
+        assert not ws.set_overlay("alpha.py", "y" * 101) and ws.overlays() == []
+        assert not ws.set_overlay("alpha.py", "é" * 60)  # 120 bytes in UTF-8
+        assert ws.clear_overlay("alpha.py") == 0
+    finally:
+        ws.close()
+
+
+def test_stays_inside_follows_symlinks(tree: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, tree / "escape")
+    os.symlink(tree / "alpha.py", tree / "inner_link.py")
+    ws = open_ws(tree, tmp_path)
+    try:
+        assert ws.stays_inside("alpha.py") and ws.stays_inside("inner_link.py")
+        assert not ws.stays_inside("escape/passwd")
+    finally:
+        ws.close()
+
+
+def test_changed_elsewhere_sees_another_workspace_commit(tree: Path, tmp_path: Path) -> None:
+    one, two = open_ws(tree, tmp_path), open_ws(tree, tmp_path)
+    try:
+        one.update()
+        assert not one.changed_elsewhere()
+        (tree / "delta.py").write_text("def delta():\n    return 4\n")
+        two.update()
+        assert one.changed_elsewhere(consume=False) and one.changed_elsewhere()
+        assert not one.changed_elsewhere()
+    finally:
+        one.close()
+        two.close()
