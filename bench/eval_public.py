@@ -305,6 +305,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-embed", action="store_true", help="no semantic retriever")
     parser.add_argument("--model", default=None,
                         help="embedding model (default: the static tier; 'minilm' for the transformer)")
+    parser.add_argument("--static-only", action="store_true",
+                        help="leave the transformer tier empty (what a cold CLI search ranks with; the "
+                             "default fills it in, as the language server does: slow on large sets)")
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--preset", default="default", choices=("quick", "default", "thorough"))
     parser.add_argument("--json", metavar="FILE", help="write the reports as JSON")
@@ -322,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.semble_dev_src:
         os.environ["CODESEEK_SEMBLE_DEV"] = args.semble_dev_src
     reports = run(sets, not args.no_embed, args.limit, args.preset, args.json, quiet=args.summary,
-                  overrides=args.opt, model=args.model)
+                  overrides=[*args.opt, *(["transformer=null"] if args.static_only else [])], model=args.model)
     if args.summary:
         for report in reports:
             print(summary_line(report))
