@@ -325,7 +325,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.semble_dev_src:
         os.environ["CODESEEK_SEMBLE_DEV"] = args.semble_dev_src
     reports = run(sets, not args.no_embed, args.limit, args.preset, args.json, quiet=args.summary,
-                  overrides=[*args.opt, *(["transformer=null"] if args.static_only else [])], model=args.model)
+                  overrides=[*args.opt, *(["transformer=null"] if args.static_only else [])],
+                  model=args.model)
     if args.summary:
         for report in reports:
             print(summary_line(report))
