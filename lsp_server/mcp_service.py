@@ -186,6 +186,9 @@ class McpService:
                 self.last_refresh["embedded"] = done.embedded
                 self.last_refresh["notes"] = result.notes + done.notes
             semantic.embedder.load()  # so the first semantic query does not wait for it
+            deep = semantic.deep  # transformer vectors the language server or the CLI made are used
+            if deep is not None and deep.embedded():
+                deep.embedder.load()
 
     # -- tools ---------------------------------------------------------------------------------------
     def search(self, query: str, limit: int | None = None, preset: str | None = None,
