@@ -11,10 +11,13 @@ at 0.4-0.65, and a relevant semantic-only answer can sit at 0.27 (express-12, `d
 loses its target. A query whose every candidate falls below the floor answers with no results and a
 note that says so. The floor applies to the final ranked list, so survivors keep their order.
 
-The floor is the transformer's: it reads the cosine of the tier that ranked the hit (`detail.tier`,
-`detail.cosine`) and applies only to transformer-ranked hits. The static model's cosines do not
-separate nonsense from answers (on requests and click: nonsense queries top out at 0.54-0.69,
-targets of real questions sit at 0.45-0.80), so no static floor is applied.
+The cosine floor is the transformer's: it reads the cosine of the tier that ranked the hit
+(`detail.tier`, `detail.cosine`). The static model's cosines do not separate nonsense from answers
+(on requests and click: nonsense queries top out at 0.54-0.69, real questions' targets sit at
+0.45-0.80; the top hit's z-score over all chunks is 2.6-5.9 for nonsense and 2.7-6.9 for answers),
+so a static-ranked hit is judged by the words instead: a static model is a smoothed bag of tokens,
+and when the text retriever found no query word anywhere in the workspace (`lexical` False) its
+nearest chunks are noise, so static semantic-only hits are left out; otherwise they are kept.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from typing import Any
 
 SEMANTIC_FLOOR = 0.25
 NOTE = "relevance floor: {n} weak semantic-only matches left out (cosine < {floor})"
+NOTE_STATIC = "relevance floor: {n} semantic-only matches left out (no query word occurs in the workspace)"
 
 
-def _own_evidence(explain: dict[str, Any], floor: float) -> bool:
+def _own_evidence(explain: dict[str, Any], floor: float, lexical: bool | None = None) -> bool:
     """Found by a lexical or structural retriever, by the graph directly, or semantically above `floor`."""
     if "text" in explain or "structural" in explain:
         return True
@@ -41,9 +45,15 @@ def _own_evidence(explain: dict[str, Any], floor: float) -> bool:
     found = semantic.get("detail")
     hit: dict[str, Any] = found if isinstance(found, dict) else {}
     if hit.get("tier") == "static":
-        return True  # no floor for the static model: its cosines do not separate nonsense (below)
+        return lexical is not False  # no cosine floor for the static model (module docstring)
     cosine = hit.get("cosine", semantic.get("raw"))
     return isinstance(cosine, (int, float)) and cosine >= floor
+
+
+def _tier(explain: dict[str, Any]) -> Any:
+    semantic = explain.get("semantic")
+    detail = semantic.get("detail") if isinstance(semantic, dict) else None
+    return detail.get("tier") if isinstance(detail, dict) else None
 
 
 def _via(explain: dict[str, Any]) -> Any:
@@ -53,7 +63,7 @@ def _via(explain: dict[str, Any]) -> Any:
 
 
 def apply(items: Sequence[Any], notes: list[str], floor: float | None = None,
-          among: Sequence[Any] | None = None) -> list[Any]:
+          among: Sequence[Any] | None = None, lexical: bool | None = None) -> list[Any]:
     """`items` (with `chunk_id` and an `explain` dict) without those below the floor, in their order;
     a note when any are left out. A graph neighbour of a seed (`via`) counts only when that seed has
     evidence of its own; seeds are looked up in `among` (all fused candidates; default `items`).
@@ -62,9 +72,11 @@ def apply(items: Sequence[Any], notes: list[str], floor: float | None = None,
     relevant result ranks lower than without the floor (a list may come back shorter than `limit`)."""
     floor = SEMANTIC_FLOOR if floor is None else floor
     own = {item.chunk_id for item in (among if among is not None else items)
-           if _own_evidence(item.explain, floor)}
+           if _own_evidence(item.explain, floor, lexical)}
     kept = [item for item in items if item.chunk_id in own or _via(item.explain) in own]
     dropped = len(items) - len(kept)
     if dropped:
-        notes.append(NOTE.format(n=dropped, floor=floor))
+        static = lexical is False and any(_tier(item.explain) == "static" for item in items
+                                          if item.chunk_id not in own)
+        notes.append((NOTE_STATIC if static else NOTE).format(n=dropped, floor=floor))
     return kept

@@ -91,7 +91,8 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     if ctx.definition_grouping == "after":
         fused_list = group_after_fusion(fused_list, snap)
     kept = saturate(fused_list, checked.limit, ctx.file_decay)
-    kept = floor.apply(kept, ctx.notes, among=fused_list)  # after ranking: survivors keep their order
+    lexical = bool(ranked["text"]) if "text" in ranked else None  # did any query word occur at all?
+    kept = floor.apply(kept, ctx.notes, among=fused_list, lexical=lexical)  # survivors keep their order
     results = [_fused_located(ctx, item) for item in kept if item.chunk_id in snap.chunks]
     ctx.timings["fuse"] = (time.perf_counter() - started) * 1000
     return list(ranked), results

@@ -178,6 +178,7 @@ async def test_serves_the_index_the_cli_built_and_follows_edits(workspace: Path,
                           "--json"], env={**os.environ, **env}, capture_output=True, text=True, timeout=300)
     assert cli.returncode == 0, cli.stderr
     assert json.loads(cli.stdout)["results"][0]["path"] == "shop/pricing.py"
+    (workspace / ".codeseek").touch()  # a marker: the root is found from the working directory
     async with mcp_session(str(CODESEEK), ["mcp", "--no-embed"], env, workspace) as session:  # root: cwd
         status = await wait_indexed(session)
         # Same location as `codeseek search --root` (the user cache per root), nothing parsed again.

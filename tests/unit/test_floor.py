@@ -37,3 +37,13 @@ def test_nothing_dropped_means_no_note_and_an_explicit_floor_wins() -> None:
     items = [item(1, semantic={"raw": 0.3}), item(2, structural={"raw": 1.0})]
     assert floor.apply(items, notes) == items and notes == []
     assert [f.chunk_id for f in floor.apply(items, notes, floor=0.5)] == [2]
+
+
+def test_static_semantic_hits_need_a_query_word_in_the_workspace() -> None:
+    static = item(7, semantic={"rank": 1, "raw": 0.9, "detail": {"cosine": 0.9, "tier": "static"}})
+    lexical = item(8, text={"rank": 1})
+    notes: list[str] = []
+    assert floor.apply([static], notes, lexical=True) == [static] and notes == []
+    assert floor.apply([static], notes, lexical=None) == [static]  # no text retriever ran: kept
+    assert floor.apply([static, lexical], notes, lexical=False) == [lexical]
+    assert notes == [floor.NOTE_STATIC.format(n=1)]
