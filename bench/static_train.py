@@ -136,7 +136,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default="stdlib")
     parser.add_argument("--chunks", type=int, default=8000)
-    parser.add_argument("--query-share", type=float, default=0.25)
+    parser.add_argument("--query-share", type=float, default=0.0)
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--base", default=None, help="model2vec dir to start from (default: distilled)")

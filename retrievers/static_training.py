@@ -41,7 +41,7 @@ class TrainSettings:
     """How the static model is trained; every field is part of the model's cache key."""
 
     chunks: int = 0  # code chunks in the training corpus (0: no training)
-    query_share: float = 0.25  # query-like texts (docstring sentences), as a share of `chunks`
+    query_share: float = 0.0  # query-like texts (docstring sentences), as a share of `chunks`
     per_file: int = 24  # at most this many chunks from one file (spreads the corpus over files)
     epochs: int = 4
     batch_size: int = 64
@@ -131,7 +131,7 @@ def collect_texts(files: Sequence[Path], root: Path, settings: TrainSettings,
                 seen.add(sentence)
                 queries.append(sentence)
         if progress is not None and n % 50 == 0:
-            progress("collecting", len(chunks), settings.chunks)
+            progress("collecting the training corpus", len(chunks), settings.chunks)
     return chunks[: settings.chunks], queries
 
 
