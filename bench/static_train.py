@@ -1,0 +1,188 @@
+"""Experiment: train the static model on code (tokenlearn recipe) and write model2vec directories.
+
+    python bench/static_train.py --corpus stdlib=6000+site=4000 --chunks 8000 --out /tmp/static-stdlib
+    python bench/eval_public.py --summary --model static:/tmp/static-stdlib
+
+Corpora: `stdlib` (this interpreter's standard library), `site` (the venv's site-packages without any
+package an eval set searches), `js:DIR` (a folder of JavaScript). MiniLM's targets are cached under
+`~/.cache/codeseek-static-train/` by a fingerprint of the texts, so variants reuse them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import sysconfig
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+
+from retrievers.static_training import (  # noqa: E402
+    TrainSettings,
+    collect_texts,
+    corpus_fingerprint,
+    fit_embeddings,
+    pca_targets,
+    stdlib_files,
+    stdlib_root,
+)
+
+CACHE = Path.home() / ".cache" / "codeseek-static-train"
+# Packages an eval set searches (bench/queries, /work/shared/eval, semble-dev), and their close kin.
+EVAL_PACKAGES = {"click", "flask", "requests", "pydantic", "pydantic_core", "model2vec", "werkzeug",
+                 "jinja2", "itsdangerous", "markupsafe", "blinker", "urllib3", "retrievers", "indexing",
+                 "graph", "lsp_server", "bench", "tests", "express"}
+
+
+def site_files(root: Path) -> list[Path]:
+    out = []
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root).parts
+        top = parts[0].split(".")[0].split("-")[0].lower()
+        if top in EVAL_PACKAGES or top.startswith("_") or any(p in ("tests", "test") for p in parts):
+            continue
+        if top in ("torch", "sympy", "mypy", "scipy", "sklearn", "transformers", "numpy", "pip",
+                   "setuptools", "torchgen", "functorch", "mypyc", "pygments"):
+            continue  # huge or generated: keeps the sample varied
+        out.append(path)
+    return sorted(out)
+
+
+def gather_part(part: str, settings: TrainSettings) -> list[str]:
+    """Chunk texts then query-like texts of one corpus part."""
+    if part == "stdlib":
+        root = stdlib_root()
+        files = stdlib_files(root)
+    elif part == "site":
+        root = Path(sysconfig.get_paths()["purelib"])
+        files = site_files(root)
+    elif part.startswith("js:"):
+        root = Path(part[3:])
+        files = sorted(p for p in root.rglob("*.js") if ".min." not in p.name)
+    else:
+        raise SystemExit(f"unknown corpus {part!r}")
+    chunks, queries = collect_texts(files, root, settings)
+    print(f"{part}: {len(files)} files -> {len(chunks)} chunks, {len(queries)} query texts", file=sys.stderr)
+    return chunks + (queries if settings.query_share > 0 else [])
+
+
+def _bank() -> dict[str, np.ndarray]:
+    """Every cached target by its text (texts-*.json beside targets-*.npy)."""
+    bank: dict[str, np.ndarray] = {}
+    for texts_file in CACHE.glob("texts-*.json"):
+        vectors_file = CACHE / texts_file.name.replace("texts-", "targets-").replace(".json", ".npy")
+        if vectors_file.exists():
+            bank.update(zip(json.loads(texts_file.read_text()), np.load(vectors_file), strict=True))
+    return bank
+
+
+def targets_for(texts: list[str]) -> np.ndarray:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    fingerprint = corpus_fingerprint(texts)
+    path = CACHE / f"targets-{fingerprint}.npy"
+    if path.exists():
+        return np.load(path)
+    bank = _bank()
+    if all(t in bank for t in texts):
+        return np.stack([bank[t] for t in texts])
+    from retrievers.embedder import Embedder, foreground_options
+
+    embedder = Embedder(None, foreground_options())
+    started = time.monotonic()
+    last = [0.0]
+
+    def report(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] > 30:
+            last[0] = now
+            rate = done / max(now - started, 1e-6)
+            print(f"  MiniLM {done}/{total} ({rate:.1f}/s)", file=sys.stderr, flush=True)
+
+    vectors = embedder.encode_documents(texts, progress=report)
+    print(f"MiniLM targets: {len(texts)} texts in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    np.save(path, vectors)
+    (CACHE / f"texts-{fingerprint}.json").write_text(json.dumps(texts))
+    return vectors
+
+
+def distill_with_vocabulary(texts: list[str], size: int) -> Any:
+    """model2vec's distillation of the packaged MiniLM plus `size` identifier words of `texts`."""
+    from model2vec.distill import distill
+
+    from retrievers.static_model import DistillSettings, packaged_source
+    from retrievers.static_training import identifier_vocabulary
+
+    source = packaged_source()
+    known = set(json.loads((source / "tokenizer.json").read_text())["model"]["vocab"])
+    vocabulary = identifier_vocabulary(texts, known, size)
+    print(f"vocabulary: {len(vocabulary)} words added, e.g. {vocabulary[:12]}", file=sys.stderr)
+    opts = DistillSettings()
+    started = time.monotonic()
+    model = distill(model_name=str(source), vocabulary=vocabulary, pca_dims=opts.pca_dims,
+                    sif_coefficient=opts.sif_coefficient, token_remove_pattern=opts.token_remove_pattern)
+    print(f"distilled in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return model
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", default="stdlib")
+    parser.add_argument("--chunks", type=int, default=8000)
+    parser.add_argument("--query-share", type=float, default=0.0)
+    parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--base", default=None, help="model2vec dir to start from (default: distilled)")
+    parser.add_argument("--targets-only", action="store_true")
+    parser.add_argument("--vocab", type=int, default=0, help="add this many identifier words (distils anew)")
+    parser.add_argument("--no-train", action="store_true", help="write the (vocabulary) base untrained")
+    parser.add_argument("--out", required=False)
+    args = parser.parse_args()
+    settings = TrainSettings(chunks=args.chunks, query_share=args.query_share, epochs=args.epochs, lr=args.lr)
+    texts: list[str] = []
+    targets_list = []
+    for spec in args.corpus.split("+"):
+        part, _, count = spec.partition("=")
+        sub = TrainSettings(**{**settings.__dict__, "chunks": int(count or args.chunks)})
+        part_texts = gather_part(part, sub)
+        texts += part_texts
+        targets_list.append(targets_for(part_texts))
+    targets = np.concatenate(targets_list)
+    if args.targets_only or not args.out:
+        return 0
+    from model2vec import StaticModel
+
+    from retrievers.static_model import ensure_static_model
+
+    if args.vocab:
+        model = distill_with_vocabulary(texts, args.vocab)
+    else:
+        base = Path(args.base) if args.base else ensure_static_model()
+        model = StaticModel.from_pretrained(str(base), normalize=True)
+    if args.no_train:
+        model.save_pretrained(args.out)
+        return 0
+    pad_id = model.tokenizer.token_to_id("[PAD]")
+    ids = [e.ids for e in model.tokenizer.encode_batch_fast(texts, add_special_tokens=False)]
+    started = time.monotonic()
+    fitted = fit_embeddings(np.asarray(model.embedding, dtype=np.float32), ids,
+                            pca_targets(targets, model.dim), pad_id, settings,
+                            progress=lambda p, d, t: print(f"  {p} {d}/{t}", file=sys.stderr) if d % 200 == 0
+                            else None)
+    print(f"trained in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    out = StaticModel(vectors=fitted, tokenizer=model.tokenizer, config=model.config, normalize=True)
+    out.save_pretrained(args.out)
+    (Path(args.out) / "training.json").write_text(json.dumps(
+        {"corpus": args.corpus, "texts": len(texts), **settings.__dict__}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
