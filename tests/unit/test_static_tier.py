@@ -25,7 +25,7 @@ from retrievers.tiered import TierBlend, blend_rankings
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "tests" / "workspace" / "engine_sample"
 # A few hundred tokens (those starting "re", "qu", "ur" plus [UNK]/[PAD]): distils in seconds.
-TINY = DistillSettings(pca_dims=16, token_remove_pattern=r"^(?!(re|qu|ur|\[UNK\]|\[PAD\]))")
+TINY = DistillSettings(pca_dims=16, token_remove_pattern=r"^(?!(re|qu|ur|\[UNK\]|\[PAD\]))", train_chunks=0)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def test_tiny_distillation_is_cached_and_keyed_by_settings(tiny: Path, model_dir
     calls: list[str] = []
     assert ensure_static_model(lambda *a: calls.append(a[0]), settings=TINY) == tiny
     assert calls == []  # cached: nothing is distilled again
-    other = DistillSettings(pca_dims=8, token_remove_pattern=TINY.token_remove_pattern)
+    other = DistillSettings(pca_dims=8, token_remove_pattern=TINY.token_remove_pattern, train_chunks=0)
     assert static_model_dir(settings=other) != tiny  # other settings, another model
     assert not [p for p in model_dir.iterdir() if p.name.startswith(".static")]  # no temp dirs left
 
