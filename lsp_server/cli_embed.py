@@ -1,7 +1,7 @@
 """Embedding from the command line: `codeseek model`, the vectors of `codeseek index`, labelled progress.
 
 - `run_model(args)`: `codeseek model` builds the static model when it is missing (the one-time
-  distillation, ~30-60 s on a laptop CPU) and prints where it is; `--path` prints only the directory
+  distillation and training on the standard library's code, ~8 min on 2 cores) and prints where it is; `--path` prints only the directory
   (scripts, `make setup`).
 - `embed_index(ws, transformer, show)`: the vectors `codeseek index` makes after parsing: the static
   tier for every chunk (seconds), and with `--transformer` the transformer tier too (minutes on a
@@ -109,7 +109,7 @@ def run_model(args: argparse.Namespace) -> int:
         show = sys.stderr.isatty() and not args.path
         if not existed and not args.path:
             print("codeseek: distilling the static embedding model from all-MiniLM-L6-v2 "
-                  "(one time, about a minute)", file=sys.stderr)
+                  "and training it on code (one time, several minutes)", file=sys.stderr)
         with progress_bar(show) as progress:
             directory = ensure_static_model(progress)
     except RetrieverError as exc:
