@@ -1,8 +1,8 @@
 """Embedding from the command line: `codeseek model`, the vectors of `codeseek index`, labelled progress.
 
 - `run_model(args)`: `codeseek model` builds the static model when it is missing (the one-time
-  distillation and training on the standard library's code, ~8 min on 2 cores) and prints where it is; `--path` prints only the directory
-  (scripts, `make setup`).
+  distillation and training on the standard library's code, ~8 min on 2 cores) and prints where it
+  is; `--path` prints only the directory (scripts, `make setup`).
 - `embed_index(ws, transformer, show)`: the vectors `codeseek index` makes after parsing: the static
   tier for every chunk (seconds), and with `--transformer` the transformer tier too (minutes on a
   large repository; the language server otherwise fills it in while idle).
