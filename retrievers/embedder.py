@@ -110,7 +110,23 @@ def prefixes_for(model_name: str) -> tuple[str, str] | None:
     return None
 
 
-class Embedder:
+class LazyModel:
+    """`loaded` / `loading` of an embedder whose `load()` sets `_model` while holding `_load_lock`."""
+
+    _model: Any
+    _load_lock: threading.Lock
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    @property
+    def loading(self) -> bool:
+        """True while a thread is inside `load()` (an encode now would wait for it)."""
+        return self._model is None and self._load_lock.locked()
+
+
+class Embedder(LazyModel):
     """Encodes queries and documents into unit-normalized float32 vectors."""
 
     normalized = True
@@ -135,15 +151,6 @@ class Embedder:
         self._prefixes = table
 
     # ----- loading -----------------------------------------------------------------------------
-
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
-    @property
-    def loading(self) -> bool:
-        """True while a thread is inside `load()` (an encode now would wait for it)."""
-        return self._model is None and self._load_lock.locked()
 
     def _source(self) -> str:
         if self.model is None:

@@ -136,14 +136,13 @@ class SearchEngine:
             self.semantic = self._semantic(workspace)
 
     def _semantic(self, workspace: Workspace) -> TieredSemantic:
-        from retrievers.models import is_static, make_embedder
+        from retrievers.models import make_embedder
+        from retrievers.static_embedder import is_static_id
 
         opts = self.options
         fast = SemanticRetriever(workspace.store, workspace.chunk_text, opts.embedder or opts.model)
         deep = None
-        main_is_static = opts.embedder is None and is_static(opts.model) or (
-            opts.embedder is not None and opts.embedder.model_id.startswith("static:"))
-        if main_is_static and (opts.transformer or opts.transformer_embedder is not None):
+        if is_static_id(fast.model_id) and (opts.transformer or opts.transformer_embedder is not None):
             embedder = opts.transformer_embedder or make_embedder(opts.transformer)
             deep = SemanticRetriever(workspace.store, workspace.chunk_text, embedder,
                                      meta_prefix="embedding.deep")

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from retrievers.embedder import DEFAULT_MODEL_ID, EmbedderError
+from retrievers.embedder import DEFAULT_MODEL_ID, EmbedderError, LazyModel
 from retrievers.static_model import (
     DistillSettings,
     Progress,
@@ -29,6 +29,11 @@ from retrievers.static_model import (
 )
 
 STATIC_PREFIX = "static:"
+
+
+def is_static_id(model_id: str) -> bool:
+    """True for the model id of a static (model2vec) embedder."""
+    return model_id.startswith(STATIC_PREFIX)
 DEFAULT_STATIC_ID = f"{STATIC_PREFIX}{DEFAULT_MODEL_ID}"
 
 
@@ -45,7 +50,7 @@ def _declares_model2vec(path: Path) -> bool:
     return '"model2vec"' in text
 
 
-class StaticEmbedder:
+class StaticEmbedder(LazyModel):
     """Unit-normalized float32 vectors from a model2vec static model; loads lazily and thread-safely."""
 
     normalized = True
@@ -82,14 +87,6 @@ class StaticEmbedder:
             if progress is not None:
                 self.build_progress = progress
             self.load()
-
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
-    @property
-    def loading(self) -> bool:
-        return self._model is None and self._load_lock.locked()
 
     def load(self) -> None:
         """Build (first use only) and load the model; raises EmbedderError with the reason."""

@@ -24,6 +24,7 @@ from typing import Any
 from indexing.records import Chunk
 from retrievers.base import Hit, Query
 from retrievers.semantic import Progress, SemanticRetriever
+from retrievers.static_embedder import is_static_id
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ class TieredSemantic:
         chunks it covers, the static model the others; the two rankings meet by weighted RRF. With
         the transformer complete this is the transformer's ranking, with none the static one."""
         if not self._deep_usable():
-            tier = "static" if self.fast.model_id.startswith("static:") else "transformer"
+            tier = "static" if is_static_id(self.fast.model_id) else "transformer"
             return [Hit(h.chunk_id, h.score, {**h.detail, "tier": tier})
                     for h in self.fast.search(query, limit, candidates_filter)]
         deep_tier = self.deep
