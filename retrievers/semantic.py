@@ -37,6 +37,8 @@ class EmbeddingCache(Protocol):
     """What the retriever needs from the store (indexing.store.IndexStore provides it)."""
 
     def get_embeddings(self, model_id: str, keys: Sequence[str]) -> dict[str, bytes]: ...
+    def has_embeddings(self, model_id: str) -> bool: ...
+    def count_embeddings(self, model_id: str) -> int: ...
     def put_embeddings(self, model_id: str, items: Mapping[str, bytes]) -> None: ...
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
@@ -170,8 +172,7 @@ class SemanticRetriever:
 
     def _load_cached(self, chunks: Sequence[Chunk]) -> None:
         """Take vectors for `chunks` from the cache; the rest become pending. Caller holds the lock."""
-        has = getattr(self.store, "has_embeddings", None)
-        if chunks and has is not None and not has(self.model_id):
+        if chunks and not self.store.has_embeddings(self.model_id):
             self._pending.update(c.id for c in chunks)  # nothing cached: keys are made when embedding
             return
         keys = {c.id: self._key(c) for c in chunks}
@@ -192,8 +193,7 @@ class SemanticRetriever:
             self._add_vectors(ids, np.vstack(rows).astype(np.float32))
 
     def _stamp(self, stamp: str) -> str:
-        count = getattr(self.store, "count_embeddings", None)
-        return f"{stamp}|{self.model_id}|{EMBED_TEXT_VERSION}|{count(self.model_id) if count else -1}"
+        return f"{stamp}|{self.model_id}|{EMBED_TEXT_VERSION}|{self.store.count_embeddings(self.model_id)}"
 
     def _load_saved(self, chunks: Sequence[Chunk], saved: Path, stamp: str) -> bool:
         """Read vectors saved for this index revision and this cache state (False: use the cache)."""
