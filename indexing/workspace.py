@@ -9,6 +9,7 @@ tree for reading and indexing. The call graph is built on demand and cached unti
 from __future__ import annotations
 
 import os
+import posixpath
 import secrets
 import threading
 import time
@@ -116,6 +117,10 @@ class Workspace:
     # -- paths, overlays, reading ------------------------------------------------------------------
     def relpath(self, path: str | os.PathLike[str]) -> str:
         """Workspace-relative POSIX form of an absolute or relative path; WorkspaceError outside the root."""
+        p = os.fspath(path)
+        if os.sep == "/" and not p.startswith("/") and p == posixpath.normpath(p) and p != "." \
+                and p != ".." and not p.startswith("../"):
+            return p  # already relative and normal (every indexed path): no realpath of the root per read
         rel = relative_path(self.root, path)
         if rel is None:
             raise WorkspaceError(f"path is outside the workspace {self.root}: {os.fspath(path)}")

@@ -28,7 +28,7 @@ import tantivy
 
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError
-from retrievers.tokenize import identifier_terms, identifiers, terms_for_identifier
+from retrievers.tokenize import identifier_terms, identifier_text, identifiers, terms_for_identifier
 
 SCHEMA_VERSION = 1
 _MARKER = "codeseek-text.json"
@@ -195,13 +195,13 @@ class TextRetriever:
         doc = tantivy.Document()
         doc.add_unsigned("chunk_id", chunk.id)
         doc.add_unsigned("fp", fingerprint(chunk))
-        doc.add_text("path", " ".join(identifier_terms(chunk.path)))
+        doc.add_text("path", identifier_text(chunk.path))
         if chunk.symbol:
             doc.add_text("symbol", " ".join(symbol_terms(chunk.symbol)))
         text = self._text_of(chunk)
         if text:
             text = text[: self.options.max_index_chars]
-            doc.add_text("idents", " ".join(identifier_terms(text)))
+            doc.add_text("idents", identifier_text(text))
             doc.add_text("body", text)
             doc.add_text("trigram", text)
         return doc

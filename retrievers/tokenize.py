@@ -96,3 +96,15 @@ def identifier_terms(text: str) -> Iterator[str]:
     """For each identifier in `text`: the whole identifier, then its parts, lowercased."""
     for ident in identifiers(text):
         yield from terms_for_identifier(ident)
+
+
+@lru_cache(maxsize=65536)
+def _joined_terms(identifier: str) -> str:
+    return " ".join(terms_for_identifier(identifier))
+
+
+def identifier_text(text: str) -> str:
+    """`" ".join(identifier_terms(text))`, computed once per distinct identifier (indexing a large
+    tree meets the same names hundreds of thousands of times)."""
+    return " ".join(joined for ident in _IDENT_RE.findall(text)
+                    if len(ident) <= MAX_IDENT_LEN and (joined := _joined_terms(ident)))

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from retrievers.tokenize import identifier_terms, identifiers, split_identifier, terms_for_identifier
+from retrievers.tokenize import (
+    identifier_terms,
+    identifier_text,
+    identifiers,
+    split_identifier,
+    terms_for_identifier,
+)
 
 
 @pytest.mark.parametrize(
@@ -47,3 +53,12 @@ def test_identifier_terms_over_code() -> None:
 def test_identifiers_skip_overlong_and_keep_case() -> None:
     blob = "A" * 200
     assert list(identifiers(f"foo {blob} BarBaz")) == ["foo", "BarBaz"]
+
+
+@pytest.mark.parametrize("text", [
+    'def getHTTPResponse_v2(self, url):\n    return self.fetch(url, 42)  # done\n',
+    "_ __ $ $el _private __dunder__ größeWert x1y2 " + "B" * 70,
+    "",
+])
+def test_identifier_text_is_the_joined_terms(text: str) -> None:
+    assert identifier_text(text) == " ".join(identifier_terms(text))
