@@ -83,7 +83,9 @@ def _call_edges(ws: Workspace) -> int | None:
     if len(cached) == 2 and cached[0] == revision and cached[1].isdigit():
         return int(cached[1])
     try:
-        edges = int(ws.call_graph().stats()["call_edges"])
+        from retrievers.graph_state import GraphState
+
+        edges = int(GraphState(ws).build().stats()["call_edges"])
     except ImportError:
         return None
     ws.store.set_meta("call_edges", f"{revision}:{edges}")
@@ -202,12 +204,13 @@ def _relpath(root: Path, file: Path) -> str:
 # -- graph -----------------------------------------------------------------------------------------
 def cmd_graph(args: argparse.Namespace) -> int:
     from graph import render
+    from retrievers.graph_state import GraphState
 
     root = _root(args)
     fmt = "json" if args.json else "dot" if args.dot else "text"
     with _workspace(root, args.index_dir) as ws:
         _update(ws, sys.stderr.isatty())
-        graph = ws.call_graph()
+        graph = GraphState(ws).build()
         targets = graph.resolve(args.symbol)
         if not targets:
             print(f"codeseek: no definition named {args.symbol!r}", file=sys.stderr)

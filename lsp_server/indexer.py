@@ -128,7 +128,6 @@ class RootIndex:
         self.error: str | None = None
         self.phase1_done = threading.Event()  # set once the first phase 1 has finished
         self.last_job: dict[str, Any] = {}
-        self._graph: CallGraph | None = None
         self._cond = threading.Condition()
         self._pending = _Pending()
         self._busy = False
@@ -201,8 +200,8 @@ class RootIndex:
     # -- reads ---------------------------------------------------------------------------------------
     @property
     def graph(self) -> CallGraph | None:
-        """The call graph of the last completed phase 1 (None before the first one)."""
-        return self._graph
+        """The call graph of the last phase 1 (None before the first one); held by the engine."""
+        return self.engine.call_graph()
 
     def relpath(self, path: Path) -> str | None:
         try:
@@ -314,7 +313,6 @@ class RootIndex:
                                  "scanning" if paths is None else f"{len(paths)} changed file(s)")
         try:
             result = self.engine.refresh(embed=False, progress=_Throttled(self, handle, "files"), paths=paths)
-            self._graph = self.workspace.call_graph()
             self.phase1_done.set()
         finally:
             handle.end(f"{self.workspace.store.counts().get('chunks', 0)} chunks indexed")

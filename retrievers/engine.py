@@ -33,6 +33,7 @@ from indexing.workspace import UpdateResult, Workspace
 from retrievers import routing
 from retrievers.base import Query, QueryError, RetrieverError
 from retrievers.graph_retriever import GraphRetriever
+from retrievers.graph_state import GraphState
 from retrievers.intent import Intent, classify, override
 from retrievers.priors import RankingConfig
 from retrievers.request import PRESETS, CheckedRequest, SearchRequest, validate
@@ -130,6 +131,7 @@ class SearchEngine:
         self._view: tuple[Snapshot, StructuralRetriever] | None = None
         self._phase = "empty"  # "indexing" / "embedding" while a refresh runs those phases
         self._synced = False
+        self.graphs = GraphState(workspace, persist=self.options.persist_graph)  # the call graph's holder
         self.text = TextRetriever(workspace.index_dir, workspace.chunk_text)
         self.semantic: TieredSemantic | None = None
         if self.options.embeddings:
@@ -224,7 +226,7 @@ class SearchEngine:
 
     def _save_vectors(self) -> None:
         """Save the tiers' vectors beside the index so the next process reads them in one go."""
-        key = self.workspace.derived_key() if self.options.persist_graph else ""
+        key = self.graphs.derived_key() if self.options.persist_graph else ""
         if key and self.semantic is not None:
             self.semantic.save(self.workspace.index_dir / "derived", key)
 
@@ -254,7 +256,7 @@ class SearchEngine:
             # definitions serve the snapshot too, so they are read from SQLite once per refresh.
             if progress is not None:
                 progress("graph", 0, 1)
-            graph = self.workspace.call_graph(persist=self.options.persist_graph)
+            graph = self.graphs.build()
             if progress is not None:
                 progress("graph", 1, 1)
         except sqlite3.DatabaseError:  # a damaged index: the caller rebuilds it (issue 13)
@@ -267,7 +269,7 @@ class SearchEngine:
             definitions = graph.definitions() if graph is not None else store.definitions()
             files = store.counts().get("files", 0)
         out.chunks, out.definitions = len(chunks), len(definitions)
-        synced_key = (self.workspace.derived_key() or None) if self.options.persist_graph else None
+        synced_key = (self.graphs.derived_key() or None) if self.options.persist_graph else None
         if not self._synced:
             # First refresh in this process: make the on-disk text index and the loaded vectors hold
             # exactly the store's chunks (index() re-adds only what differs). A text index that an
@@ -337,10 +339,8 @@ class SearchEngine:
         return info
 
     def call_graph(self) -> CallGraph | None:
-        """The current snapshot's call graph (None before the first refresh, or if building it failed)."""
-        with self._lock:
-            view = self._view
-        return view[0].graph if view is not None else None
+        """The call graph of the last refresh (None before the first one, or if building it failed)."""
+        return self.graphs.current
 
     # -- search --------------------------------------------------------------------------------------
     def classify(self, text: str, intent_name: str | None) -> Intent:

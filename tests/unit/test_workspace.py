@@ -185,25 +185,21 @@ def test_parser_version_change_reparses(tree: Path, tmp_path: Path) -> None:
         assert ws.update().parsed == 0
 
 
-def test_records_and_cached_call_graph(tree: Path, tmp_path: Path) -> None:
+def test_records_and_state_key(tree: Path, tmp_path: Path) -> None:
     with open_ws(tree, tmp_path) as ws:
         ws.update()
         assert {d.qualified_name for d in ws.definitions()} >= {"alpha", "beta", "Gamma", "Gamma.run"}
         assert ("alpha", "Gamma.run") in {(c.callee, c.caller) for c in ws.calls()}
         assert any(i.module == "alpha" and i.name == "alpha" for i in ws.imports())
-        graph = ws.call_graph()
-        (beta,) = graph.resolve("beta")
-        assert [graph.definition(c).name for _, c in graph.callers(beta.id) if c is not None] == ["alpha"]
-        assert ws.call_graph() is graph
-        ws.update()  # nothing changed: same graph
-        assert ws.call_graph() is graph
-        (tree / "alpha.py").write_text(ALPHA + "\n\ndef gamma_caller():\n    return beta(1)\n")
+        key, generation = ws.state_key(), ws.generation
+        assert key.endswith(f":{ws.revision}") and ws.update().parsed == 0
+        assert (ws.state_key(), ws.generation) == (key, generation)  # nothing changed
+        ws.set_overlay("alpha.py", ALPHA + "\n")
+        assert ws.state_key() == ""  # unsaved buffers belong to no saved state
+        ws.clear_overlay("alpha.py")
+        (tree / "alpha.py").write_text(ALPHA + "\n\ndef more():\n    return 1\n")
         ws.update()
-        fresh = ws.call_graph()
-        assert fresh is not graph
-        (beta,) = fresh.resolve("beta")
-        assert {fresh.definition(c).name for _, c in fresh.callers(beta.id) if c is not None} == {
-            "alpha", "gamma_caller"}
+        assert ws.generation == generation + 1 and ws.state_key() != key
 
 
 def test_bad_roots_and_paths(tree: Path, tmp_path: Path) -> None:
