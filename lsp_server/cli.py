@@ -1,9 +1,9 @@
-"""The `codeseek` console script: index, chunks, graph, status here; search, eval and serve dispatched.
+"""The `codeseek` console script: index, chunks, graph, status here; search, serve and mcp dispatched.
 
 `main(argv) -> int` parses arguments and returns the exit status: 0 on success, 1 when the request
 was valid but found nothing (an unknown symbol, a missing index), 2 for bad input (a root that does
 not exist, a file outside the root, a broken index directory), 130 when interrupted. Errors are one
-line on stderr. `search`, `eval` and `serve` import their modules only when run.
+line on stderr. `search`, `serve` and `mcp` import their modules only when run.
 """
 
 from __future__ import annotations
@@ -413,16 +413,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", default=None, metavar="FILE", help="JSON lines {id, query} in, results out")
     p.add_argument("--no-embed", action="store_true", help="no semantic retriever (no model load)")
     p.set_defaults(handler=_dispatch("lsp_server.cli_search", "run_search"))
-
-    p = sub.add_parser("eval", help="retrieval evaluation over a query set")
-    p.add_argument("queries", nargs="?", default=None, metavar="QUERIES", help="query set (JSON)")
-    p.add_argument("--root", default=None, metavar="DIR", help="corpus root (default: from the query set)")
-    p.add_argument("--index-dir", metavar="DIR", default=None, help="where the corpus index lives")
-    p.add_argument("--limit", type=int, default=10, metavar="N", help="results per query (default 10)")
-    p.add_argument("--preset", choices=presets, default="default", help="speed/recall trade-off")
-    p.add_argument("--json", action="store_true", help="JSON report")
-    p.add_argument("--no-embed", action="store_true", help="text, structural and graph retrievers only")
-    p.set_defaults(handler=_dispatch("lsp_server.cli_search", "run_eval"))
 
     p = sub.add_parser("mcp", help="run the MCP server (stdio) for coding agents")
     _root_options(p)
