@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from indexing.freshness import content_hash, default_index_dir, error_reasons, parser_fingerprint
+from indexing.freshness import content_hash, error_reasons, parser_fingerprint
+from indexing.location import index_dir_for
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
 from indexing.scan import (
     UNREADABLE,
@@ -33,8 +34,8 @@ from indexing.scan import (
 from indexing.store import STALE, FileRow, IndexStore
 
 __all__ = [
-    "OVERLAY_MTIME", "Progress", "UpdateResult", "Workspace", "WorkspaceError", "WorkspaceOptions",
-    "content_hash", "default_index_dir",
+    "OVERLAY_MTIME", "IndexRootMismatch", "Progress", "UpdateResult", "Workspace", "WorkspaceError",
+    "WorkspaceOptions", "content_hash", "index_dir_for",
 ]
 
 Progress = Callable[[int, int, str], None]
@@ -47,9 +48,14 @@ class WorkspaceError(Exception):
     """A workspace operation was given something it cannot work with (bad root, path outside it...)."""
 
 
+class IndexRootMismatch(WorkspaceError):
+    """The index folder holds the index of another root: it is left as it is (it may be in use)."""
+
+
 @dataclass
 class WorkspaceOptions:
-    index_dir: Path | None = None  # None: default_index_dir(root)
+    index_base: Path | None = None  # base folder of the per-root index folders (indexing.location)
+    index_dir: Path | None = None  # the index folder itself (tests, bench/); None: index_dir_for(root, base)
     scan: ScanOptions = field(default_factory=ScanOptions)
 
 
@@ -87,10 +93,17 @@ class Workspace:
         self.root = Path(os.path.realpath(root))
         self.options = options or WorkspaceOptions()
         index_dir = self.options.index_dir
-        self.index_dir = Path(index_dir) if index_dir else default_index_dir(self.root)
+        self.index_dir = Path(index_dir) if index_dir else index_dir_for(self.root, self.options.index_base)
         self.store = IndexStore(self.index_dir)
-        if self.store.get_meta("root") is None:
+        recorded = self.store.get_meta("root")
+        if recorded is None:
             self.store.set_meta("root", str(self.root))
+        elif recorded != str(self.root):
+            # Refuse rather than rebuild: the folder was named for another root, whose index (and
+            # whoever serves it) a rebuild would destroy.
+            self.store.close()
+            raise IndexRootMismatch(f"the index at {self.index_dir} belongs to {recorded}, not {self.root}; "
+                                    "use another index folder for this root")
         self._overlays: dict[str, bytes] = {}
         self._lock = threading.RLock()  # one update at a time
         self._generation_lock = threading.Lock()

@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from indexing.integrity import describe, is_corruption
+from indexing.location import index_dir_for
 from indexing.locking import LockTimeout
 from indexing.scan import scan
 from indexing.store import IndexStore, StoreError, database_path
-from indexing.workspace import UpdateResult, Workspace, WorkspaceError, WorkspaceOptions, default_index_dir
+from indexing.workspace import UpdateResult, Workspace, WorkspaceError, WorkspaceOptions
 from retrievers.base import RetrieverError
 
 
@@ -53,8 +54,9 @@ def _root(args: argparse.Namespace, start: Path | None = None) -> Path:
         raise CliError(str(exc)) from exc
 
 
-def _workspace(root: Path, index_dir: str | None) -> Workspace:
-    return Workspace(root, WorkspaceOptions(index_dir=Path(index_dir).expanduser() if index_dir else None))
+def _workspace(root: Path, index_base: str | None) -> Workspace:
+    """The workspace of `root`, its index under `--index-dir` (a base folder: `indexing.location`)."""
+    return Workspace(root, WorkspaceOptions(index_base=Path(index_base).expanduser() if index_base else None))
 
 
 def _update(ws: Workspace, show_progress: bool) -> UpdateResult:
@@ -242,7 +244,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
         return cmd_status_all(args)
     root = _root(args)
-    index_dir = Path(args.index_dir).expanduser() if args.index_dir else default_index_dir(root)
+    index_dir = index_dir_for(root, args.index_dir)
     if not database_path(index_dir).exists():
         print(f"codeseek: no index for {root} at {index_dir} (run `codeseek index`)", file=sys.stderr)
         return 1
@@ -337,7 +339,8 @@ def _root_options(p: argparse.ArgumentParser, positional: bool = False) -> None:
         p.add_argument("root_pos", nargs="?", default=None, metavar="ROOT", help="same as --root")
     p.add_argument("--root", default=None, metavar="DIR", help=ROOT_HELP)
     p.add_argument("--index-dir", metavar="DIR", default=None,
-                   help="where the index lives (default: $CODESEEK_INDEX_DIR or the user cache dir)")
+                   help="base folder of the indexes, one folder per root inside it (default: "
+                        "$CODESEEK_INDEX_DIR or the user cache dir)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -460,9 +463,7 @@ def _rebuild_damaged(args: argparse.Namespace, exc: sqlite3.DatabaseError) -> No
         root = choose_root(getattr(args, "root", None) or getattr(args, "root_pos", None)).root
     except RootChoiceError:
         root = Path(".").resolve()
-    given = getattr(args, "index_dir", None)
-    index_dir = Path(given).expanduser() if given else default_index_dir(root)
-    store = IndexStore(index_dir)
+    store = IndexStore(index_dir_for(root, getattr(args, "index_dir", None)))
     try:
         store.rebuild_if_damaged(exc)
     finally:

@@ -38,8 +38,8 @@ def _err(message: str) -> None:
 
 
 def _open_at(root: Path, args: argparse.Namespace) -> SearchEngine:
-    index_dir = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
-    workspace = Workspace(root, WorkspaceOptions(index_dir=index_dir))
+    base = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
+    workspace = Workspace(root, WorkspaceOptions(index_base=base))  # --index-dir: a base (indexing.location)
     return SearchEngine(workspace, foreground_engine_options(embeddings=not args.no_embed))
 
 

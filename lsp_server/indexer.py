@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
-import hashlib
 import logging
 import os
 import threading
@@ -34,7 +33,7 @@ from indexing.integrity import describe, is_corruption
 from indexing.progress import ProgressRate
 from indexing.records import Chunk, Definition
 from indexing.scan import ScanOptions
-from indexing.workspace import Workspace, WorkspaceOptions, default_index_dir
+from indexing.workspace import Workspace, WorkspaceOptions
 from lsp_server.options import ServerOptions
 from retrievers.engine import EngineOptions, SearchEngine
 from retrievers.models import shared_embedder
@@ -78,22 +77,6 @@ class NullSink:
         return NoProgress()
 
 
-def index_dir_for(root: Path, options: ServerOptions, first: bool) -> Path:
-    """Where a root's index lives.
-
-    The `indexDir` option is a base folder: each root gets `<indexDir>/<sha1(root)[:16]>`. Without it
-    the first root uses the workspace default ($CODESEEK_INDEX_DIR, else the user cache per root), so
-    the CLI and the server share one index; further roots under $CODESEEK_INDEX_DIR get
-    `$CODESEEK_INDEX_DIR/roots/<sha1(root)[:16]>`.
-    """
-    key = hashlib.sha1(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    if options.index_dir:
-        return Path(options.index_dir) / key
-    if first or not os.environ.get("CODESEEK_INDEX_DIR"):
-        return default_index_dir(root)
-    return default_index_dir(root) / "roots" / key
-
-
 @dataclass
 class _Pending:
     full: bool = False
@@ -110,11 +93,12 @@ class RootIndex:
     """One workspace folder: its workspace, engine, state and worker thread."""
 
     def __init__(self, root: Path, options: ServerOptions, sink: ProgressSink | None = None,
-                 first: bool = True, on_error: Callable[[str], None] | None = None) -> None:
+                 on_error: Callable[[str], None] | None = None) -> None:
         self.options = options
         scan = ScanOptions(max_file_size=options.max_file_size, excludes=tuple(options.excludes))
-        self.workspace = Workspace(root, WorkspaceOptions(index_dir=index_dir_for(root, options, first),
-                                                          scan=scan))
+        # The `indexDir` option is a base folder, as the CLI's --index-dir (indexing.location).
+        base = Path(options.index_dir) if options.index_dir else None
+        self.workspace = Workspace(root, WorkspaceOptions(index_base=base, scan=scan))
         self.root = self.workspace.root
         embedder = shared_embedder(options.model) if options.embeddings else None
         self.engine = SearchEngine(self.workspace, EngineOptions(

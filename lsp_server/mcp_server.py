@@ -213,8 +213,8 @@ def serve(args: argparse.Namespace) -> int:
     except ToolInputError as exc:
         print(f"codeseek: error: {exc}", file=sys.stderr)
         return 2
-    index_dir = Path(args.index_dir).expanduser().resolve() if getattr(args, "index_dir", None) else None
-    options = McpOptions(index_dir=index_dir, embeddings=not getattr(args, "no_embed", False))
+    base = Path(args.index_dir).expanduser().resolve() if getattr(args, "index_dir", None) else None
+    options = McpOptions(index_base=base, embeddings=not getattr(args, "no_embed", False))
     service = McpService(root, options)
     server = build_server(service)
     log.info("codeseek mcp: serving %s (index %s)", service.root, service.workspace.index_dir)

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from indexing.location import index_dir_for, index_key
 from indexing.workspace import (
+    IndexRootMismatch,
     UpdateResult,
     Workspace,
     WorkspaceError,
     WorkspaceOptions,
     content_hash,
-    default_index_dir,
 )
 
 ALPHA = '''"""Alpha module."""
@@ -218,17 +219,28 @@ def test_bad_roots_and_paths(tree: Path, tmp_path: Path) -> None:
         assert result.skipped == {"outside-root": 1} and not result.changed
 
 
-def test_default_index_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_index_recorded_for_another_root_is_refused(tree: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "x.py").write_text("def x():\n    return 1\n")
+    with open_ws(tree, tmp_path) as ws:
+        ws.update()
+        files = ws.store.counts()["files"]
+        assert ws.store.get_meta("root") == str(tree.resolve())
+    with pytest.raises(IndexRootMismatch, match=f"belongs to {tree.resolve()}, not {other.resolve()}"):
+        open_ws(other, tmp_path)
+    with open_ws(tree, tmp_path) as ws:  # refused, not rebuilt: the first root's index is intact
+        assert ws.store.counts()["files"] == files and ws.update().parsed == 0
+    link = tmp_path / "link"
+    link.symlink_to(tree)
+    with open_ws(link, tmp_path) as ws:  # the same root through a symlink is the same root
+        assert ws.root == tree.resolve()
+
+
+def test_index_location_under_a_base(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CODESEEK_INDEX_DIR", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    first = default_index_dir(tmp_path / "a")
-    assert first.parent == tmp_path / "cache" / "codeseek" and len(first.name) == 16
-    assert default_index_dir(tmp_path / "b") != first
-    monkeypatch.setenv("CODESEEK_INDEX_DIR", str(tmp_path / "explicit"))
-    assert default_index_dir(tmp_path / "a") == tmp_path / "explicit"
-    monkeypatch.delenv("CODESEEK_INDEX_DIR")
-    monkeypatch.delenv("XDG_CACHE_HOME")
-    assert "codeseek" in str(default_index_dir(tmp_path / "a"))
+    with Workspace(tree, WorkspaceOptions(index_base=tmp_path / "base")) as ws:
+        assert ws.index_dir == index_dir_for(tree, tmp_path / "base") == tmp_path / "base" / index_key(tree)
 
 
 def test_update_result_and_hash_helpers() -> None:
