@@ -36,14 +36,12 @@ from indexing.scan import ScanOptions
 from indexing.workspace import Workspace, WorkspaceOptions
 from lsp_server.options import ServerOptions
 from retrievers.engine import EngineOptions, SearchEngine
+from retrievers.lifecycle import EMBEDDING, ERROR, INDEXING, READY, STARTING, STOPPED, IndexState, reported
 from retrievers.models import shared_embedder
 from retrievers.navigation import similar_to
 
 log = logging.getLogger(__name__)
 
-# Index states, as search results and codeseek.status report them.
-STARTING, INDEXING, EMBEDDING, READY, ERROR, STOPPED = (
-    "starting", "indexing", "embedding", "ready", "error", "stopped")
 REPORT_INTERVAL = 0.1  # seconds between two progress reports of one job
 SYNC_POLL_S = 1.0  # when idle, look this often for changes other processes committed to the index
 
@@ -108,7 +106,7 @@ class RootIndex:
             persist_graph=False))
         self.sink: ProgressSink = sink or NullSink()
         self.on_error = on_error
-        self.state = STARTING
+        self.state: IndexState = STARTING  # the worker's (retrievers.lifecycle.WORKER_STATES)
         self.error: str | None = None
         self.phase1_done = threading.Event()  # set once the first phase 1 has finished
         self.last_job: dict[str, Any] = {}
@@ -196,12 +194,13 @@ class RootIndex:
             return None
         return rel
 
-    def current_state(self) -> str:
+    def current_state(self, engine_state: IndexState | None = None) -> IndexState:
         """starting / indexing / embedding / error / stopped while that holds, else the engine's state
-        (ready, text-only when there are no vectors, empty when there is nothing to index)."""
-        if self.state != READY:
-            return self.state
-        return str(self.engine.index_info().get("state", READY))
+        (ready, text-only when there are no vectors, empty when there is nothing to index); the
+        engine's is read unless given (from a search answer)."""
+        if self.state == READY and engine_state is None:
+            engine_state = self.engine.index_info().get("state")
+        return reported(self.state, engine_state)
 
     def model_loaded(self) -> bool:
         semantic = self.engine.semantic

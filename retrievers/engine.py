@@ -35,6 +35,7 @@ from retrievers.base import Query, QueryError, RetrieverError
 from retrievers.graph_retriever import GraphRetriever
 from retrievers.graph_state import GraphState
 from retrievers.intent import Intent, classify, override
+from retrievers.lifecycle import EMBEDDING, EMPTY, INDEXING, READY, TEXT_ONLY, IndexState
 from retrievers.priors import RankingConfig
 from retrievers.request import PRESETS, CheckedRequest, SearchRequest, validate
 from retrievers.results import Located, SourceCache, empty_result, result_entry
@@ -102,7 +103,7 @@ class RefreshResult:
     embedded: int = 0  # chunks embedded by this refresh
     pending: int = 0  # chunks still without a vector
     reconciled: bool = False  # the first refresh in this process checked the indexes against the store
-    state: str = "empty"
+    state: IndexState = EMPTY
     notes: list[str] = field(default_factory=list)  # e.g. the embedding model changed
     seconds: dict[str, float] = field(default_factory=dict)  # update, sync, graph, embed
 
@@ -127,9 +128,9 @@ class SearchEngine:
         self.workspace = workspace
         self.options = options or EngineOptions()
         self._refresh_lock = threading.Lock()
-        self._lock = threading.Lock()  # guards _view and _phase
+        self._lock = threading.Lock()  # guards _view and _running
         self._view: tuple[Snapshot, StructuralRetriever] | None = None
-        self._phase = "empty"  # "indexing" / "embedding" while a refresh runs those phases
+        self._running: IndexState | None = None  # INDEXING (a first refresh) / EMBEDDING while it runs
         self._synced = False
         self.graphs = GraphState(workspace, persist=self.options.persist_graph)  # the call graph's holder
         self.text = TextRetriever(workspace.index_dir, workspace.chunk_text)
@@ -191,14 +192,15 @@ class SearchEngine:
             if self.semantic is not None and self.semantic.model_changed and not self._synced:
                 out.notes.append(f"embedding model changed from {self.semantic.previous_model} to "
                                  f"{self.semantic.model_id}: every chunk is embedded again")
-            self._set_phase("indexing" if self._view is None else self._phase)
+            if self._view is None:
+                self._set_running(INDEXING)
             try:
                 with self.workspace.store.writer.hold():  # one writing process per index (issue 13)
                     if self.workspace.changed_elsewhere():  # another process committed: resync all
                         self._synced = False
                     self._phase1(out, progress, paths)
                 if embed and self.semantic is not None and self.semantic.pending():
-                    self._set_phase("embedding")
+                    self._set_running(EMBEDDING)
                     started = time.perf_counter()
                     semantic = self.semantic
 
@@ -216,7 +218,7 @@ class SearchEngine:
                         out.notes.append(f"embeddings unavailable, searching without them: {exc}")
                     out.seconds["embed"] = time.perf_counter() - started
             finally:
-                self._set_phase("done")
+                self._set_running(None)
             out.pending = self.semantic.pending() if self.semantic is not None else 0
             if out.embedded or (out.reconciled and self.semantic is not None
                                 and not self.semantic.fast.loaded_saved):
@@ -230,9 +232,9 @@ class SearchEngine:
         if key and self.semantic is not None:
             self.semantic.save(self.workspace.index_dir / "derived", key)
 
-    def _set_phase(self, phase: str) -> None:
+    def _set_running(self, state: IndexState | None) -> None:
         with self._lock:
-            self._phase = phase
+            self._running = state
 
     def _phase1(self, out: RefreshResult, progress: Progress | None, paths: Iterable[str] | None) -> None:
         wanted = None if paths is None else list(paths)
@@ -316,19 +318,21 @@ class SearchEngine:
 
     # -- state ---------------------------------------------------------------------------------------
     def index_info(self) -> dict[str, Any]:
-        """The `index` part of a result: state, files, chunks, embedded, model."""
+        """The `index` part of a result: state (`retrievers.lifecycle.ENGINE_STATES`), files, chunks,
+        embedded, model."""
         with self._lock:
-            view, phase = self._view, self._phase
+            view, running = self._view, self._running
         semantic = self.semantic
         embedded = semantic.embedded() if semantic is not None else 0
+        state: IndexState
         if view is None:
-            state = "indexing" if phase == "indexing" else "empty"
-        elif phase == "embedding":
-            state = "embedding"
+            state = INDEXING if running == INDEXING else EMPTY
+        elif running == EMBEDDING:
+            state = EMBEDDING
         elif semantic is None or embedded == 0 or semantic.pending():
-            state = "text-only" if view[0].chunks else "empty"
+            state = TEXT_ONLY if view[0].chunks else EMPTY
         else:
-            state = "ready"
+            state = READY
         snap = view[0] if view is not None else None
         info: dict[str, Any] = {
             "state": state, "files": snap.files if snap else 0, "chunks": len(snap.chunks) if snap else 0,
