@@ -343,7 +343,7 @@ class SearchEngine:
         return info
 
     def call_graph(self) -> CallGraph | None:
-        """The call graph of the last refresh (None before the first one, or if building it failed)."""
+        """The call graph of the last refresh that built one (None before the first)."""
         return self.graphs.current
 
     # -- search --------------------------------------------------------------------------------------

@@ -39,7 +39,8 @@ class GraphState:
 
     @property
     def current(self) -> CallGraph | None:
-        """The last graph built or loaded (None before the first, or after a build failed)."""
+        """The last graph built or loaded (None before the first): while a new one is built, and if that
+        fails, readers keep the previous one."""
         return self._graph
 
     def build(self) -> CallGraph:
@@ -51,7 +52,6 @@ class GraphState:
             generation = ws.generation
             if self._graph is not None and self._generation == generation:
                 return self._graph
-            self._graph, self._generation = None, -1
             key = self.derived_key() if self.persist else ""
             cache = SignedCache(ws.index_dir)
             graph = cache.load("callgraph", key) if key else None

@@ -57,6 +57,7 @@ def test_built_once_per_index_change(tree: Path, tmp_path: Path) -> None:
         assert holder.build() is graph
         (tree / "alpha.py").write_text(ALPHA + "\n\ndef gamma_caller():\n    return beta(1)\n")
         ws.update()
+        assert holder.current is graph  # readers keep the previous graph until the next build
         fresh = holder.build()
         assert fresh is not graph and callers(fresh, "beta") == {"alpha", "gamma_caller"}
         assert not (tmp_path / "index" / "derived" / "callgraph.pickle").exists()  # persist is off
