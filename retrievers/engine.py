@@ -4,9 +4,10 @@
 
 - `refresh(embed, progress, paths)`: phase 1 runs `workspace.update` and brings the text index, the
   structural index and the call graph (its one holder: `self.graphs`, `retrievers.graph_state`) up
-  to date (searches answer from then on, without semantic); phase 2 embeds the chunks that have no cached vector. The first refresh in a process reconciles
-  the text index and the vectors with the store's chunk ids (a killed run leaves them behind or
-  ahead); later refreshes apply the update's added and removed chunks.
+  to date (searches answer from then on, without semantic); phase 2 embeds the chunks that have no
+  cached vector. The first refresh in a process reconciles the text index and the vectors with the
+  store's chunk ids (a killed run leaves them behind or ahead); later refreshes apply the update's
+  added and removed chunks.
 - `search(request) -> dict`: validate, classify the intent (or take the request's), route direct or
   fused (`retrievers.routing`), and build the result document (`retrievers.results`).
 
