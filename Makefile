@@ -25,6 +25,9 @@ test: setup
 demo: setup
 	HF_HUB_OFFLINE=1 $(BIN)/python bench/demo.py
 
+eval: setup
+	HF_HUB_OFFLINE=1 $(BIN)/python bench/eval_public.py
+
 lint: setup
 	$(BIN)/ruff check indexing retrievers graph lsp_server tests bench
 	$(BIN)/mypy

@@ -318,13 +318,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="semble-dev: these repositories (implies the set)")
     parser.add_argument("--semble-dev-src", metavar="DIR",
                         help="semble-dev: the folder holding the checkouts")
+    parser.add_argument("--root", metavar="DIR", help="corpus root (one set; default: from the query set)")
+    parser.add_argument("--index-dir", metavar="DIR", help="the corpus index folder (one set)")
     args = parser.parse_args(argv)
     sets = [find_set(s) for s in args.set] or ([] if args.repos else default_sets())
     if args.repos:
         sets = [s for s in sets if not isinstance(s, SembleDevSpec)] + [SembleDevSpec(args.repos)]
     if args.semble_dev_src:
         os.environ["CODESEEK_SEMBLE_DEV"] = args.semble_dev_src
+    if (args.root or args.index_dir) and len(sets) != 1:
+        parser.error("--root and --index-dir need one query set (--set)")
+    root = Path(args.root).expanduser().resolve() if args.root else None
+    if root is not None and not root.is_dir():
+        parser.error(f"root is not a directory: {root}")
     reports = run(sets, not args.no_embed, args.limit, args.preset, args.json, quiet=args.summary,
+                  root=root, index_dir=Path(args.index_dir).expanduser() if args.index_dir else None,
                   overrides=[*args.opt, *(["transformer=null"] if args.static_only else [])],
                   model=args.model)
     if args.summary:

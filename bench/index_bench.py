@@ -44,7 +44,9 @@ def child(root: str, index_dir: str, mode: str) -> None:
     if mode == "full":
         graph_started = time.perf_counter()
         try:
-            ws.call_graph()
+            from retrievers.graph_state import GraphState
+
+            GraphState(ws).build()
             graph_seconds = time.perf_counter() - graph_started
         except ImportError:
             pass

@@ -1,8 +1,8 @@
-"""Where a workspace's index lives and how its contents are judged current.
+"""How a workspace's index contents are judged current.
 
-The default index directory for a root, the content hash stored per file, the parser fingerprint (a
-digest of the parsing code, its queries and the grammar pack: when it changes every file is
-re-parsed) and the short, countable reasons a parse reports.
+The content hash stored per file, the parser fingerprint (a digest of the parsing code, its queries
+and the grammar pack: when it changes every file is re-parsed) and the short, countable reasons a
+parse reports. Where the index lives is `indexing.location`.
 """
 
 from __future__ import annotations
@@ -13,24 +13,11 @@ import importlib.util
 import os
 from pathlib import Path
 
-import platformdirs
-
 from indexing.records import ParseResult
 
 
 def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def default_index_dir(root: Path) -> Path:
-    """`$CODESEEK_INDEX_DIR`, else `$XDG_CACHE_HOME/codeseek/<sha1(root)[:16]>` (platformdirs cache dir)."""
-    env = os.environ.get("CODESEEK_INDEX_DIR")
-    if env:
-        return Path(env).expanduser()
-    key = hashlib.sha1(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) / "codeseek" if xdg else Path(platformdirs.user_cache_dir("codeseek"))
-    return base / key
 
 
 def error_reasons(result: ParseResult) -> list[str]:

@@ -7,14 +7,13 @@ nested project file, so a search from `src/pkg` uses the repository's index. A h
 filesystem root is never a detected root (`refused_root` says why); the caller indexes such a folder,
 or a folder without markers, only when the user names it explicitly.
 
-`stored_indexes()` lists the indexes under the default cache folder with the root each one was
-built for, and whether it is stale (the root is gone, or no longer maps to that folder); `remove_index`
-deletes one (the CLI's `codeseek gc` and `codeseek status --all`).
+`stored_indexes()` lists the indexes under the index base (`indexing.location`) with the root each
+one was built for, and whether it is stale (the root is gone, or no longer maps to that folder);
+`remove_index` deletes one (the CLI's `codeseek gc` and `codeseek status --all`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import sqlite3
@@ -22,8 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
-
+from indexing.location import index_base, index_key
 from indexing.store import DB_NAME
 
 OPT_IN = ".codeseek"
@@ -111,17 +109,6 @@ class StoredIndex:
                 "bytes": self.bytes, "stale": self.stale}
 
 
-def index_base() -> Path:
-    """The folder holding one index per root (`$XDG_CACHE_HOME/codeseek` or the platform cache dir)."""
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg) / "codeseek" if xdg else Path(platformdirs.user_cache_dir("codeseek"))
-
-
-def default_index_dir_name(root: Path) -> str:
-    """The name of a root's folder under `index_base()` (as `default_index_dir` computes it)."""
-    return hashlib.sha1(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-
-
 def _size(folder: Path) -> int:
     total = 0
     for dirpath, _, names in os.walk(folder):
@@ -165,7 +152,7 @@ def stored_indexes(base: Path | None = None) -> list[StoredIndex]:
             stale = "unreadable or no root recorded"
         elif not Path(root).is_dir():
             stale = "root is gone"
-        elif index_base() / default_index_dir_name(Path(root)) != folder:
+        elif index_key(root) != folder.name:
             stale = "root now maps to another index"
         try:
             when = float(updated) if updated else None

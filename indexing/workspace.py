@@ -3,7 +3,8 @@
 `Workspace.update()` scans the root, parses only what changed (size and mtime first, then the
 content hash), removes what was deleted, and reports the chunks it added and the chunk ids it
 removed so retrievers can follow. Unsaved editor buffers (overlays) take precedence over the working
-tree for reading and indexing. The call graph is built on demand and cached until the index changes.
+tree for reading and indexing. `generation` and `state_key()` name the index state, so structures
+derived from it (the call graph: `retrievers.graph_state`) know when to rebuild.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from indexing.freshness import content_hash, default_index_dir, error_reasons, parser_fingerprint
-from indexing.persist import SignedCache, code_fingerprint
+from indexing.freshness import content_hash, error_reasons, parser_fingerprint
+from indexing.location import index_dir_for
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
 from indexing.scan import (
     UNREADABLE,
@@ -33,12 +34,9 @@ from indexing.scan import (
 )
 from indexing.store import STALE, FileRow, IndexStore
 
-if TYPE_CHECKING:
-    from graph.callgraph import CallGraph
-
 __all__ = [
-    "OVERLAY_MTIME", "Progress", "UpdateResult", "Workspace", "WorkspaceError", "WorkspaceOptions",
-    "content_hash", "default_index_dir",
+    "OVERLAY_MTIME", "IndexRootMismatch", "Progress", "UpdateResult", "Workspace", "WorkspaceError",
+    "WorkspaceOptions", "content_hash", "index_dir_for",
 ]
 
 Progress = Callable[[int, int, str], None]
@@ -51,9 +49,14 @@ class WorkspaceError(Exception):
     """A workspace operation was given something it cannot work with (bad root, path outside it...)."""
 
 
+class IndexRootMismatch(WorkspaceError):
+    """The index folder holds the index of another root: it is left as it is (it may be in use)."""
+
+
 @dataclass
 class WorkspaceOptions:
-    index_dir: Path | None = None  # None: default_index_dir(root)
+    index_base: Path | None = None  # base folder of the per-root index folders (indexing.location)
+    index_dir: Path | None = None  # the index folder itself (tests, bench/); None: index_dir_for(root, base)
     scan: ScanOptions = field(default_factory=ScanOptions)
 
 
@@ -91,15 +94,20 @@ class Workspace:
         self.root = Path(os.path.realpath(root))
         self.options = options or WorkspaceOptions()
         index_dir = self.options.index_dir
-        self.index_dir = Path(index_dir) if index_dir else default_index_dir(self.root)
+        self.index_dir = Path(index_dir) if index_dir else index_dir_for(self.root, self.options.index_base)
         self.store = IndexStore(self.index_dir)
-        if self.store.get_meta("root") is None:
+        recorded = self.store.get_meta("root")
+        if recorded is None:
             self.store.set_meta("root", str(self.root))
+        elif recorded != str(self.root):
+            # Refuse rather than rebuild: the folder was named for another root, whose index (and
+            # whoever serves it) a rebuild would destroy.
+            self.store.close()
+            raise IndexRootMismatch(f"the index at {self.index_dir} belongs to {recorded}, not {self.root}; "
+                                    "use another index folder for this root")
         self._overlays: dict[str, bytes] = {}
         self._lock = threading.RLock()  # one update at a time
-        self._graph_lock = threading.Lock()
-        self._graph: CallGraph | None = None
-        self._graph_generation = -1
+        self._generation_lock = threading.Lock()
         self._generation = 0
         self._seen = ""  # the store's stamp this process last brought itself up to date with
         self._bytes_cache: OrderedDict[str, tuple[int, int, bytes]] = OrderedDict()
@@ -325,7 +333,7 @@ class Workspace:
         out.changed_paths.append(info.path)
         return 1
 
-    # -- records and graph -------------------------------------------------------------------------
+    # -- records and state ---------------------------------------------------------------------------
     def definitions(self) -> list[Definition]:
         return self.store.definitions()
 
@@ -350,13 +358,13 @@ class Workspace:
 
     def changed_elsewhere(self, consume: bool = True) -> bool:
         """Whether another process committed changes to the index (or rebuilt it) since this one last
-        updated or synced; `consume` marks them as seen (and drops the cached call graph)."""
+        updated or synced; `consume` marks them as seen (a new generation: derived structures rebuild)."""
         stamp = self.store.stamp()
         if stamp == self._seen:
             return False
         if consume:
             self._seen = stamp
-            with self._graph_lock:
+            with self._generation_lock:
                 self._generation += 1
         return True
 
@@ -365,43 +373,16 @@ class Workspace:
         """Increments whenever an update changes the index."""
         return self._generation
 
-    def call_graph(self, persist: bool = False) -> CallGraph:
-        """The call graph over the current index (built once per index change).
-
-        With `persist`, a graph saved by an earlier process for the same index revision (and the same
-        graph code) is loaded instead of built, and a built one is saved with its PageRank
-        (`indexing.persist`): a warm process skips the build. Never with unsaved buffers open."""
-        from graph.callgraph import build_call_graph
-
-        with self._graph_lock:
-            generation = self._generation
-            if self._graph is None or self._graph_generation != generation:
-                persist = persist and not self._overlays
-                key = self.derived_key() if persist else ""
-                cache = SignedCache(self.index_dir)
-                graph = cache.load("callgraph", key) if persist else None
-                if graph is None:
-                    with self.store.snapshot():
-                        definitions, calls, imports = self.store.definitions(), self.store.calls(), \
-                            self.store.imports()
-                    graph = build_call_graph(definitions, calls, imports)
-                    if persist:
-                        graph.pagerank  # noqa: B018 (computed before saving, so it is saved too)
-                        cache.save("callgraph", key, graph)
-                self._graph = graph
-                self._graph_generation = generation
-            return self._graph
-
-    def derived_key(self) -> str:
-        """Names one index state and the code that derives from it: uid, revision, graph code
-        (what `indexing.persist` keys saved structures by); "" while unsaved buffers are open."""
+    def state_key(self) -> str:
+        """Names one index state: the index's uid and revision ("" while unsaved buffers are open);
+        structures derived from the index are saved under it (with their code's fingerprint)."""
         if self._overlays:
             return ""
         uid = self.store.get_meta("index_uid")
         if not uid:
             uid = secrets.token_hex(8)
             self.store.set_meta("index_uid", uid)
-        return f"{uid}:{self.revision}:{_graph_code()}"
+        return f"{uid}:{self.revision}"
 
     def status(self) -> dict[str, Any]:
         """Counts and metadata for `codeseek status` and the LSP status command."""
@@ -411,21 +392,3 @@ class Workspace:
                 "languages": self.store.languages(), "updated_at": float(updated) if updated else None,
                 "overlays": len(self._overlays)}
 
-
-_GRAPH_CODE: str | None = None
-
-
-def _graph_code() -> str:
-    """A fingerprint of the modules that build the call graph and its records (computed once)."""
-    global _GRAPH_CODE
-    if _GRAPH_CODE is None:
-        import importlib
-        import pkgutil
-
-        import graph as graph_package
-        from indexing import records
-
-        modules = [importlib.import_module(f"graph.{m.name}")
-                   for m in pkgutil.iter_modules(graph_package.__path__)]
-        _GRAPH_CODE = code_fingerprint(records, *sorted(modules, key=lambda m: m.__name__))
-    return _GRAPH_CODE

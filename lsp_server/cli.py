@@ -1,9 +1,9 @@
-"""The `codeseek` console script: index, chunks, graph, status here; search, eval and serve dispatched.
+"""The `codeseek` console script: index, chunks, graph, status here; search, serve and mcp dispatched.
 
 `main(argv) -> int` parses arguments and returns the exit status: 0 on success, 1 when the request
 was valid but found nothing (an unknown symbol, a missing index), 2 for bad input (a root that does
 not exist, a file outside the root, a broken index directory), 130 when interrupted. Errors are one
-line on stderr. `search`, `eval` and `serve` import their modules only when run.
+line on stderr. `search`, `serve` and `mcp` import their modules only when run.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from indexing.integrity import describe, is_corruption
+from indexing.location import index_dir_for
 from indexing.locking import LockTimeout
 from indexing.scan import scan
 from indexing.store import IndexStore, StoreError, database_path
-from indexing.workspace import UpdateResult, Workspace, WorkspaceError, WorkspaceOptions, default_index_dir
+from indexing.workspace import UpdateResult, Workspace, WorkspaceError, WorkspaceOptions
 from retrievers.base import RetrieverError
 
 
@@ -53,8 +54,9 @@ def _root(args: argparse.Namespace, start: Path | None = None) -> Path:
         raise CliError(str(exc)) from exc
 
 
-def _workspace(root: Path, index_dir: str | None) -> Workspace:
-    return Workspace(root, WorkspaceOptions(index_dir=Path(index_dir).expanduser() if index_dir else None))
+def _workspace(root: Path, index_base: str | None) -> Workspace:
+    """The workspace of `root`, its index under `--index-dir` (a base folder: `indexing.location`)."""
+    return Workspace(root, WorkspaceOptions(index_base=Path(index_base).expanduser() if index_base else None))
 
 
 def _update(ws: Workspace, show_progress: bool) -> UpdateResult:
@@ -83,7 +85,9 @@ def _call_edges(ws: Workspace) -> int | None:
     if len(cached) == 2 and cached[0] == revision and cached[1].isdigit():
         return int(cached[1])
     try:
-        edges = int(ws.call_graph().stats()["call_edges"])
+        from retrievers.graph_state import GraphState
+
+        edges = int(GraphState(ws).build().stats()["call_edges"])
     except ImportError:
         return None
     ws.store.set_meta("call_edges", f"{revision}:{edges}")
@@ -202,12 +206,13 @@ def _relpath(root: Path, file: Path) -> str:
 # -- graph -----------------------------------------------------------------------------------------
 def cmd_graph(args: argparse.Namespace) -> int:
     from graph import render
+    from retrievers.graph_state import GraphState
 
     root = _root(args)
     fmt = "json" if args.json else "dot" if args.dot else "text"
     with _workspace(root, args.index_dir) as ws:
         _update(ws, sys.stderr.isatty())
-        graph = ws.call_graph()
+        graph = GraphState(ws).build()
         targets = graph.resolve(args.symbol)
         if not targets:
             print(f"codeseek: no definition named {args.symbol!r}", file=sys.stderr)
@@ -239,7 +244,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
         return cmd_status_all(args)
     root = _root(args)
-    index_dir = Path(args.index_dir).expanduser() if args.index_dir else default_index_dir(root)
+    index_dir = index_dir_for(root, args.index_dir)
     if not database_path(index_dir).exists():
         print(f"codeseek: no index for {root} at {index_dir} (run `codeseek index`)", file=sys.stderr)
         return 1
@@ -334,7 +339,8 @@ def _root_options(p: argparse.ArgumentParser, positional: bool = False) -> None:
         p.add_argument("root_pos", nargs="?", default=None, metavar="ROOT", help="same as --root")
     p.add_argument("--root", default=None, metavar="DIR", help=ROOT_HELP)
     p.add_argument("--index-dir", metavar="DIR", default=None,
-                   help="where the index lives (default: $CODESEEK_INDEX_DIR or the user cache dir)")
+                   help="base folder of the indexes, one folder per root inside it (default: "
+                        "$CODESEEK_INDEX_DIR or the user cache dir)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -411,16 +417,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-embed", action="store_true", help="no semantic retriever (no model load)")
     p.set_defaults(handler=_dispatch("lsp_server.cli_search", "run_search"))
 
-    p = sub.add_parser("eval", help="retrieval evaluation over a query set")
-    p.add_argument("queries", nargs="?", default=None, metavar="QUERIES", help="query set (JSON)")
-    p.add_argument("--root", default=None, metavar="DIR", help="corpus root (default: from the query set)")
-    p.add_argument("--index-dir", metavar="DIR", default=None, help="where the corpus index lives")
-    p.add_argument("--limit", type=int, default=10, metavar="N", help="results per query (default 10)")
-    p.add_argument("--preset", choices=presets, default="default", help="speed/recall trade-off")
-    p.add_argument("--json", action="store_true", help="JSON report")
-    p.add_argument("--no-embed", action="store_true", help="text, structural and graph retrievers only")
-    p.set_defaults(handler=_dispatch("lsp_server.cli_search", "run_eval"))
-
     p = sub.add_parser("mcp", help="run the MCP server (stdio) for coding agents")
     _root_options(p)
     p.add_argument("--no-embed", action="store_true", help="no semantic retriever (no model load)")
@@ -467,9 +463,7 @@ def _rebuild_damaged(args: argparse.Namespace, exc: sqlite3.DatabaseError) -> No
         root = choose_root(getattr(args, "root", None) or getattr(args, "root_pos", None)).root
     except RootChoiceError:
         root = Path(".").resolve()
-    given = getattr(args, "index_dir", None)
-    index_dir = Path(given).expanduser() if given else default_index_dir(root)
-    store = IndexStore(index_dir)
+    store = IndexStore(index_dir_for(root, getattr(args, "index_dir", None)))
     try:
         store.rebuild_if_damaged(exc)
     finally:

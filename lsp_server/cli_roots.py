@@ -13,7 +13,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexing.roots import RootError, StoredIndex, age, find_root, index_base, remove_index, stored_indexes
+from indexing.location import index_base
+from indexing.roots import RootError, StoredIndex, age, find_root, remove_index, stored_indexes
 
 
 class RootChoiceError(Exception):
@@ -73,17 +74,19 @@ def _rows(items: list[StoredIndex]) -> list[str]:
 
 
 def cmd_status_all(args: argparse.Namespace) -> int:
-    """Every index under the cache folder, with its root, size, age and whether it is stale."""
-    items = stored_indexes()
+    """Every index under the index base (`--index-dir`, else $CODESEEK_INDEX_DIR or the user cache), with
+    its root, size, age and whether it is stale."""
+    base = index_base(getattr(args, "index_dir", None))
+    items = stored_indexes(base)
     if args.json:
-        print(json.dumps({"base": str(index_base()), "indexes": [i.to_json() for i in items]}, indent=2))
+        print(json.dumps({"base": str(base), "indexes": [i.to_json() for i in items]}, indent=2))
         return 0
     if not items:
-        print(f"no indexes under {index_base()}")
+        print(f"no indexes under {base}")
         return 0
     stale = sum(1 for i in items if i.stale)
     print("\n".join(_rows(items)))
-    print(f"{len(items)} indexes under {index_base()}, {stale} stale"
+    print(f"{len(items)} indexes under {base}, {stale} stale"
           + (" (`codeseek gc` removes them)" if stale else ""))
     return 0
 

@@ -1,4 +1,4 @@
-"""`codeseek search` and `codeseek eval`: bring the index up to date, search, print.
+"""`codeseek search`: bring the index up to date, search, print.
 
 `run_search(args) -> int`: refresh the index (only new chunks are embedded; `--no-embed` runs without
 the semantic retriever and never loads the model), then one query (human output or `--json`, exactly
@@ -6,8 +6,8 @@ the result schema) or `--batch FILE` (JSON lines `{"id", "query", ...}` in, one 
 out, `{"id", ...result}` or `{"id", "error"}`; the model is loaded once). Exit status: 0 with results,
 1 when a valid query found nothing, 2 for bad input (the message says what is wrong).
 
-`run_eval(args) -> int`: the retrieval evaluation of `bench/eval_public.py` (the repository's bench/
-folder must be present: it holds the corpora fetcher and the query sets).
+The retrieval evaluation is a developer tool of the checkout (`python bench/eval_public.py`), not a
+command of the package: it fetches corpora and reads query sets that are not shipped.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ def _err(message: str) -> None:
 
 
 def _open_at(root: Path, args: argparse.Namespace) -> SearchEngine:
-    index_dir = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
-    workspace = Workspace(root, WorkspaceOptions(index_dir=index_dir))
+    base = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
+    workspace = Workspace(root, WorkspaceOptions(index_base=base))  # --index-dir: a base (indexing.location)
     return SearchEngine(workspace, foreground_engine_options(embeddings=not args.no_embed))
 
 
@@ -266,34 +266,3 @@ def numbered(snippet: str, first: int) -> str:
     lines = snippet.splitlines()
     width = len(str(first + len(lines) - 1))
     return "\n".join(f"  {n:>{width}} {text}" for n, text in enumerate(lines, first))
-
-
-# -- eval --------------------------------------------------------------------------------------------
-def run_eval(args: argparse.Namespace) -> int:
-    """The `codeseek eval` command: bench/eval_public.py's evaluation."""
-    repo = Path(__file__).resolve().parent.parent
-    if not (repo / "bench" / "eval_public.py").exists():
-        _err("`codeseek eval` needs the codeseek source tree (bench/eval_public.py); run it from a checkout")
-        return 2
-    if str(repo) not in sys.path:
-        sys.path.insert(0, str(repo))
-    from bench import eval_public
-
-    try:
-        sets = [eval_public.find_set(args.queries)] if args.queries else eval_public.default_sets()
-    except SystemExit as exc:
-        _err(str(exc))
-        return 2
-    if (args.root or args.index_dir) and len(sets) != 1:
-        _err("--root and --index-dir need one query set (QUERIES)")
-        return 2
-    root = Path(args.root).expanduser().resolve() if args.root else None
-    if root is not None and not root.is_dir():
-        _err(f"root is not a directory: {root}")
-        return 2
-    index_dir = Path(args.index_dir).expanduser() if args.index_dir else None
-    reports = eval_public.run(sets, embed=not args.no_embed, limit=args.limit, preset=args.preset,
-                              quiet=bool(args.json), root=root, index_dir=index_dir)
-    if args.json:
-        print(json.dumps(reports, indent=2))
-    return 0

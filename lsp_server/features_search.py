@@ -14,14 +14,14 @@ from typing import Any
 from pygls.exceptions import JsonRpcInvalidParams
 
 from lsp_server import convert
-from lsp_server.indexer import EMBEDDING, ERROR, INDEXING, READY, STARTING, RootIndex
+from lsp_server.indexer import RootIndex
 from retrievers.base import QueryError
+from retrievers.lifecycle import EMPTY, READY, least_advanced
 from retrievers.request import SearchRequest, validate
 
 PARAM_KEYS = ("query", "limit", "preset", "intent", "include", "exclude")
 # Protocol fields a client may add to any request.
 _IGNORED_KEYS = ("workDoneToken", "partialResultToken")
-_STATE_ORDER = (ERROR, STARTING, INDEXING, EMBEDDING, "text-only", READY)
 
 
 def _globs(params: Mapping[str, Any], key: str) -> tuple[str, ...]:
@@ -69,8 +69,7 @@ def _merge_index(states: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """One index summary for several roots: the least advanced state, summed counts."""
     if len(states) == 1:
         return dict(states[0])
-    order = {s: i for i, s in enumerate(_STATE_ORDER)}
-    state = min((s.get("state", READY) for s in states), key=lambda s: order.get(s, 0))
+    state = least_advanced(s.get("state", READY) for s in states)
     models = sorted({str(s["model"]) for s in states if s.get("model")})
     return {
         "state": state,
@@ -94,7 +93,7 @@ def search_roots(roots: Sequence[RootIndex], request: SearchRequest) -> dict[str
     ready = [r for r in roots if r.phase1_done.is_set()]
     if not ready:
         states = [r.state for r in roots]
-        return empty_result(request, states[0] if states else "empty")
+        return empty_result(request, states[0] if states else EMPTY)
     answers: list[tuple[RootIndex, dict[str, Any]]] = []
     for root in ready:
         try:  # while the model loads, the engine ranks without semantic and says so (index.notes)
@@ -110,7 +109,7 @@ def search_roots(roots: Sequence[RootIndex], request: SearchRequest) -> dict[str
     index_states = []
     for root, answer in answers:
         info = dict(answer.get("index") or {})
-        info["state"] = _lsp_state(root, info.get("state"))
+        info["state"] = root.current_state(info.get("state") or None)
         if len(answers) > 1:
             info["root"] = convert.path_to_uri(root.root, ".").rstrip("/.") or str(root.root)
         index_states.append(info)
@@ -121,9 +120,3 @@ def search_roots(roots: Sequence[RootIndex], request: SearchRequest) -> dict[str
     return {**first, "results": merged[:request.limit], "index": _merge_index(index_states),
             "timings_ms": timings}
 
-
-def _lsp_state(root: RootIndex, engine_state: Any) -> str:
-    """The server's view wins while a job runs (the engine only knows what it has finished)."""
-    if root.state in (INDEXING, EMBEDDING, ERROR):
-        return root.state
-    return str(engine_state) if engine_state else root.state

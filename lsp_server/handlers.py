@@ -20,6 +20,7 @@ from lsp_server.features_nav import Target
 from lsp_server.indexer import RootIndex, release_memory
 from lsp_server.options import to_json
 from lsp_server.server import DEBOUNCE_S, SEARCH_METHOD, CodeseekServer, bad_params
+from retrievers.lifecycle import STARTING
 
 log = logging.getLogger("codeseek.lsp")
 INDEX_OPTIONS = ("model", "index_dir", "excludes", "max_file_size", "embeddings", "transformer",
@@ -166,7 +167,7 @@ def did_change_workspace_folders(ls: CodeseekServer, params: lsp.DidChangeWorksp
 async def semantic_search(ls: CodeseekServer, params: Any) -> dict[str, Any]:
     request = features_search.parse_params(params, ls.options.preset)
     if not ls.started:
-        return features_search.empty_result(request, "starting")
+        return features_search.empty_result(request, STARTING)
     return await ls.run_query(features_search.search_roots, list(ls.roots.values()), request)
 
 

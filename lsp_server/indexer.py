@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
-import hashlib
 import logging
 import os
 import threading
@@ -34,17 +33,15 @@ from indexing.integrity import describe, is_corruption
 from indexing.progress import ProgressRate
 from indexing.records import Chunk, Definition
 from indexing.scan import ScanOptions
-from indexing.workspace import Workspace, WorkspaceOptions, default_index_dir
+from indexing.workspace import Workspace, WorkspaceOptions
 from lsp_server.options import ServerOptions
 from retrievers.engine import EngineOptions, SearchEngine
+from retrievers.lifecycle import EMBEDDING, ERROR, INDEXING, READY, STARTING, STOPPED, IndexState, reported
 from retrievers.models import shared_embedder
 from retrievers.navigation import similar_to
 
 log = logging.getLogger(__name__)
 
-# Index states, as search results and codeseek.status report them.
-STARTING, INDEXING, EMBEDDING, READY, ERROR, STOPPED = (
-    "starting", "indexing", "embedding", "ready", "error", "stopped")
 REPORT_INTERVAL = 0.1  # seconds between two progress reports of one job
 SYNC_POLL_S = 1.0  # when idle, look this often for changes other processes committed to the index
 
@@ -78,22 +75,6 @@ class NullSink:
         return NoProgress()
 
 
-def index_dir_for(root: Path, options: ServerOptions, first: bool) -> Path:
-    """Where a root's index lives.
-
-    The `indexDir` option is a base folder: each root gets `<indexDir>/<sha1(root)[:16]>`. Without it
-    the first root uses the workspace default ($CODESEEK_INDEX_DIR, else the user cache per root), so
-    the CLI and the server share one index; further roots under $CODESEEK_INDEX_DIR get
-    `$CODESEEK_INDEX_DIR/roots/<sha1(root)[:16]>`.
-    """
-    key = hashlib.sha1(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    if options.index_dir:
-        return Path(options.index_dir) / key
-    if first or not os.environ.get("CODESEEK_INDEX_DIR"):
-        return default_index_dir(root)
-    return default_index_dir(root) / "roots" / key
-
-
 @dataclass
 class _Pending:
     full: bool = False
@@ -110,11 +91,12 @@ class RootIndex:
     """One workspace folder: its workspace, engine, state and worker thread."""
 
     def __init__(self, root: Path, options: ServerOptions, sink: ProgressSink | None = None,
-                 first: bool = True, on_error: Callable[[str], None] | None = None) -> None:
+                 on_error: Callable[[str], None] | None = None) -> None:
         self.options = options
         scan = ScanOptions(max_file_size=options.max_file_size, excludes=tuple(options.excludes))
-        self.workspace = Workspace(root, WorkspaceOptions(index_dir=index_dir_for(root, options, first),
-                                                          scan=scan))
+        # The `indexDir` option is a base folder, as the CLI's --index-dir (indexing.location).
+        base = Path(options.index_dir) if options.index_dir else None
+        self.workspace = Workspace(root, WorkspaceOptions(index_base=base, scan=scan))
         self.root = self.workspace.root
         embedder = shared_embedder(options.model) if options.embeddings else None
         self.engine = SearchEngine(self.workspace, EngineOptions(
@@ -124,11 +106,10 @@ class RootIndex:
             persist_graph=False))
         self.sink: ProgressSink = sink or NullSink()
         self.on_error = on_error
-        self.state = STARTING
+        self.state: IndexState = STARTING  # the worker's (retrievers.lifecycle.WORKER_STATES)
         self.error: str | None = None
         self.phase1_done = threading.Event()  # set once the first phase 1 has finished
         self.last_job: dict[str, Any] = {}
-        self._graph: CallGraph | None = None
         self._cond = threading.Condition()
         self._pending = _Pending()
         self._busy = False
@@ -201,8 +182,8 @@ class RootIndex:
     # -- reads ---------------------------------------------------------------------------------------
     @property
     def graph(self) -> CallGraph | None:
-        """The call graph of the last completed phase 1 (None before the first one)."""
-        return self._graph
+        """The call graph of the last phase 1 (None before the first one); held by the engine."""
+        return self.engine.call_graph()
 
     def relpath(self, path: Path) -> str | None:
         try:
@@ -213,12 +194,13 @@ class RootIndex:
             return None
         return rel
 
-    def current_state(self) -> str:
+    def current_state(self, engine_state: IndexState | None = None) -> IndexState:
         """starting / indexing / embedding / error / stopped while that holds, else the engine's state
-        (ready, text-only when there are no vectors, empty when there is nothing to index)."""
-        if self.state != READY:
-            return self.state
-        return str(self.engine.index_info().get("state", READY))
+        (ready, text-only when there are no vectors, empty when there is nothing to index); the
+        engine's is read unless given (from a search answer)."""
+        if self.state == READY and engine_state is None:
+            engine_state = self.engine.index_info().get("state")
+        return reported(self.state, engine_state)
 
     def model_loaded(self) -> bool:
         semantic = self.engine.semantic
@@ -314,7 +296,6 @@ class RootIndex:
                                  "scanning" if paths is None else f"{len(paths)} changed file(s)")
         try:
             result = self.engine.refresh(embed=False, progress=_Throttled(self, handle, "files"), paths=paths)
-            self._graph = self.workspace.call_graph()
             self.phase1_done.set()
         finally:
             handle.end(f"{self.workspace.store.counts().get('chunks', 0)} chunks indexed")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from indexing.store import StoreError
+from indexing.workspace import WorkspaceError
 from lsp_server.mcp_service import McpOptions, McpService, ToolInputError
 from retrievers.base import RetrieverError
 
@@ -213,9 +214,13 @@ def serve(args: argparse.Namespace) -> int:
     except ToolInputError as exc:
         print(f"codeseek: error: {exc}", file=sys.stderr)
         return 2
-    index_dir = Path(args.index_dir).expanduser().resolve() if getattr(args, "index_dir", None) else None
-    options = McpOptions(index_dir=index_dir, embeddings=not getattr(args, "no_embed", False))
-    service = McpService(root, options)
+    base = Path(args.index_dir).expanduser().resolve() if getattr(args, "index_dir", None) else None
+    options = McpOptions(index_base=base, embeddings=not getattr(args, "no_embed", False))
+    try:
+        service = McpService(root, options)
+    except WorkspaceError as exc:  # e.g. the index folder belongs to another root
+        print(f"codeseek: error: {exc}", file=sys.stderr)
+        return 2
     server = build_server(service)
     log.info("codeseek mcp: serving %s (index %s)", service.root, service.workspace.index_dir)
     server.run("stdio")

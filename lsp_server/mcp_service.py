@@ -64,7 +64,8 @@ class Limits:
 class McpOptions:
     """How `codeseek mcp` runs."""
 
-    index_dir: Path | None = None  # None: the workspace default (shared with the CLI and the LSP)
+    index_base: Path | None = None  # base of the per-root index folders (indexing.location), as the CLI/LSP
+    index_dir: Path | None = None  # the index folder itself (tests); None: under index_base
     embeddings: bool = True  # False: no semantic retriever, the model is never loaded
     model: str | None = None
     preset: str = "default"
@@ -79,7 +80,8 @@ class McpService:
 
     def __init__(self, root: Path, options: McpOptions | None = None) -> None:
         self.options = options or McpOptions()
-        self.workspace = Workspace(root, WorkspaceOptions(index_dir=self.options.index_dir))
+        self.workspace = Workspace(root, WorkspaceOptions(index_dir=self.options.index_dir,
+                                                          index_base=self.options.index_base))
         # One engine per process: it builds its own embedder from `model` (nothing to share).
         self.engine = SearchEngine(self.workspace, EngineOptions(
             model=self.options.model, embeddings=self.options.embeddings, preset=self.options.preset))

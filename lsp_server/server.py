@@ -213,7 +213,7 @@ class CodeseekServer(LanguageServer):
                              f"create {path / OPT_IN} to index it anyway.")
             return None
         try:
-            root = RootIndex(path, self.options, sink=self, first=not self.roots,
+            root = RootIndex(path, self.options, sink=self,
                              on_error=lambda m: self.notify_user(m, lsp.MessageType.Error))
         except Exception as exc:  # one line the user can act on (disk full, read-only, a file in the way)
             cause = exc.__cause__ if exc.__cause__ is not None else exc

@@ -3,10 +3,11 @@
 `SearchEngine(workspace, options)` owns the four retrievers and keeps them in step with the store:
 
 - `refresh(embed, progress, paths)`: phase 1 runs `workspace.update` and brings the text index, the
-  structural index and the call graph up to date (searches answer from then on, without semantic);
-  phase 2 embeds the chunks that have no cached vector. The first refresh in a process reconciles
-  the text index and the vectors with the store's chunk ids (a killed run leaves them behind or
-  ahead); later refreshes apply the update's added and removed chunks.
+  structural index and the call graph (its one holder: `self.graphs`, `retrievers.graph_state`) up
+  to date (searches answer from then on, without semantic); phase 2 embeds the chunks that have no
+  cached vector. The first refresh in a process reconciles the text index and the vectors with the
+  store's chunk ids (a killed run leaves them behind or ahead); later refreshes apply the update's
+  added and removed chunks.
 - `search(request) -> dict`: validate, classify the intent (or take the request's), route direct or
   fused (`retrievers.routing`), and build the result document (`retrievers.results`).
 
@@ -33,7 +34,9 @@ from indexing.workspace import UpdateResult, Workspace
 from retrievers import routing
 from retrievers.base import Query, QueryError, RetrieverError
 from retrievers.graph_retriever import GraphRetriever
+from retrievers.graph_state import GraphState
 from retrievers.intent import Intent, classify, override
+from retrievers.lifecycle import EMBEDDING, EMPTY, INDEXING, READY, TEXT_ONLY, IndexState
 from retrievers.priors import RankingConfig
 from retrievers.request import PRESETS, CheckedRequest, SearchRequest, validate
 from retrievers.results import Located, SourceCache, empty_result, result_entry
@@ -101,7 +104,7 @@ class RefreshResult:
     embedded: int = 0  # chunks embedded by this refresh
     pending: int = 0  # chunks still without a vector
     reconciled: bool = False  # the first refresh in this process checked the indexes against the store
-    state: str = "empty"
+    state: IndexState = EMPTY
     notes: list[str] = field(default_factory=list)  # e.g. the embedding model changed
     seconds: dict[str, float] = field(default_factory=dict)  # update, sync, graph, embed
 
@@ -126,10 +129,11 @@ class SearchEngine:
         self.workspace = workspace
         self.options = options or EngineOptions()
         self._refresh_lock = threading.Lock()
-        self._lock = threading.Lock()  # guards _view and _phase
+        self._lock = threading.Lock()  # guards _view and _running
         self._view: tuple[Snapshot, StructuralRetriever] | None = None
-        self._phase = "empty"  # "indexing" / "embedding" while a refresh runs those phases
+        self._running: IndexState | None = None  # INDEXING (a first refresh) / EMBEDDING while it runs
         self._synced = False
+        self.graphs = GraphState(workspace, persist=self.options.persist_graph)  # the call graph's holder
         self.text = TextRetriever(workspace.index_dir, workspace.chunk_text)
         self.semantic: TieredSemantic | None = None
         if self.options.embeddings:
@@ -189,14 +193,15 @@ class SearchEngine:
             if self.semantic is not None and self.semantic.model_changed and not self._synced:
                 out.notes.append(f"embedding model changed from {self.semantic.previous_model} to "
                                  f"{self.semantic.model_id}: every chunk is embedded again")
-            self._set_phase("indexing" if self._view is None else self._phase)
+            if self._view is None:
+                self._set_running(INDEXING)
             try:
                 with self.workspace.store.writer.hold():  # one writing process per index (issue 13)
                     if self.workspace.changed_elsewhere():  # another process committed: resync all
                         self._synced = False
                     self._phase1(out, progress, paths)
                 if embed and self.semantic is not None and self.semantic.pending():
-                    self._set_phase("embedding")
+                    self._set_running(EMBEDDING)
                     started = time.perf_counter()
                     semantic = self.semantic
 
@@ -214,7 +219,7 @@ class SearchEngine:
                         out.notes.append(f"embeddings unavailable, searching without them: {exc}")
                     out.seconds["embed"] = time.perf_counter() - started
             finally:
-                self._set_phase("done")
+                self._set_running(None)
             out.pending = self.semantic.pending() if self.semantic is not None else 0
             if out.embedded or (out.reconciled and self.semantic is not None
                                 and not self.semantic.fast.loaded_saved):
@@ -224,13 +229,13 @@ class SearchEngine:
 
     def _save_vectors(self) -> None:
         """Save the tiers' vectors beside the index so the next process reads them in one go."""
-        key = self.workspace.derived_key() if self.options.persist_graph else ""
+        key = self.graphs.derived_key() if self.options.persist_graph else ""
         if key and self.semantic is not None:
             self.semantic.save(self.workspace.index_dir / "derived", key)
 
-    def _set_phase(self, phase: str) -> None:
+    def _set_running(self, state: IndexState | None) -> None:
         with self._lock:
-            self._phase = phase
+            self._running = state
 
     def _phase1(self, out: RefreshResult, progress: Progress | None, paths: Iterable[str] | None) -> None:
         wanted = None if paths is None else list(paths)
@@ -254,7 +259,7 @@ class SearchEngine:
             # definitions serve the snapshot too, so they are read from SQLite once per refresh.
             if progress is not None:
                 progress("graph", 0, 1)
-            graph = self.workspace.call_graph(persist=self.options.persist_graph)
+            graph = self.graphs.build()
             if progress is not None:
                 progress("graph", 1, 1)
         except sqlite3.DatabaseError:  # a damaged index: the caller rebuilds it (issue 13)
@@ -267,7 +272,7 @@ class SearchEngine:
             definitions = graph.definitions() if graph is not None else store.definitions()
             files = store.counts().get("files", 0)
         out.chunks, out.definitions = len(chunks), len(definitions)
-        synced_key = (self.workspace.derived_key() or None) if self.options.persist_graph else None
+        synced_key = (self.graphs.derived_key() or None) if self.options.persist_graph else None
         if not self._synced:
             # First refresh in this process: make the on-disk text index and the loaded vectors hold
             # exactly the store's chunks (index() re-adds only what differs). A text index that an
@@ -314,19 +319,21 @@ class SearchEngine:
 
     # -- state ---------------------------------------------------------------------------------------
     def index_info(self) -> dict[str, Any]:
-        """The `index` part of a result: state, files, chunks, embedded, model."""
+        """The `index` part of a result: state (`retrievers.lifecycle.ENGINE_STATES`), files, chunks,
+        embedded, model."""
         with self._lock:
-            view, phase = self._view, self._phase
+            view, running = self._view, self._running
         semantic = self.semantic
         embedded = semantic.embedded() if semantic is not None else 0
+        state: IndexState
         if view is None:
-            state = "indexing" if phase == "indexing" else "empty"
-        elif phase == "embedding":
-            state = "embedding"
+            state = INDEXING if running == INDEXING else EMPTY
+        elif running == EMBEDDING:
+            state = EMBEDDING
         elif semantic is None or embedded == 0 or semantic.pending():
-            state = "text-only" if view[0].chunks else "empty"
+            state = TEXT_ONLY if view[0].chunks else EMPTY
         else:
-            state = "ready"
+            state = READY
         snap = view[0] if view is not None else None
         info: dict[str, Any] = {
             "state": state, "files": snap.files if snap else 0, "chunks": len(snap.chunks) if snap else 0,
@@ -337,10 +344,8 @@ class SearchEngine:
         return info
 
     def call_graph(self) -> CallGraph | None:
-        """The current snapshot's call graph (None before the first refresh, or if building it failed)."""
-        with self._lock:
-            view = self._view
-        return view[0].graph if view is not None else None
+        """The call graph of the last refresh that built one (None before the first)."""
+        return self.graphs.current
 
     # -- search --------------------------------------------------------------------------------------
     def classify(self, text: str, intent_name: str | None) -> Intent:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from indexing.location import index_dir_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -75,6 +78,20 @@ def test_index_summary_and_rerun(project: Path, tmp_path: Path) -> None:
     assert summary["parsed"] == 0 and summary["unchanged"] == 4 and summary["files"] == 4
     assert summary["definitions"] >= 5 and summary["chunks"] >= 4 and summary["call_edges"] >= 3
     assert summary["skipped"] == {"lockfile": 1, "binary": 1, "excluded-dir": 1, "unsupported-language": 1}
+
+
+def test_an_index_recorded_for_another_root_is_refused(project: Path, tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    codeseek("index", str(project), "--index-dir", str(base), "--no-embed", "--quiet", check=True)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "x.py").write_text("def x():\n    return 1\n")
+    shutil.copytree(index_dir_for(project, base), index_dir_for(other, base))  # a copied index folder
+    for args in (("index", str(other)), ("search", "x", "--root", str(other)), ("status", str(other))):
+        proc = codeseek(*args, "--index-dir", str(base), "--no-embed" if args[0] != "status" else "--json")
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and f"belongs to {project.resolve()}" in proc.stderr, proc.stderr
+    assert codeseek("status", str(project), "--index-dir", str(base), "--json", check=True)
 
 
 def test_chunks_json_and_text(project: Path) -> None:
@@ -179,13 +196,13 @@ def test_kill_9_mid_index_leaves_a_consistent_index_that_the_next_run_completes(
     make_tree(root)
     clean_dir, killed_dir = tmp_path / "clean", tmp_path / "killed"
     codeseek("index", str(root), "--index-dir", str(clean_dir), "--quiet", check=True)
-    clean = snapshot(clean_dir / "index.sqlite3")
+    clean = snapshot(index_dir_for(root, clean_dir) / "index.sqlite3")
     assert len(clean["files"]) == 400
 
     proc = subprocess.Popen([sys.executable, "-m", "lsp_server.cli", "index", str(root), "--index-dir",
                              str(killed_dir), "--quiet"], cwd=REPO, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    db_path = killed_dir / "index.sqlite3"
+    db_path = index_dir_for(root, killed_dir) / "index.sqlite3"
     seen = 0
     deadline = time.monotonic() + 120
     try:

@@ -94,7 +94,8 @@ async def test_restart_with_vectors_answers_before_the_model_loads(
     client, root = served
     status = (await S.status(client))["roots"][0]
     index = tmp_path / "copy"
-    shutil.copytree(status["index_dir"], index)  # the served index is idle: a consistent copy
+    # The served index is idle: a consistent copy, in the root's folder under another base.
+    shutil.copytree(status["index_dir"], index / Path(status["index_dir"]).name)
     second = await S.start(root, index, options={})
     try:
         phase1 = await S.wait_state(second, ("ready", "embedding", "text-only"), timeout=60, idle=False)

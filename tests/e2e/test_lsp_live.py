@@ -14,6 +14,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
+from indexing.location import index_dir_for
 from tests.e2e import lsp_support as S
 
 DIGEST = "feedreader/digest.py"
@@ -153,6 +154,30 @@ async def test_workspace_folders_added_and_removed(tmp_path: Path) -> None:
         assert [r["root"] for r in status["roots"]] == [str(root.resolve())]
         alone = await S.search(client, {"query": "tally_votes"})
         assert all(not r["uri"].startswith(S.uri(other, "")) for r in alone["results"])
+    finally:
+        await S.stop(client)
+
+
+async def test_cli_and_server_share_one_index_per_root(tmp_path: Path) -> None:
+    """`--index-dir` and the `indexDir` option name the same base; the key is the root alone, so an
+    index the CLI built is reused by the server even when its root is not the first folder."""
+    root = S.copy_sample(tmp_path)
+    other = tmp_path / "votes"
+    other.mkdir()
+    (other / "tally.py").write_text("def tally_votes(ballots):\n    return len(ballots)\n")
+    base = tmp_path / "base"
+    subprocess.run([sys.executable, "-m", "lsp_server.cli", "index", str(root), "--index-dir", str(base),
+                    "--no-embed", "--quiet"], check=True, env=S.server_env(tmp_path / "env-base"),
+                   cwd=str(S.REPO), capture_output=True)
+    client = await S.start([other, root], tmp_path / "env-base", options={"embeddings": False,
+                                                                          "indexDir": str(base)})
+    try:
+        status = await S.wait_state(client, ("text-only",), roots=2)
+        by_root = {r["root"]: r for r in status["roots"]}
+        for folder in (root, other):
+            assert by_root[str(folder.resolve())]["index_dir"] == str(index_dir_for(folder, base))
+        assert by_root[str(root.resolve())]["last_job"]["parsed"] == 0  # the CLI's index, as it was
+        assert not (tmp_path / "env-base").exists()  # the option wins over $CODESEEK_INDEX_DIR
     finally:
         await S.stop(client)
 

@@ -91,4 +91,4 @@ def test_home_directory_root_is_refused_with_a_message(tmp_path: Path) -> None:
     (home / "app.py").write_text("def handler():\n    return 1\n")
     err, out = run_session(home, {"HOME": str(home)}, tmp_path)
     assert "not indexing" in out.decode() and "home directory" in out.decode()
-    assert not (tmp_path / "index" / "index.sqlite3").exists()
+    assert not list((tmp_path / "index").glob("**/index.sqlite3"))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from indexing.workspace import default_index_dir
+from indexing.location import index_dir_for
 from tests.e2e.mcp_support import CODESEEK, call, environment, mcp_session, text_of, wait_indexed
 
 SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
@@ -182,7 +182,7 @@ async def test_serves_the_index_the_cli_built_and_follows_edits(workspace: Path,
     async with mcp_session(str(CODESEEK), ["mcp", "--no-embed"], env, workspace) as session:  # root: cwd
         status = await wait_indexed(session)
         # Same location as `codeseek search --root` (the user cache per root), nothing parsed again.
-        assert status["index_dir"] == str(default_index_dir(workspace))
+        assert status["index_dir"] == str(index_dir_for(workspace))
         assert status["last_refresh"]["parsed"] == 0
         (workspace / "shop" / "gift.py").write_text(
             "from shop.payments import charge_card\n\n\ndef buy_gift_card(card, amount):\n"

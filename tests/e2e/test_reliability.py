@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from indexing.location import index_dir_for
+
 REPO = Path(__file__).resolve().parents[2]
 
 AUTH = '''"""Authentication helpers."""
@@ -83,12 +85,12 @@ def test_page_corruption_is_detected_and_rebuilt(project: Path, tmp_path: Path) 
     """Issue 13 item 5: a damaged database answered wrongly and called itself healthy."""
     index = tmp_path / "index"
     assert codeseek("index", str(project), "--index-dir", str(index)).returncode == 0
-    _damage_pages(index / "index.sqlite3")
-    _damage_pages(index / "index.sqlite3", seed=5)
+    _damage_pages(index_dir_for(project, index) / "index.sqlite3")
+    _damage_pages(index_dir_for(project, index) / "index.sqlite3", seed=5)
     status = codeseek("status", str(project), "--index-dir", str(index))
     assert "damaged" in status.stderr and "Traceback" not in status.stderr
     assert codeseek("index", str(project), "--index-dir", str(index)).returncode == 0
-    _damage_pages(index / "index.sqlite3")
+    _damage_pages(index_dir_for(project, index) / "index.sqlite3")
     found = codeseek("search", "who calls rebuild_auth", "--root", str(project), "--index-dir", str(index),
                      "--json", "--no-embed")
     assert found.returncode == 0, found.stderr
@@ -104,7 +106,7 @@ def test_index_detects_damage_and_a_dropped_table_is_refilled(project: Path, tmp
     index = tmp_path / "index"
     first = codeseek("index", str(project), "--index-dir", str(index), "--json")
     assert json.loads(first.stdout)["definitions"] == 4
-    db = sqlite3.connect(index / "index.sqlite3")
+    db = sqlite3.connect(index_dir_for(project, index) / "index.sqlite3")
     db.execute("DROP TABLE definitions")
     db.commit()
     db.close()
@@ -112,7 +114,7 @@ def test_index_detects_damage_and_a_dropped_table_is_refilled(project: Path, tmp
     assert again.returncode == 0, again.stderr
     assert "lacks table(s) definitions; rebuilding it" in again.stderr
     assert json.loads(again.stdout)["definitions"] == 4
-    _damage_pages(index / "index.sqlite3", seed=7)
+    _damage_pages(index_dir_for(project, index) / "index.sqlite3", seed=7)
     third = codeseek("index", str(project), "--index-dir", str(index), "--json")
     assert third.returncode == 0 and "damaged" in third.stderr, third.stderr
     assert json.loads(third.stdout)["definitions"] == 4
@@ -143,15 +145,16 @@ def test_environment_errors_are_one_line_and_exit_2(project: Path, tmp_path: Pat
     folder name over 255 bytes, an index that cannot be written."""
     index = tmp_path / "index"
     if case == "file-where-folder":
-        index.mkdir()
-        (index / "tantivy").write_text("not a folder")
+        index_dir_for(project, index).mkdir(parents=True)
+        (index_dir_for(project, index) / "tantivy").write_text("not a folder")
     elif case == "name-too-long":
         index = tmp_path / ("x" * 300)
     else:
         if os.geteuid() == 0:
             pytest.skip("root writes through read-only permissions")
         assert codeseek("index", str(project), "--index-dir", str(index)).returncode == 0
-        for path in (index, *index.iterdir()):
+        folder = index_dir_for(project, index)
+        for path in (index, folder, *folder.iterdir()):
             path.chmod(0o555 if path.is_dir() else 0o444)
     (project / "new.py").write_text("def new_function():\n    return 3\n")
     proc = codeseek("search", "new_function", "--root", str(project), "--index-dir", str(index), "--no-embed")

@@ -12,6 +12,7 @@ import pytest
 from graph.callgraph import CallGraph
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers import navigation
+from retrievers.graph_state import GraphState
 
 SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
 
@@ -32,7 +33,7 @@ def twins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CallGraph]:
         (root / rel).write_text(text)
     with Workspace(root, WorkspaceOptions(index_dir=tmp / "index")) as ws:
         ws.update()
-        yield ws.call_graph()
+        yield GraphState(ws).build()
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, 
     shutil.copytree(SAMPLE, tmp / "ws")
     with Workspace(tmp / "ws", WorkspaceOptions(index_dir=tmp / "index")) as ws:
         ws.update()
-        yield ws, ws.call_graph()
+        yield ws, GraphState(ws).build()
 
 
 def paths(defs: list) -> list[str]:

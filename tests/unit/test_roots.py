@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from indexing import roots
+from indexing.location import index_dir_for
 from indexing.roots import RootError, find_root, refused_root, stored_indexes
 from indexing.store import IndexStore
 
@@ -70,7 +71,7 @@ def test_stored_indexes_flags_stale_and_gc_removes_them(tmp_path: Path,
     live.mkdir()
     gone.mkdir()
     for root in (live, gone):
-        store = IndexStore(roots.index_base() / roots.default_index_dir_name(root))
+        store = IndexStore(index_dir_for(root))
         store.set_meta("root", str(root))
         store.close()
     gone.rmdir()

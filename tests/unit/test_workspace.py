@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from indexing.location import index_dir_for, index_key
 from indexing.workspace import (
+    IndexRootMismatch,
     UpdateResult,
     Workspace,
     WorkspaceError,
     WorkspaceOptions,
     content_hash,
-    default_index_dir,
 )
 
 ALPHA = '''"""Alpha module."""
@@ -185,25 +186,21 @@ def test_parser_version_change_reparses(tree: Path, tmp_path: Path) -> None:
         assert ws.update().parsed == 0
 
 
-def test_records_and_cached_call_graph(tree: Path, tmp_path: Path) -> None:
+def test_records_and_state_key(tree: Path, tmp_path: Path) -> None:
     with open_ws(tree, tmp_path) as ws:
         ws.update()
         assert {d.qualified_name for d in ws.definitions()} >= {"alpha", "beta", "Gamma", "Gamma.run"}
         assert ("alpha", "Gamma.run") in {(c.callee, c.caller) for c in ws.calls()}
         assert any(i.module == "alpha" and i.name == "alpha" for i in ws.imports())
-        graph = ws.call_graph()
-        (beta,) = graph.resolve("beta")
-        assert [graph.definition(c).name for _, c in graph.callers(beta.id) if c is not None] == ["alpha"]
-        assert ws.call_graph() is graph
-        ws.update()  # nothing changed: same graph
-        assert ws.call_graph() is graph
-        (tree / "alpha.py").write_text(ALPHA + "\n\ndef gamma_caller():\n    return beta(1)\n")
+        key, generation = ws.state_key(), ws.generation
+        assert key.endswith(f":{ws.revision}") and ws.update().parsed == 0
+        assert (ws.state_key(), ws.generation) == (key, generation)  # nothing changed
+        ws.set_overlay("alpha.py", ALPHA + "\n")
+        assert ws.state_key() == ""  # unsaved buffers belong to no saved state
+        ws.clear_overlay("alpha.py")
+        (tree / "alpha.py").write_text(ALPHA + "\n\ndef more():\n    return 1\n")
         ws.update()
-        fresh = ws.call_graph()
-        assert fresh is not graph
-        (beta,) = fresh.resolve("beta")
-        assert {fresh.definition(c).name for _, c in fresh.callers(beta.id) if c is not None} == {
-            "alpha", "gamma_caller"}
+        assert ws.generation == generation + 1 and ws.state_key() != key
 
 
 def test_bad_roots_and_paths(tree: Path, tmp_path: Path) -> None:
@@ -222,17 +219,28 @@ def test_bad_roots_and_paths(tree: Path, tmp_path: Path) -> None:
         assert result.skipped == {"outside-root": 1} and not result.changed
 
 
-def test_default_index_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_index_recorded_for_another_root_is_refused(tree: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "x.py").write_text("def x():\n    return 1\n")
+    with open_ws(tree, tmp_path) as ws:
+        ws.update()
+        files = ws.store.counts()["files"]
+        assert ws.store.get_meta("root") == str(tree.resolve())
+    with pytest.raises(IndexRootMismatch, match=f"belongs to {tree.resolve()}, not {other.resolve()}"):
+        open_ws(other, tmp_path)
+    with open_ws(tree, tmp_path) as ws:  # refused, not rebuilt: the first root's index is intact
+        assert ws.store.counts()["files"] == files and ws.update().parsed == 0
+    link = tmp_path / "link"
+    link.symlink_to(tree)
+    with open_ws(link, tmp_path) as ws:  # the same root through a symlink is the same root
+        assert ws.root == tree.resolve()
+
+
+def test_index_location_under_a_base(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CODESEEK_INDEX_DIR", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    first = default_index_dir(tmp_path / "a")
-    assert first.parent == tmp_path / "cache" / "codeseek" and len(first.name) == 16
-    assert default_index_dir(tmp_path / "b") != first
-    monkeypatch.setenv("CODESEEK_INDEX_DIR", str(tmp_path / "explicit"))
-    assert default_index_dir(tmp_path / "a") == tmp_path / "explicit"
-    monkeypatch.delenv("CODESEEK_INDEX_DIR")
-    monkeypatch.delenv("XDG_CACHE_HOME")
-    assert "codeseek" in str(default_index_dir(tmp_path / "a"))
+    with Workspace(tree, WorkspaceOptions(index_base=tmp_path / "base")) as ws:
+        assert ws.index_dir == index_dir_for(tree, tmp_path / "base") == tmp_path / "base" / index_key(tree)
 
 
 def test_update_result_and_hash_helpers() -> None:

@@ -71,7 +71,7 @@ export interface SearchIntent {
 }
 
 export interface IndexInfo {
-  /** starting | indexing | embedding | ready | text-only (ready, embeddings off) | error | stopped */
+  /** starting | indexing | embedding | ready | text-only | empty | error | stopped (retrievers/lifecycle.py) */
   state: string;
   files: number;
   chunks: number;

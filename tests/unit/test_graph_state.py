@@ -1,0 +1,95 @@
+"""GraphState, the one holder of a workspace's call graph: cached per index change, persisted beside the
+index for a warm process, never persisted with unsaved buffers open; the real parser, store and graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graph.callgraph import CallGraph
+from indexing.workspace import Workspace, WorkspaceOptions
+from retrievers.graph_state import GraphState
+
+ALPHA = '''def alpha(x):
+    return beta(x) * 2
+
+
+def beta(x):
+    return x + 1
+'''
+GAMMA = '''from alpha import alpha
+
+
+class Gamma:
+    def run(self):
+        return alpha(3)
+'''
+
+
+@pytest.fixture()
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "alpha.py").write_text(ALPHA)
+    (root / "gamma.py").write_text(GAMMA)
+    return root
+
+
+def open_ws(root: Path, tmp_path: Path) -> Workspace:
+    return Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index"))
+
+
+def callers(graph: CallGraph, name: str) -> set[str]:
+    (target,) = graph.resolve(name)
+    return {graph.definition(c).name for _, c in graph.callers(target.id) if c is not None}
+
+
+def test_built_once_per_index_change(tree: Path, tmp_path: Path) -> None:
+    with open_ws(tree, tmp_path) as ws:
+        ws.update()
+        holder = GraphState(ws)
+        assert holder.current is None
+        graph = holder.build()
+        assert callers(graph, "beta") == {"alpha"} and holder.current is graph
+        assert holder.build() is graph
+        ws.update()  # nothing changed: same graph
+        assert holder.build() is graph
+        (tree / "alpha.py").write_text(ALPHA + "\n\ndef gamma_caller():\n    return beta(1)\n")
+        ws.update()
+        assert holder.current is graph  # readers keep the previous graph until the next build
+        fresh = holder.build()
+        assert fresh is not graph and callers(fresh, "beta") == {"alpha", "gamma_caller"}
+        assert not (tmp_path / "index" / "derived" / "callgraph.pickle").exists()  # persist is off
+
+
+def test_persisted_graph_warm_start(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the signing key lives there
+    with open_ws(tree, tmp_path) as ws:
+        ws.update()
+        cold = GraphState(ws, persist=True)
+        built = cold.build()
+        assert not cold.loaded and (tmp_path / "index" / "derived" / "callgraph.pickle").is_file()
+    with open_ws(tree, tmp_path) as ws:  # a new process on the same index revision
+        assert ws.update().parsed == 0
+        warm = GraphState(ws, persist=True)
+        loaded = warm.build()
+        assert warm.loaded and loaded is not built
+        assert callers(loaded, "beta") == {"alpha"} and loaded.pagerank == built.pagerank
+        assert warm.derived_key() == cold.derived_key() != ""
+        (tree / "gamma.py").write_text(GAMMA + "\n\ndef beta_user():\n    return beta(2)\n")
+        ws.update()  # a new revision: the saved graph no longer applies
+        rebuilt = warm.build()
+        assert not warm.loaded and "beta_user" in {d.name for d in rebuilt.definitions()}
+
+
+def test_no_persistence_with_unsaved_buffers(tree: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with open_ws(tree, tmp_path) as ws:
+        ws.set_overlay("alpha.py", ALPHA + "\n\ndef buffered():\n    return beta(0)\n")
+        ws.update()
+        holder = GraphState(ws, persist=True)
+        assert holder.derived_key() == ""
+        assert callers(holder.build(), "beta") == {"alpha", "buffered"}
+        assert not holder.loaded and not (tmp_path / "index" / "derived" / "callgraph.pickle").exists()
