@@ -22,9 +22,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from indexing.store import StoreError
 from lsp_server.mcp_service import McpOptions, McpService, ToolInputError
-from retrievers.base import RetrieverError
+from retrievers.codebase import RetrieverError, StoreError
 
 log = logging.getLogger("codeseek.mcp")
 
