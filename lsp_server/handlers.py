@@ -1,4 +1,5 @@
-"""The LSP handlers of codeseek: each gets its params, calls domain code and returns LSP types.
+"""The LSP handlers of codeseek: each gets its params, asks the domain facade (`RootIndex.codebase`) and
+returns its answer converted to LSP types.
 
 `create_server()` builds a `CodeseekServer` and registers every handler on it. Requests that read
 the index are `async` and run their work in the server's query pool (`ls.run_query`), which makes
