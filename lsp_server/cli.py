@@ -205,30 +205,23 @@ def _relpath(root: Path, file: Path) -> str:
 
 # -- graph -----------------------------------------------------------------------------------------
 def cmd_graph(args: argparse.Namespace) -> int:
-    from graph import render
+    from retrievers.codebase import Codebase, GraphMode
     from retrievers.graph_state import GraphState
 
     root = _root(args)
     fmt = "json" if args.json else "dot" if args.dot else "text"
+    mode: GraphMode = "impact" if args.impact is not None else "callees" if args.callees else "callers"
     with _workspace(root, args.index_dir) as ws:
         _update(ws, sys.stderr.isatty())
-        graph = GraphState(ws).build()
-        targets = graph.resolve(args.symbol)
-        if not targets:
+        report = Codebase(ws, GraphState(ws).build).graph_report(args.symbol, mode, fmt, args.impact or 2)
+        if not report.definitions:
             print(f"codeseek: no definition named {args.symbol!r}", file=sys.stderr)
             return 1
-        if len(targets) > 1:
+        if report.listing:
             # An ambiguous name: list the candidates (stderr) and answer for each of them.
-            print(f"codeseek: {args.symbol!r} names {len(targets)} definitions:", file=sys.stderr)
-            print(render.render_definitions(targets, "text"), end="", file=sys.stderr)
-        outputs = []
-        for d in targets:
-            if args.impact is not None:
-                outputs.append(render.render_impact(graph, d.id, args.impact, fmt))
-            elif args.callees:
-                outputs.append(render.render_callees(graph, d.id, fmt))
-            else:
-                outputs.append(render.render_callers(graph, d.id, fmt))
+            print(f"codeseek: {args.symbol!r} names {len(report.definitions)} definitions:", file=sys.stderr)
+            print(report.listing, end="", file=sys.stderr)
+        outputs = report.outputs
     if fmt == "json":  # one JSON document, one entry per matching definition
         print(json.dumps({"symbol": args.symbol, "results": [json.loads(o) for o in outputs]}, indent=2))
     else:

@@ -14,6 +14,7 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
 from indexing.records import CallSite, Chunk, Definition
+from retrievers.codebase import DefinitionKey, Span
 
 _SYMBOL_KINDS: dict[str, lsp.SymbolKind] = {
     "function": lsp.SymbolKind.Function,
@@ -121,6 +122,12 @@ def call_range(call: CallSite, line_text: bytes | None, encoding: str = "utf-16"
     return _span(line, start, end)
 
 
+def span_range(span: Span, line_text: bytes | None, encoding: str = "utf-16") -> lsp.Range:
+    """The range of a name's span (a reference: a call's callee name, a declaration's name)."""
+    return _span(max(span.line - 1, 0), column(line_text, span.column, encoding),
+                 column(line_text, span.end_column, encoding))
+
+
 # --- composite types ------------------------------------------------------------------------------
 
 
@@ -134,6 +141,12 @@ def call_location(root: Path, call: CallSite, line_text: bytes | None = None,
                   encoding: str = "utf-16") -> lsp.Location:
     """Where a call site's callee name is."""
     return lsp.Location(uri=path_to_uri(root, call.path), range=call_range(call, line_text, encoding))
+
+
+def span_location(root: Path, span: Span, line_text: bytes | None = None,
+                  encoding: str = "utf-16") -> lsp.Location:
+    """Where a reference is."""
+    return lsp.Location(uri=path_to_uri(root, span.path), range=span_range(span, line_text, encoding))
 
 
 def workspace_symbol(root: Path, defn: Definition, line_text: bytes | None = None,
@@ -160,6 +173,17 @@ def hierarchy_item(root: Path, defn: Definition, line_text: bytes | None = None,
         data={"root": str(root), "id": defn.id, "qualified_name": defn.qualified_name,
               "path": defn.path, "name_line": defn.name_line},
     )
+
+
+def item_key(data: Any) -> DefinitionKey | None:
+    """The definition a call-hierarchy item's `data` (from `hierarchy_item`) names, as a domain key
+    (None when `data` is not such a record)."""
+    if not isinstance(data, dict):
+        return None
+    def_id, qname, path, line = (data.get(k) for k in ("id", "qualified_name", "path", "name_line"))
+    return DefinitionKey(def_id if isinstance(def_id, int) else None,
+                         qname if isinstance(qname, str) else None, path if isinstance(path, str) else None,
+                         line if isinstance(line, int) and not isinstance(line, bool) else 0)
 
 
 def chunk_range(chunk: Chunk) -> lsp.Range:

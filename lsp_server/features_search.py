@@ -97,7 +97,7 @@ def search_roots(roots: Sequence[RootIndex], request: SearchRequest) -> dict[str
     answers: list[tuple[RootIndex, dict[str, Any]]] = []
     for root in ready:
         try:  # while the model loads, the engine ranks without semantic and says so (index.notes)
-            answer = root.engine.search(request)
+            answer = root.codebase.search(request)
         except QueryError as exc:
             raise JsonRpcInvalidParams(str(exc)) from exc
         answers.append((root, answer))

@@ -1,4 +1,5 @@
-"""The LSP handlers of codeseek: each gets its params, calls domain code and returns LSP types.
+"""The LSP handlers of codeseek: each gets its params, asks the domain facade (`RootIndex.codebase`) and
+returns its answer converted to LSP types.
 
 `create_server()` builds a `CodeseekServer` and registers every handler on it. Requests that read
 the index are `async` and run their work in the server's query pool (`ls.run_query`), which makes
@@ -14,12 +15,11 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from indexing.records import Definition
 from lsp_server import convert, features_nav, features_search, hover
-from lsp_server.features_nav import Target
 from lsp_server.indexer import RootIndex, release_memory
 from lsp_server.options import to_json
 from lsp_server.server import DEBOUNCE_S, SEARCH_METHOD, CodeseekServer, bad_params
+from retrievers.codebase import DefinitionKey, Target
 from retrievers.lifecycle import STARTING
 
 log = logging.getLogger("codeseek.lsp")
@@ -145,7 +145,7 @@ def did_change_watched_files(ls: CodeseekServer, params: lsp.DidChangeWatchedFil
             deleted.setdefault(root, set()).add(rel)
     for root, gone in deleted.items():  # a deleted folder: every file under it (one read of the files)
         prefixes = tuple(rel + "/" for rel in gone)
-        by_root[root].update(p for p in root.workspace.store.files() if p.startswith(prefixes))
+        by_root[root].update(p for p in root.codebase.files() if p.startswith(prefixes))
     for root, paths in by_root.items():
         root.request_paths(paths)
 
@@ -171,7 +171,8 @@ async def semantic_search(ls: CodeseekServer, params: Any) -> dict[str, Any]:
     return await ls.run_query(features_search.search_roots, list(ls.roots.values()), request)
 
 
-def _target(ls: CodeseekServer, uri: str, position: lsp.Position) -> Target | None:
+def _target(ls: CodeseekServer, uri: str, position: lsp.Position) -> tuple[RootIndex, Target] | None:
+    """The root of `uri` and what the identifier at `position` names (the facade decides)."""
     found = ls.locate(uri)
     if found is None:
         return None
@@ -185,51 +186,53 @@ def _target(ls: CodeseekServer, uri: str, position: lsp.Position) -> Target | No
     except (OSError, ValueError) as exc:  # the file is gone or unreadable
         log.info("no text for %s: %s", uri, exc)
         return None
-    return features_nav.find_target(root, rel, position.line + 1, lines[position.line], where.character)
+    target = root.codebase.definitions(rel, position.line + 1, lines[position.line], where.character)
+    return None if target is None else (root, target)
 
 
 async def references(ls: CodeseekServer, params: lsp.ReferenceParams) -> list[lsp.Location] | None:
     def run() -> list[lsp.Location] | None:
-        target = _target(ls, params.text_document.uri, params.position)
-        if target is None:
+        found = _target(ls, params.text_document.uri, params.position)
+        if found is None:
             return None
-        return features_nav.references(target, params.context.include_declaration, ls.encoding())
+        return features_nav.references(*found, params.context.include_declaration, ls.encoding())
     return await ls.run_query(run)
 
 
 async def definition(ls: CodeseekServer, params: lsp.DefinitionParams) -> list[lsp.Location] | None:
     def run() -> list[lsp.Location] | None:
-        target = _target(ls, params.text_document.uri, params.position)
-        return None if target is None else features_nav.definition(target, ls.encoding()) or None
+        found = _target(ls, params.text_document.uri, params.position)
+        return None if found is None else features_nav.definition(*found, ls.encoding()) or None
     return await ls.run_query(run)
 
 
 async def implementation(ls: CodeseekServer, params: lsp.ImplementationParams) -> list[lsp.Location] | None:
     def run() -> list[lsp.Location] | None:
-        target = _target(ls, params.text_document.uri, params.position)
-        return None if target is None else features_nav.implementation(target, ls.encoding()) or None
+        found = _target(ls, params.text_document.uri, params.position)
+        return None if found is None else features_nav.implementation(*found, ls.encoding()) or None
     return await ls.run_query(run)
 
 
 async def prepare_call_hierarchy(ls: CodeseekServer, params: lsp.CallHierarchyPrepareParams
                                  ) -> list[lsp.CallHierarchyItem] | None:
     def run() -> list[lsp.CallHierarchyItem] | None:
-        target = _target(ls, params.text_document.uri, params.position)
-        if target is None or not target.definitions:
+        found = _target(ls, params.text_document.uri, params.position)
+        if found is None or not found[1].definitions:
             return None
-        return [features_nav.hierarchy_item(target.root, target.definitions[0], ls.encoding())]
+        root, target = found
+        return [features_nav.hierarchy_item(root, target.definitions[0], ls.encoding())]
     return await ls.run_query(run)
 
 
-def _item(ls: CodeseekServer, item: lsp.CallHierarchyItem) -> tuple[RootIndex, Definition] | None:
-    """The root and definition a call-hierarchy item names (root from its data, else its URI)."""
+def _item(ls: CodeseekServer, item: lsp.CallHierarchyItem) -> tuple[RootIndex, DefinitionKey] | None:
+    """The root and definition key a call-hierarchy item names (root from its data, else its URI)."""
     data = item.data if isinstance(item.data, dict) else {}
     root = ls.roots.get(Path(str(data.get("root", ""))))
     if root is None:
         found = ls.locate(item.uri)
         root = found[0] if found else None
-    d = features_nav.item_definition(root, data) if root is not None else None
-    return None if root is None or d is None else (root, d)
+    key = convert.item_key(data)
+    return None if root is None or key is None else (root, key)
 
 
 async def incoming_calls(ls: CodeseekServer, params: lsp.CallHierarchyIncomingCallsParams
@@ -253,15 +256,17 @@ async def on_hover(ls: CodeseekServer, params: lsp.HoverParams) -> lsp.Hover | N
         return None
 
     def run() -> lsp.Hover | None:
-        target = _target(ls, params.text_document.uri, params.position)
-        if target is None or not target.definitions:
+        found = _target(ls, params.text_document.uri, params.position)
+        if found is None or not found[1].definitions:
             return None
+        root, target = found
         d = target.definitions[0]
-        language = ls.workspace.get_text_document(params.text_document.uri).language_id
-        row = target.root.workspace.store.file(d.path)
-        text = hover.build(target.root, target.graph, d, row.language if row else language,
-                           (lambda x: target.root.similar_to(x, limit=3 * hover.MAX_SIMILAR))
-                           if ls.options.embeddings else None)
+        indexed_as = root.codebase.language(d.path)
+        language = indexed_as if indexed_as is not None else \
+            ls.workspace.get_text_document(params.text_document.uri).language_id
+        similar = hover.MAX_SIMILAR if ls.options.embeddings else 0
+        info = root.codebase.related(d, similar, per_definition=True)
+        text = hover.build(root, d, info, language)
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
     return await ls.run_query(run)
 

@@ -1,22 +1,22 @@
 """The "related code" hover panel: what a symbol is, who calls it, what it calls, what resembles it.
 
-Markdown, built from the call graph (callers and callees ranked by PageRank) and the embedding index
-(the chunks nearest to the symbol's own chunk, when vectors exist). Every location is a clickable
-`[path:line](file:///...#Lline)` link at the definition's name line. The signature is shown whole
-(every line of a split parameter list); similar code lists each definition once. Nothing here parses or
-embeds: a warm hover is a few dict lookups, one file read and one vector search.
+Markdown, formatted from what the domain facade says is related (`Codebase.related`: callers and callees
+ranked by PageRank, similar code one chunk per definition when vectors exist). Every location is a
+clickable `[path:line](file:///...#Lline)` link at the definition's name line. The signature is shown
+whole (every line of a split parameter list). Nothing here parses or embeds: a warm hover is a few dict
+lookups, one file read and one vector search.
 """
 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from pathlib import Path
 
-from graph.callgraph import CallGraph
-from indexing.records import Chunk, Definition
+from indexing.records import Definition
 from lsp_server import convert
 from lsp_server.indexer import RootIndex
-from retrievers import navigation
+from retrievers.codebase import Related, SimilarCode
 from retrievers.navigation import MAX_CALLEES, MAX_CALLERS, MAX_SIMILAR
 
 MAX_SIGNATURE_LINES = 12
@@ -27,8 +27,8 @@ _FENCE_LANGUAGES = {"python": "python", "javascript": "javascript", "typescript"
                     "scala": "scala", "swift": "swift"}
 
 
-def _def_link(root: RootIndex, d: Definition) -> str:
-    return f"`{d.qualified_name}` {convert.link(root.root, d.path, d.name_line)}"
+def _def_link(root: Path, d: Definition) -> str:
+    return f"`{d.qualified_name}` {convert.link(root, d.path, d.name_line)}"
 
 
 def _list(title: str, items: list[str], total: int) -> list[str]:
@@ -66,50 +66,26 @@ def full_signature(lines: Sequence[str], d: Definition) -> str:
     return textwrap.dedent("\n".join(picked)).strip() or d.signature or d.name
 
 
-def _name_line(root: RootIndex, chunk: Chunk) -> int:
-    """The name line of the definition a similar chunk belongs to (a later part of a long definition
-    links to its name too); the chunk's first line when it has no definition."""
-    if chunk.symbol:
-        for other in root.workspace.store.definitions_for_path(chunk.path):
-            inside = other.start_line <= chunk.start_line <= other.end_line
-            if other.qualified_name == chunk.symbol and inside:
-                return other.name_line
-    return chunk.start_line
+def similar_items(root: Path, similar: Sequence[SimilarCode]) -> list[str]:
+    """Links to similar code (the facade gives one chunk per definition, at its name line)."""
+    return [f"`{s.chunk.symbol or s.chunk.kind}` {convert.link(root, s.chunk.path, s.name_line)} "
+            f"({s.score:.2f})" for s in similar[:MAX_SIMILAR]]
 
 
-def similar_items(root: RootIndex, d: Definition, near: Sequence[tuple[Chunk, float]]) -> list[str]:
-    """Links to similar code, one per definition (a definition split into chunks shows once)."""
-    seen: set[tuple[str, str]] = {(d.path, d.qualified_name)}
-    out: list[str] = []
-    for c, score in near:
-        key = (c.path, c.symbol or f"{c.start_line}")
-        if key in seen:
-            continue
-        seen.add(key)
-        link = convert.link(root.root, c.path, _name_line(root, c))
-        out.append(f"`{c.symbol or c.kind}` {link} ({score:.2f})")
-        if len(out) >= MAX_SIMILAR:
-            break
-    return out
-
-
-def build(root: RootIndex, graph: CallGraph, d: Definition, language: str | None,
-          similar: Callable[[Definition], list[tuple[Chunk, float]]] | None = None) -> str:
-    """The Markdown panel for `d` (`similar`: nearest chunks, best first, duplicates allowed)."""
+def build(root: RootIndex, d: Definition, info: Related, language: str | None) -> str:
+    """The Markdown panel for `d`: its signature and doc, then `info` (from `Codebase.related`)."""
     fence = _FENCE_LANGUAGES.get(language or "", "")
     try:
-        text = root.workspace.read_bytes(d.path).decode("utf-8", "replace").splitlines()
+        text = root.codebase.read_bytes(d.path).decode("utf-8", "replace").splitlines()
     except Exception:  # a vanished file: the stored first line will do
         text = []
     lines = [f"```{fence}", full_signature(text, d), "```", ""]
     if d.doc:
         lines += [d.doc, ""]
-    lines += [f"*{d.kind}* {_def_link(root, d)}", ""]
-    info = navigation.related(graph, d, similar, MAX_SIMILAR * 4)  # deduped per definition below
+    lines += [f"*{d.kind}* {_def_link(root.root, d)}", ""]
     callers, callees = info.callers, info.callees
-    lines += _list("Called by", [_def_link(root, c) for c in callers[:MAX_CALLERS]], len(callers))
-    lines += _list("Calls", [_def_link(root, c) for c in callees[:MAX_CALLEES]], len(callees))
-    if similar is not None:
-        near = similar_items(root, d, info.similar)
-        lines += _list("Similar code", near, len(near))
+    lines += _list("Called by", [_def_link(root.root, c) for c in callers[:MAX_CALLERS]], len(callers))
+    lines += _list("Calls", [_def_link(root.root, c) for c in callees[:MAX_CALLEES]], len(callees))
+    near = similar_items(root.root, info.similar)
+    lines += _list("Similar code", near, len(near))
     return "\n".join(lines).rstrip() + "\n"

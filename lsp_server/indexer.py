@@ -1,7 +1,8 @@
 """Background indexing for one workspace folder: a worker thread that never blocks requests.
 
-A `RootIndex` owns one folder's `Workspace` (store + overlays) and `SearchEngine`. Its worker thread
-runs jobs in two phases:
+A `RootIndex` owns one folder's `Workspace` (store + overlays) and `SearchEngine`, and the domain
+facade over them (`codebase`, a `retrievers.codebase.Codebase`) that every request handler asks: it is
+the one place the server builds them. Its worker thread runs jobs in two phases:
 
 1. scan, parse, chunks, definitions, call graph, text index (`engine.refresh(embed=False)`): after it
    search, references, call hierarchy, hover and symbols answer from the new index;
@@ -28,17 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from graph.callgraph import CallGraph
 from indexing.integrity import describe, is_corruption
 from indexing.progress import ProgressRate
-from indexing.records import Chunk, Definition
 from indexing.scan import ScanOptions
 from indexing.workspace import Workspace, WorkspaceOptions
 from lsp_server.options import ServerOptions
+from retrievers.codebase import Codebase
 from retrievers.engine import EngineOptions, SearchEngine
 from retrievers.lifecycle import EMBEDDING, ERROR, INDEXING, READY, STARTING, STOPPED, IndexState, reported
 from retrievers.models import shared_embedder
-from retrievers.navigation import similar_to
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +103,7 @@ class RootIndex:
             transformer=options.transformer,
             transformer_embedder=shared_embedder(options.transformer) if options.transformer else None,
             persist_graph=False))
+        self.codebase = Codebase.of(self.engine)  # what the request handlers ask
         self.sink: ProgressSink = sink or NullSink()
         self.on_error = on_error
         self.state: IndexState = STARTING  # the worker's (retrievers.lifecycle.WORKER_STATES)
@@ -180,11 +180,6 @@ class RootIndex:
         return True
 
     # -- reads ---------------------------------------------------------------------------------------
-    @property
-    def graph(self) -> CallGraph | None:
-        """The call graph of the last phase 1 (None before the first one); held by the engine."""
-        return self.engine.call_graph()
-
     def relpath(self, path: Path) -> str | None:
         try:
             rel = self.workspace.relpath(path)
@@ -208,28 +203,23 @@ class RootIndex:
 
     def status(self) -> dict[str, Any]:
         """Index state and counts for `codeseek.status`."""
-        counts = self.workspace.store.counts()
-        info = self.engine.index_info()
+        info = self.codebase.status()
         return {
             "root": str(self.root),
             "state": self.current_state(),
             "idle": self.idle(),
-            "files": counts.get("files", 0),
-            "chunks": counts.get("chunks", 0),
-            "definitions": counts.get("definitions", 0),
-            "embedded": int(info.get("embedded", 0)),
-            "model": info.get("model"),
+            "files": info["files"],
+            "chunks": info["chunks"],
+            "definitions": info["definitions"],
+            "embedded": info["embedded"],
+            "model": info["model"],
             "model_loaded": self.model_loaded(),
-            "transformer": info.get("transformer"),  # {model, embedded, pending}; None without the tier
+            "transformer": info["transformer"],  # {model, embedded, pending}; None without the tier
             "index_dir": str(self.workspace.index_dir),
             "overlays": len(self.workspace.overlays()),
             "error": self.error,
             "last_job": dict(self.last_job),
         }
-
-    def similar_to(self, d: Definition, limit: int = 3) -> list[tuple[Chunk, float]]:
-        """Chunks nearest (by embedding) to the chunk of `d`, outside `d` itself; [] without vectors."""
-        return similar_to(self.engine.semantic, self.workspace.store, d, limit)
 
     # -- worker --------------------------------------------------------------------------------------
     def _take(self) -> _Pending | None:

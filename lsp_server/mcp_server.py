@@ -22,10 +22,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from indexing.store import StoreError
 from indexing.workspace import WorkspaceError
 from lsp_server.mcp_service import McpOptions, McpService, ToolInputError
-from retrievers.base import RetrieverError
+from retrievers.codebase import RetrieverError, StoreError
 
 log = logging.getLogger("codeseek.mcp")
 

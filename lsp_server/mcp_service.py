@@ -22,17 +22,15 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from indexing.records import Definition
 from indexing.workspace import Workspace, WorkspaceError, WorkspaceOptions
 from retrievers import navigation
 from retrievers.base import QueryError
+from retrievers.codebase import Codebase
 from retrievers.engine import EngineOptions, SearchEngine, SearchRequest
 from retrievers.results import SNIPPET_MAX_LINE_CHARS, SourceCache, snippet_for
-
-if TYPE_CHECKING:
-    from graph.callgraph import CallGraph
 
 log = logging.getLogger("codeseek.mcp")
 
@@ -85,6 +83,7 @@ class McpService:
         # One engine per process: it builds its own embedder from `model` (nothing to share).
         self.engine = SearchEngine(self.workspace, EngineOptions(
             model=self.options.model, embeddings=self.options.embeddings, preset=self.options.preset))
+        self.codebase = Codebase.of(self.engine)  # every tool asks the domain facade
         self.root = self.workspace.root
         self.phase1_done = threading.Event()
         self.error: str | None = None
@@ -206,7 +205,7 @@ class McpService:
                                 intent=intent or None, include=tuple(include or ()),
                                 exclude=tuple(exclude or ()))
         try:
-            doc = self.engine.search(request)
+            doc = self.codebase.search(request)
         except QueryError as exc:
             raise ToolInputError(str(exc)) from exc
         sources = SourceCache(self.workspace.read_bytes)
@@ -232,9 +231,11 @@ class McpService:
             raise ToolInputError("line needs path (the file where the symbol is used)")
         if line is not None and line < 1:
             raise ToolInputError(f"line must be 1 or more, got {line}")
-        name, graph = _symbol(symbol), self._graph()
+        name = _symbol(symbol)
+        self._touch()
         rel = self._relpath(path) if path is not None else None
-        found = navigation.lookup(graph, name, rel, line) if graph is not None else []
+        looked_up = self.codebase.lookup(name, rel, line)
+        found = looked_up or []
         sources = SourceCache(self.workspace.read_bytes)
         out = []
         for d in found[:limit]:
@@ -242,16 +243,16 @@ class McpService:
             entry.update(signature=d.signature, doc=d.doc or None,
                          snippet=_snippet(sources, d.path, d.start_line, d.end_line, lines))
             out.append(entry)
-        return {"symbol": name, "definitions": out, "total": len(found), **self._state(graph)}
+        return {"symbol": name, "definitions": out, "total": len(found), **self._state(looked_up is not None)}
 
     def callers(self, symbol: str, limit: int | None = None) -> dict[str, Any]:
         """Every call site of each definition `symbol` names, with the calling definition and line."""
         limit = self._sites_limit(limit)
         sources = SourceCache(self.workspace.read_bytes)
 
-        def answer(graph: CallGraph, d: Definition) -> dict[str, Any]:
-            sites = graph.callers(d.id)
-            items = [{"path": s.path, "line": s.line, "caller": _qualified(graph, c),
+        def answer(d: Definition) -> dict[str, Any]:
+            sites = self.codebase.call_sites(d)
+            items = [{"path": s.path, "line": s.line, "caller": c.qualified_name if c is not None else None,
                       "code": _line(sources, s.path, s.line)} for s, c in sites[:limit]]
             return {"callers": items, "count": len(sites)}
 
@@ -261,10 +262,10 @@ class McpService:
         """The definitions each definition `symbol` names calls, with the lines of the calls."""
         limit = self._sites_limit(limit)
 
-        def answer(graph: CallGraph, d: Definition) -> dict[str, Any]:
-            out = graph.outgoing_calls(d.id)
-            items = [{**_brief(graph.definition(c)), "called_at": sorted({s.line for s in sites})}
-                     for c, sites in out[:limit]]
+        def answer(d: Definition) -> dict[str, Any]:
+            out = self.codebase.call_hierarchy(d, "outgoing", confident=False) or []
+            items = [{**_brief(c.definition), "called_at": sorted({s.line for s in c.sites})}
+                     for c in out[:limit]]
             return {"callees": items, "count": len(out)}
 
         return self._per_definition(symbol, answer)
@@ -275,9 +276,9 @@ class McpService:
         depth = _bounded("depth", depth, limits.impact_depth, 1, limits.max_impact_depth)
         limit = self._sites_limit(limit)
 
-        def answer(graph: CallGraph, d: Definition) -> dict[str, Any]:
-            hits = graph.impact(d.id, depth)
-            items = [{**_brief(graph.definition(i)), "depth": dep} for i, dep in hits[:limit]]
+        def answer(d: Definition) -> dict[str, Any]:
+            hits = self.codebase.impact(d, depth)
+            items = [{**_brief(i), "depth": dep} for i, dep in hits[:limit]]
             return {"impact": items, "count": len(hits)}
 
         out = self._per_definition(symbol, answer)
@@ -286,41 +287,32 @@ class McpService:
     def related(self, symbol: str, limit: int | None = None) -> dict[str, Any]:
         """What the editor hover shows: signature, doc, callers, callees and similar code."""
         limit = _bounded("limit", limit, navigation.MAX_CALLERS, 1, self.options.limits.max_sites)
-        semantic, store = self.engine.semantic, self.workspace.store
 
-        def similar(d: Definition) -> list[Any]:
-            return navigation.similar_to(semantic, store, d, navigation.MAX_SIMILAR)
-
-        def answer(graph: CallGraph, d: Definition) -> dict[str, Any]:
-            info = navigation.related(graph, d, similar if semantic is not None else None)
+        def answer(d: Definition) -> dict[str, Any]:
+            info = self.codebase.related(d, navigation.MAX_SIMILAR)
             return {"signature": d.signature, "doc": d.doc or None,
                     "called_by": [_brief(c) for c in info.callers[:limit]],
                     "called_by_count": len(info.callers),
                     "calls": [_brief(c) for c in info.callees[:limit]], "calls_count": len(info.callees),
-                    "similar": [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line,
-                                 "symbol": c.symbol, "kind": c.kind, "score": round(score, 4)}
-                                for c, score in info.similar]}
+                    "similar": [{"path": s.chunk.path, "start_line": s.chunk.start_line,
+                                 "end_line": s.chunk.end_line, "symbol": s.chunk.symbol, "kind": s.chunk.kind,
+                                 "score": round(s.score, 4)} for s in info.similar]}
 
         return self._per_definition(symbol, answer)
 
     def status(self) -> dict[str, Any]:
         """The index: where it is, its state and counts, the last refresh, the last error."""
-        info = self.engine.index_info()
-        counts = self.workspace.store.counts()
+        info = self.codebase.status()
         return {"root": str(self.root), "index_dir": str(self.workspace.index_dir), "state": info["state"],
-                "refreshing": self.refreshing(), "files": counts.get("files", 0),
-                "chunks": counts.get("chunks", 0), "definitions": counts.get("definitions", 0),
+                "refreshing": self.refreshing(), "files": info["files"],
+                "chunks": info["chunks"], "definitions": info["definitions"],
                 "embedded": info["embedded"], "model": info["model"],
                 "last_refresh": dict(self.last_refresh), "error": self.error}
 
     # -- helpers -------------------------------------------------------------------------------------
-    def _graph(self) -> CallGraph | None:
-        self._touch()
-        return self.engine.call_graph()
-
-    def _state(self, graph: CallGraph | None) -> dict[str, Any]:
+    def _state(self, has_graph: bool) -> dict[str, Any]:
         out: dict[str, Any] = {"index_state": self.engine.index_info()["state"]}
-        if graph is None:
+        if not has_graph:
             out["note"] = "no call graph yet (or building it failed: see the status tool); try again soon"
         return out
 
@@ -335,13 +327,15 @@ class McpService:
             raise ToolInputError(str(exc)) from exc
 
     def _per_definition(self, symbol: str, answer: Any) -> dict[str, Any]:
-        """`answer(graph, d)` for each definition `symbol` names (up to `Limits.definitions`)."""
-        name, graph = _symbol(symbol), self._graph()
-        found = navigation.lookup(graph, name) if graph is not None else []
+        """`answer(d)` for each definition `symbol` names (up to `Limits.definitions`)."""
+        name = _symbol(symbol)
+        self._touch()
+        looked_up = self.codebase.lookup(name)
+        found = looked_up or []
         shown = found[:self.options.limits.definitions]
-        matches = [{"definition": _brief(d), **answer(graph, d)} for d in shown] if graph is not None else []
+        matches = [{"definition": _brief(d), **answer(d)} for d in shown]
         return {"symbol": name, "matches": matches, "more_definitions": len(found) - len(shown),
-                **self._state(graph)}
+                **self._state(looked_up is not None)}
 
 
 def _bounded(name: str, value: int | None, default: int, low: int, high: int) -> int:
@@ -366,12 +360,6 @@ def _symbol(symbol: str) -> str:
 def _brief(d: Definition) -> dict[str, Any]:
     return {"symbol": d.qualified_name, "kind": d.kind, "path": d.path, "start_line": d.start_line,
             "end_line": d.end_line}
-
-
-def _qualified(graph: CallGraph, def_id: int | None) -> str | None:
-    if def_id is None or def_id < 0:
-        return None  # module-level code
-    return graph.definition(def_id).qualified_name
 
 
 def _snippet(sources: SourceCache, path: str, start: int, end: int, lines: int) -> str:

@@ -1,7 +1,8 @@
 """The codeseek language server (pygls): one `CodeseekServer` owns the roots and options; handlers are thin.
 
-Each handler gets its params, calls domain code (`features_search`, `features_nav`, `hover`,
-`indexer`) and returns LSP types built by `convert`. Requests that touch the index run in a small
+Each handler gets its params, asks the root's domain facade (`RootIndex.codebase`, a
+`retrievers.codebase.Codebase`) and returns its answer as LSP types (`features_search`, `features_nav`,
+`hover`, `convert`). Requests that touch the index run in a small
 thread pool as asyncio tasks, so `$/cancelRequest` cancels them and a long one never blocks the
 message loop; indexing runs in one worker thread per root (`indexer.RootIndex`).
 

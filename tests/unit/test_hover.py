@@ -1,14 +1,14 @@
-"""Hover text pieces: whole signatures across lines, similar code listed once per definition at its
-name line (over a real indexed workspace)."""
+"""Hover text pieces: whole signatures across lines, similar code as links at the name line the facade
+gives (choosing one chunk per definition is the domain's: tests/unit/test_codebase.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
-from indexing.records import Definition
-from indexing.workspace import Workspace, WorkspaceOptions
-from lsp_server.hover import full_signature, similar_items
+from indexing.records import Chunk, Definition
+from lsp_server import convert
+from lsp_server.hover import MAX_SIMILAR, full_signature, similar_items
+from retrievers.codebase import SimilarCode
 
 SOURCE = '''@app.route("/")
 def url_for(
@@ -41,22 +41,9 @@ def test_full_signature_spans_split_parameters_and_stops_at_the_body() -> None:
     assert full_signature([], definition(2, "def url_for(")) == "def url_for("
 
 
-def test_similar_code_lists_each_definition_once_at_its_name_line(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    root.mkdir()
-    body = "".join(f"    value_{i} = compute({i})\n" for i in range(60))
-    method_body = "    " + body.replace("\n", "\n    ")
-    (root / "a.py").write_text(f"import x\n\n\n@decorate\ndef target():\n{body}    return 1\n\n\n"
-                               f"class Other:\n    def url_for(self):\n{method_body}    return 2\n")
-    with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
-        ws.update()
-        parts = [c for c in ws.store.chunks() if c.symbol == "Other.url_for"]
-        own = next(c for c in ws.store.chunks() if c.symbol == "target")
-        target = next(d for d in ws.store.definitions() if d.name == "target")
-        fake_root = SimpleNamespace(root=root, workspace=ws)
-        near = [(parts[1], 0.9), (parts[0], 0.8), (own, 0.75), (parts[2], 0.7)]
-        items = similar_items(fake_root, target, near)  # type: ignore[arg-type]
-    assert len(parts) >= 2  # a long method split into several chunks
-    assert len(items) == 1  # its parts and the definition itself are dropped
-    assert items[0].startswith("`Other.url_for` [a.py:70](")
-    assert "#L70)" in items[0] and "(0.90)" in items[0]
+def test_similar_code_links_to_the_name_line_with_the_score(tmp_path: Path) -> None:
+    chunk = Chunk("a.py", "python", 74, 96, 900, 1400, "method", "Other.url_for", ("source",), "h")
+    items = similar_items(tmp_path, [SimilarCode(chunk, 0.9, 70)] * 4)
+    assert len(items) == MAX_SIMILAR
+    assert items[0] == f"`Other.url_for` {convert.link(tmp_path, 'a.py', 70)} (0.90)"
+    assert items[0].startswith("`Other.url_for` [a.py:70](") and items[0].endswith("#L70) (0.90)")

@@ -1,11 +1,11 @@
-"""Pure parts of the LSP features: search params, merged index summaries, fuzzy symbol matching."""
+"""Pure parts of the LSP features: search params, merged index summaries (fuzzy symbol matching and the
+word under the cursor are the domain's: tests/unit/test_codebase.py)."""
 
 from __future__ import annotations
 
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
-from lsp_server.features_nav import fuzzy_score, word_at
 from lsp_server.features_search import _merge_index, parse_params
 
 
@@ -30,22 +30,3 @@ def test_merge_index_takes_the_least_advanced_state() -> None:
     assert (merged["state"], merged["files"], merged["chunks"], merged["embedded"], merged["model"]) == (
         "embedding", 5, 15, 11, "m")
     assert len(merged["roots"]) == 2
-
-
-def test_fuzzy_score_orders_match_quality() -> None:
-    names = ["parse_date", "parse_feed", "test_parse_date_iso", "Parse_Date", "prepare_statement"]
-    scored = sorted((s, n) for n in names if (s := fuzzy_score("parse_date", n)) is not None)
-    assert [n for _, n in reversed(scored)] == ["parse_date", "Parse_Date", "test_parse_date_iso"]
-    assert fuzzy_score("fRT", "formatRelativeTime") is not None
-    assert fuzzy_score("zz", "formatRelativeTime") is None
-    boundary = fuzzy_score("pd", "parse_date")
-    inner = fuzzy_score("pd", "spudding")
-    assert boundary is not None and inner is not None and boundary > inner
-
-
-def test_word_at() -> None:
-    line = "    return parse_date(item.findtext('x')) + $el"
-    assert word_at(line, line.index("parse_date") + 3) == "parse_date"
-    assert word_at(line, line.index("parse_date") + len("parse_date")) == "parse_date"  # just after
-    assert word_at(line, line.index("$el")) == "$el"
-    assert word_at(line, 1) is None

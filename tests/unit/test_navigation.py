@@ -91,6 +91,3 @@ def test_related_without_vectors_has_no_similar_code(shop: tuple[Workspace, Call
     assert {d.qualified_name for d in info.callees} == {"Cart.total", "tax_for_region"}
     assert info.similar == []
     assert navigation.similar_to(None, ws.store, order_total) == []
-    called = []
-    navigation.related(graph, order_total, lambda d: called.append(d) or [], max_similar=2)
-    assert called == [order_total]
