@@ -20,10 +20,12 @@ CODESEEK = Path(sys.executable).parent / "codeseek"
 
 
 def environment(tmp: Path) -> dict[str, str]:
-    """What the server process needs: this checkout's code, an offline hub, a private cache dir."""
+    """What the server process needs: this checkout's code, an offline hub, a private cache dir (the
+    static model is shared: building it again would take minutes)."""
     env = {"HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp / "cache"), "HOME": str(tmp / "home")}
-    if os.environ.get("PYTHONPATH"):
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    for name in ("PYTHONPATH", "CODESEEK_MODEL_DIR"):  # the model `make setup` built (tests/conftest.py)
+        if os.environ.get(name):
+            env[name] = os.environ[name]
     (tmp / "home").mkdir(exist_ok=True)
     return env
 
