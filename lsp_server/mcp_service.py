@@ -82,7 +82,7 @@ class McpService:
         self.workspace = Workspace(root, WorkspaceOptions(index_dir=self.options.index_dir))
         # One engine per process: it builds its own embedder from `model` (nothing to share).
         self.engine = SearchEngine(self.workspace, EngineOptions(
-            model=self.options.model, embeddings=self.options.embeddings, preset=self.options.preset))
+            model=self.options.model, embeddings=self.options.embeddings))
         self.root = self.workspace.root
         self.phase1_done = threading.Event()
         self.error: str | None = None

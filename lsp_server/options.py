@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from retrievers.request import PRESETS
+from retrievers.profile import PRESETS
 
 
 @dataclass(frozen=True)

@@ -143,11 +143,13 @@ def result_entry(item: Located, root: Path, sources: SourceCache,
     return entry
 
 
-def empty_result(query: str, intent: dict[str, Any], strategy: str, modalities: Sequence[str],
+def empty_result(query: str, preset: str, intent: dict[str, Any], strategy: str, modalities: Sequence[str],
                  index: dict[str, Any], timings: dict[str, float]) -> dict[str, Any]:
-    """A result document with no hits (the shape never changes)."""
+    """A result document with no hits (the shape never changes). `preset` names the ranking profile
+    (retrievers.profile) the search used."""
     return {
         "query": query,
+        "preset": preset,
         "intent": intent,
         "strategy": strategy,
         "modalities": list(modalities),

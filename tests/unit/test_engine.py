@@ -429,7 +429,7 @@ def test_phase_one_answers_before_embeddings(tmp_path: Path, embedder: Any) -> N
 @pytest.mark.slow
 def test_fused_search_skips_semantic_while_the_model_loads(tmp_path: Path, embedder: Any) -> None:
     from retrievers.embedder import Embedder
-    from retrievers.routing import MODEL_LOADING
+    from retrievers.fused_route import MODEL_LOADING
 
     root, index = _copy(tmp_path), tmp_path / "index"
     ws = Workspace(root, WorkspaceOptions(index_dir=index))
