@@ -150,8 +150,8 @@ class GraphRetriever:
     # -- expansion -------------------------------------------------------------------------------------
 
     def expand(self, seed_hits: Sequence[Hit], limit: int, scope: Scope = EVERYWHERE) -> list[Hit]:
-        """Callees and callers of the top seeds' definitions in files `scope` admits, as extra
-        candidates (seeds excluded)."""
+        """Callees and callers of the top seeds' definitions, as extra candidates (seeds excluded): the
+        best `limit`, then those in files `scope` admits."""
         if limit <= 0 or not seed_hits:
             return []
         cg = self._graph()
@@ -166,8 +166,6 @@ class GraphRetriever:
                     if other < 0:
                         continue  # module pseudo node
                     od = cg.definition(other)
-                    if not scope.admits(od.path):
-                        continue
                     chunk_id = self._chunk_at(od.path, od.name_line)
                     if chunk_id is None or chunk_id in seed_ids:
                         continue
@@ -178,7 +176,9 @@ class GraphRetriever:
                                                                "def_id": other, "name": od.qualified_name,
                                                                "path": od.path, "line": od.name_line})
         ordered = sorted(best.values(), key=lambda h: (-h.score, h.detail["path"], h.detail["line"]))
-        return ordered[:limit]
+        # The scope applies to the best `limit` neighbours, not before the cut: that is how the fused
+        # route has always ranked (filtering first would let more in-scope neighbours in).
+        return [h for h in ordered[:limit] if scope.admits(h.detail["path"])]
 
     def _seed_definitions(self, cg: CallGraph, seed: Hit) -> list[Definition]:
         """The definition(s) a seed hit stands for: its def id, else the chunk's own definition."""
