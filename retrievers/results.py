@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 SNIPPET_MAX_LINES = 12
 SNIPPET_MAX_CHARS = 1200
 SNIPPET_MAX_LINE_CHARS = 200
-TOP_KEYS = ("query", "intent", "strategy", "modalities", "results", "index", "timings_ms")
+TOP_KEYS = ("query", "preset", "intent", "strategy", "modalities", "results", "index", "timings_ms")
 RESULT_KEYS = ("path", "uri", "start_line", "end_line", "line", "column", "symbol", "kind", "language",
                "labels", "score", "snippet", "explain")
 INDEX_STATES = ("empty", "indexing", "text-only", "embedding", "ready")

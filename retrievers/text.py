@@ -317,12 +317,13 @@ class TextRetriever:
         return hits
 
     def _admits(self, scope: Scope) -> Callable[[int], bool]:
-        """Whether a chunk id is one this index holds, in a file `scope` admits."""
+        """Whether a chunk id is in a file `scope` admits (a chunk read back from disk but not yet
+        adopted has no known path: only an unrestricted scope admits it)."""
         chunks = self._chunks
 
         def admits(chunk_id: int) -> bool:
             chunk = chunks.get(chunk_id)
-            return chunk is not None and scope.admits(chunk.path)
+            return scope.unrestricted if chunk is None else scope.admits(chunk.path)
 
         return admits
 
