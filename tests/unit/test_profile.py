@@ -27,10 +27,12 @@ def test_every_intent_has_a_weight_profile_over_the_four_modalities() -> None:
     for weights in INTENT_WEIGHTS.values():
         assert set(weights) == set(MODALITIES)
         assert sum(weights.values()) == pytest.approx(1.0)
-    assert INTENT_WEIGHTS["find_definition"] == {"semantic": 0.2, "text": 0.1, "structural": 0.6, "graph": 0.1}
+    assert INTENT_WEIGHTS["find_definition"] == {"semantic": 0.2, "text": 0.1, "structural": 0.6,
+                                                 "graph": 0.1}
     assert INTENT_WEIGHTS["exact_match"]["text"] == 0.9
     # tuned on the query sets (docs/design.md "Fusion in practice"), from the brief's 0.5 / 0.2 / 0.2 / 0.1
-    assert INTENT_WEIGHTS["understand_code"] == {"semantic": 0.6, "text": 0.1, "structural": 0.2, "graph": 0.1}
+    assert INTENT_WEIGHTS["understand_code"] == {"semantic": 0.6, "text": 0.1, "structural": 0.2,
+                                                 "graph": 0.1}
 
 
 def test_presets() -> None:
