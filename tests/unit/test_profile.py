@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 from typing import get_args
 
 import pytest
@@ -95,3 +97,18 @@ def test_overrides_replace_profile_and_prior_fields_and_leave_the_shipped_ones()
         with_overrides(default, {"file_decay": 2})
     with pytest.raises(QueryError, match="modalities"):
         with_overrides(default, {"modalities": ["bm25"]})
+
+
+def test_the_editors_take_the_preset_names_from_the_server() -> None:
+    """The server advertises PRESETS; the clients read them from there, and the one static list an
+    editor must carry (VS Code's settings schema) is kept equal to them here."""
+    from lsp_server.options import advertised
+
+    assert advertised() == {"codeseek": {"presets": list(PRESETS), "defaultPreset": DEFAULT_PRESET}}
+    editors = Path(__file__).resolve().parents[2] / "editors"
+    package = json.loads((editors / "vscode" / "package.json").read_text(encoding="utf-8"))
+    setting = package["contributes"]["configuration"]["properties"]["codeseek.preset"]
+    assert (setting["enum"], setting["default"]) == (list(PRESETS), DEFAULT_PRESET)
+    hand_typed = "'quick', 'default', 'thorough'"
+    for source in [*(editors / "vscode" / "src").glob("*.ts"), *(editors / "nvim" / "lua").rglob("*.lua")]:
+        assert hand_typed not in source.read_text(encoding="utf-8"), f"{source.name} lists the presets"
