@@ -15,11 +15,10 @@
 Thread-safety: the LSP server searches from request handlers while `refresh` runs on a worker thread.
 Each refresh builds a new `Snapshot` (chunks, definitions, graph, PageRank) with a structural index
 and a graph retriever of its own, and swaps them in under a lock; a search takes the current view
-once and reads only it. The
-text and semantic retrievers are long-lived and guard themselves (tantivy readers see the last commit;
-the vector index has its own lock). While vectors are missing, results say so in `index.state`; while
-another thread loads the embedding model (the LSP server after a warm restart), fused searches rank
-without semantic instead of waiting, and say so in `index.notes`.
+once and reads only it. The text and semantic retrievers are long-lived and guard themselves (tantivy
+readers see the last commit; the vector index has its own lock). While vectors are missing, results
+say so in `index.state`; while another thread loads the embedding model (the LSP server after a warm
+restart), fused searches rank without semantic instead of waiting, and say so in `index.notes`.
 """
 
 from __future__ import annotations
