@@ -22,6 +22,7 @@ unset; semble-dev: `semble-dev/<repo>`), so a second run only embeds chunks whos
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -48,6 +49,7 @@ from bench.evalsets import (  # noqa: E402
 from bench.semble_dev import SembleDevSpec  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
 from retrievers.engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
+from retrievers.profile import OVERRIDABLE, PRESETS  # noqa: E402
 from retrievers.tiered import TierBlend  # noqa: E402
 
 SHARED_EVAL = Path(os.environ.get("CODESEEK_SHARED_EVAL", "/work/shared/eval"))
@@ -106,7 +108,8 @@ def index_dir(qs: QuerySet) -> Path:
 
 
 def engine_options(embed: bool, embedder: Any = None, overrides: Sequence[str] = ()) -> EngineOptions:
-    """EngineOptions with `name=value` overrides of its fields or of its RankingConfig's (A/B runs)."""
+    """EngineOptions with `name=value` overrides (A/B runs): of its own fields (`tier_blend`...), else of
+    the ranking profile of every preset (`k`, `file_decay`, `weights`, a prior's `pagerank_coef`...)."""
     options = EngineOptions(embeddings=embed, embedder=embedder)
     for item in overrides:
         name, sep, raw = item.partition("=")
@@ -115,10 +118,12 @@ def engine_options(embed: bool, embedder: Any = None, overrides: Sequence[str] =
         value = json.loads(raw) if raw not in ("true", "false") else raw == "true"
         if name == "tier_blend":  # {"k": 10, "fast": 0.3, "deep": 0.7}
             value = TierBlend(**dict(value))  # type: ignore[arg-type]
-        target: Any = options if hasattr(options, name) else options.ranking
-        if not hasattr(target, name):
+        if name in OVERRIDABLE:
+            options.ranking[name] = value
+        elif name in {f.name for f in dataclasses.fields(options)} - {"ranking"}:
+            setattr(options, name, value)
+        else:
             raise SystemExit(f"--opt: no engine or ranking option named {name!r}")
-        setattr(target, name, value)
     return options
 
 
@@ -309,10 +314,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="leave the transformer tier empty (what a cold CLI search ranks with; the "
                              "default fills it in, as the language server does: slow on large sets)")
     parser.add_argument("--limit", type=int, default=10)
-    parser.add_argument("--preset", default="default", choices=("quick", "default", "thorough"))
+    parser.add_argument("--preset", default="default", choices=PRESETS)
     parser.add_argument("--json", metavar="FILE", help="write the reports as JSON")
     parser.add_argument("--opt", action="append", default=[], metavar="NAME=VALUE",
-                        help="override an EngineOptions or RankingConfig field (JSON), e.g. file_decay=0")
+                        help="override an EngineOptions field or a ranking profile setting (JSON), "
+                             "e.g. file_decay=0")
     parser.add_argument("--summary", action="store_true", help="totals only, one line per set")
     parser.add_argument("--repos", metavar="A,B|quick",
                         help="semble-dev: these repositories (implies the set)")

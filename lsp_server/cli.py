@@ -340,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="codeseek", description="Semantic code search over a workspace.")
     parser.add_argument("--version", action="version", version=f"codeseek {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    presets = ("quick", "default", "thorough")
+    from retrievers.profile import PRESETS as presets
 
     p = sub.add_parser("index", help="build or update the index of a workspace")
     _root_options(p, positional=True)

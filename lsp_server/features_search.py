@@ -83,7 +83,8 @@ def _merge_index(states: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def empty_result(request: SearchRequest, state: str) -> dict[str, Any]:
     """The answer when no root can search yet (no folder open, or phase 1 still running)."""
-    return {"query": request.query, "intent": None, "strategy": "none", "modalities": [], "results": [],
+    return {"query": request.query, "preset": request.preset, "intent": None, "strategy": "none",
+            "modalities": [], "results": [],
             "index": {"state": state, "files": 0, "chunks": 0, "embedded": 0, "model": None},
             "timings_ms": {}}
 

@@ -99,7 +99,7 @@ class RootIndex:
         self.root = self.workspace.root
         embedder = shared_embedder(options.model) if options.embeddings else None
         self.engine = SearchEngine(self.workspace, EngineOptions(
-            model=options.model, embeddings=options.embeddings, preset=options.preset, embedder=embedder,
+            model=options.model, embeddings=options.embeddings, embedder=embedder,
             transformer=options.transformer,
             transformer_embedder=shared_embedder(options.transformer) if options.transformer else None,
             persist_graph=False))
@@ -306,7 +306,7 @@ class RootIndex:
                 self.last_job["embedded"] = done.embedded
             self.state = READY
             # Load the model now (a warm restart embeds nothing) so the first query does not wait;
-            # until it has loaded, searches rank without it (routing.model_loading).
+            # until it has loaded, searches rank without it (fused_route.model_loading).
             semantic.embedder.load()
             release_memory()
             self.last_job["phase2_s"] = round(time.perf_counter() - started - phase1, 3)

@@ -20,11 +20,12 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from indexing.workspace import WorkspaceError
 from lsp_server.mcp_service import McpOptions, McpService, ToolInputError
 from retrievers.codebase import RetrieverError, StoreError
+from retrievers.profile import PresetName
 
 log = logging.getLogger("codeseek.mcp")
 
@@ -129,7 +130,7 @@ def build_server(service: McpService) -> Any:
         query: Annotated[str, _field("a question, a name, a quoted exact string, a traceback",
                                      min_length=1)],
         limit: Limit = lim.results,
-        preset: Annotated[Literal["quick", "default", "thorough"],
+        preset: Annotated[PresetName,
                           _field("quick: fastest; thorough: deeper, for hard questions")] = "default",
         include: Annotated[list[str] | None, _field("only paths matching these gitignore-style globs "
                                                     "(src/**, *.py)")] = None,

@@ -82,7 +82,7 @@ class McpService:
                                                           index_base=self.options.index_base))
         # One engine per process: it builds its own embedder from `model` (nothing to share).
         self.engine = SearchEngine(self.workspace, EngineOptions(
-            model=self.options.model, embeddings=self.options.embeddings, preset=self.options.preset))
+            model=self.options.model, embeddings=self.options.embeddings))
         self.codebase = Codebase.of(self.engine)  # every tool asks the domain facade
         self.root = self.workspace.root
         self.phase1_done = threading.Event()

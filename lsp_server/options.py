@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from retrievers.request import PRESETS
+from retrievers.profile import DEFAULT_PRESET, PRESETS
 
 
 @dataclass(frozen=True)
@@ -27,9 +27,15 @@ class ServerOptions:
     index_dir: str | None = None  # base folder for indexes; None: $CODESEEK_INDEX_DIR or the user cache
     excludes: tuple[str, ...] = ()  # extra gitignore-style patterns to skip
     max_file_size: int = 1_000_000  # bytes; larger files are not indexed
-    preset: str = "default"  # default search preset: quick | default | thorough
+    preset: str = DEFAULT_PRESET  # default search preset: one of retrievers.profile.PRESETS
     hover: bool = True  # the related-code hover panel
     embeddings: bool = True  # phase 2 (embedding chunks); off: text, structure and graph only
+
+
+def advertised() -> dict[str, Any]:
+    """What the server tells the editor in `initialize` (`capabilities.experimental.codeseek`): the
+    search presets it accepts, so clients list them instead of typing them (README.md "Editors")."""
+    return {"codeseek": {"presets": list(PRESETS), "defaultPreset": DEFAULT_PRESET}}
 
 
 def _snake(key: str) -> str:

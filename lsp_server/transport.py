@@ -8,7 +8,8 @@ JSON and leaves a request whose params do not match the LSP schema without a res
   `envelope.check` (JSON-RPC shape, lifecycle, size limits) before any handler sees it.
 - `HardenedProtocol` answers a request whose params fail LSP validation with InvalidParams (-32602)
   and a message naming the offending field, instead of dropping it; a handler's exception is answered
-  with its code (-32602...) or -32603, never with a traceback.
+  with its code (-32602...) or -32603, never with a traceback. Its `initialize` answer adds
+  `capabilities.experimental` (`options.advertised`: the search presets).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from concurrent.futures import Future
 from typing import Any, Protocol
 
@@ -35,8 +36,9 @@ from pygls.protocol import (
     default_converter,
 )
 from pygls.protocol.json_rpc import ResponseErrorMessage
+from pygls.protocol.language_server import lsp_method
 
-from lsp_server import envelope
+from lsp_server import envelope, options
 from lsp_server.envelope import INVALID_PARAMS, PARSE_ERROR, error_response
 
 log = logging.getLogger(__name__)
@@ -102,6 +104,13 @@ class HardenedProtocol(LanguageServerProtocol):
         self._converter = converter(detailed=False)  # stops at the first bad field
         self.life = envelope.Lifecycle()
         self.limits = envelope.Limits()
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams) -> Generator[Any, Any, lsp.InitializeResult]:
+        """pygls' initialize, with codeseek's own capabilities under `experimental`."""
+        result: lsp.InitializeResult = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = options.advertised()
+        return result
 
     def accept(self, obj: Any, size: int = 0) -> None:
         """Check, structure and dispatch one parsed JSON message (`size`: its length in bytes)."""

@@ -1,16 +1,20 @@
 """The one small interface every retriever implements, and the records they exchange.
 
-A retriever indexes chunks (by store id), keeps itself current with `update`/`remove`, and answers
-`search` with `(chunk id, score)` hits, best first. Fusion (`retrievers.fusion`) works on these lists.
+Every retriever (text, semantic, structural, graph) answers `search(query, limit, scope)` with
+`(chunk id, score)` hits, best first, within the request's scope; those that keep an index of their
+own (text, semantic) also take `update`/`remove`. Fusion (`retrievers.fusion`) works on these lists.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from indexing.records import Chunk
+
+if TYPE_CHECKING:
+    from retrievers.scope import Scope
 
 
 class RetrieverError(Exception):
@@ -29,8 +33,6 @@ class Query:
     intent: str = "understand_code"
     symbol: str | None = None  # the identifier the query names, if any ("select_proxy")
     exact: str | None = None  # the exact string to match, if any (quotes removed)
-    include: tuple[str, ...] = ()  # globs over workspace-relative paths
-    exclude: tuple[str, ...] = ()
 
 
 @dataclass
@@ -45,18 +47,25 @@ class Hit:
 
 @runtime_checkable
 class Retriever(Protocol):
-    """index / update / remove / search over chunks identified by store id."""
+    """What the routes and fusion call: the best `limit` hits for `query` among the chunks `scope`
+    admits, best first. The scope is built once per request (`request.validate`) and applied here,
+    before the list is cut to `limit`; nothing downstream filters by scope again."""
 
     name: str
 
-    def index(self, chunks: Sequence[Chunk]) -> None:
-        """(Re)build from all chunks of the workspace."""
+    def search(self, query: Query, limit: int, scope: Scope) -> list[Hit]:
+        """Best `limit` hits for `query` within `scope`, best first."""
+        ...
+
+
+@runtime_checkable
+class IndexedRetriever(Retriever, Protocol):
+    """A retriever that keeps its own index of the chunks, kept in step with the store."""
 
     def update(self, added: Sequence[Chunk], removed_ids: Sequence[int]) -> None:
         """Add new or changed chunks and drop removed ones."""
+        ...
 
     def remove(self, ids: Sequence[int]) -> None:
         """Drop chunks by id."""
-
-    def search(self, query: Query, limit: int) -> list[Hit]:
-        """Best `limit` hits for `query`, best first."""
+        ...

@@ -1,6 +1,7 @@
 """The direct route: one retriever answers an intent it can answer alone, in milliseconds.
 
-Taken when the intent's confidence is >= DIRECT_CONFIDENCE (or the request names the intent):
+Taken when the intent's confidence is >= the profile's `direct_confidence` (or the request names the
+intent) and the request does not restrict the retrievers:
 - exact_match -> text exact search: one result per matching line (like `rg -F`), case-sensitive
   matches first, source before tests/docs, then path and line;
 - find_definition -> structural: the definitions the symbol names (exact, case-folded, qualified,
@@ -10,7 +11,7 @@ Taken when the intent's confidence is >= DIRECT_CONFIDENCE (or the request names
   then subclasses;
 - impact_analysis -> graph: each affected definition with its depth, nearest first.
 `direct` answers None when the intent has no direct retriever; the engine falls back to the fused
-route (`retrievers.routing.fused`) then, and when the direct answer is empty.
+route (`retrievers.fused_route.fused`) then, and when the direct answer is empty.
 """
 
 from __future__ import annotations
@@ -19,10 +20,14 @@ from typing import Any
 
 from retrievers.base import Hit, Query
 from retrievers.results import Located
-from retrievers.route_context import NAME_TIERS, RouteContext, graph_located, graph_search, structural_hits
+from retrievers.route_context import NAME_TIERS, RouteContext, graph_located
 
-DIRECT_CONFIDENCE = 0.85
 MAX_DIRECT_FETCH = 1000
+
+
+def applies(ctx: RouteContext) -> bool:
+    """Whether the request may take the direct route: a sure enough intent, all retrievers allowed."""
+    return not ctx.checked.modalities and ctx.intent.confidence >= ctx.profile.direct_confidence
 
 
 def direct(ctx: RouteContext) -> tuple[str, list[Located]] | None:
@@ -47,7 +52,8 @@ def _explain(modality: str, rank: int, hit: Hit) -> dict[str, Any]:
 def _direct_exact(ctx: RouteContext) -> list[Located]:
     needle = ctx.intent.exact or ""
     span = needle.count("\n")
-    hits = ctx.timed("text", lambda: ctx.retrievers.text.exact(needle, MAX_DIRECT_FETCH, ctx.admits))
+    text = ctx.retrievers.text
+    hits = ctx.timed("text", lambda: text.exact(needle, MAX_DIRECT_FETCH, ctx.scope))
     rows: list[tuple[tuple[float, float, str, int], Located]] = []
     for rank, hit in enumerate(hits, 1):
         chunk = ctx.snap.chunks.get(hit.chunk_id)
@@ -65,9 +71,8 @@ def _direct_exact(ctx: RouteContext) -> list[Located]:
 
 def _direct_definition(ctx: RouteContext) -> list[Located]:
     symbol = ctx.query.symbol or ""
-    query = Query(symbol, ctx.query.intent, symbol, None, ctx.query.include, ctx.query.exclude)
-    fetch = max(ctx.checked.limit * 3, 30)
-    hits = ctx.timed("structural", lambda: structural_hits(ctx, query, fetch))
+    query = Query(symbol, ctx.query.intent, symbol, None)
+    hits = ctx.search("structural", query, max(ctx.checked.limit * 3, 30))
     hits = [h for h in hits if h.detail.get("match") in NAME_TIERS]
     out: list[Located] = []
     for rank, hit in enumerate(hits, 1):
@@ -84,12 +89,11 @@ def _direct_definition(ctx: RouteContext) -> list[Located]:
 
 
 def _direct_graph(ctx: RouteContext) -> list[Located]:
-    query = ctx.query
-    hits = ctx.timed("graph", lambda: graph_search(ctx, query, MAX_DIRECT_FETCH))
+    hits = ctx.search("graph", ctx.query, MAX_DIRECT_FETCH)
     rows: list[tuple[tuple[Any, ...], Located]] = []
     for rank, hit in enumerate(hits, 1):
         chunk = ctx.snap.chunks.get(hit.chunk_id)
-        if chunk is None or not ctx.checked.scope.admits(chunk.path):
+        if chunk is None:
             continue
         located = graph_located(ctx, chunk, hit, _explain("graph", rank, hit))
         depth = located.depth or 0

@@ -8,16 +8,18 @@
   cached vector. The first refresh in a process reconciles the text index and the vectors with the
   store's chunk ids (a killed run leaves them behind or ahead); later refreshes apply the update's
   added and removed chunks.
-- `search(request) -> dict`: validate, classify the intent (or take the request's), route direct or
-  fused (`retrievers.routing`), and build the result document (`retrievers.results`).
+- `search(request) -> dict`: validate (the scope is built once, here), classify the intent (or take
+  the request's), take the preset's `RankingProfile` (`retrievers.profile`), route direct
+  (`retrievers.direct_route`) or fused (`retrievers.fused_route`), and build the result document
+  (`retrievers.results`).
 
 Thread-safety: the LSP server searches from request handlers while `refresh` runs on a worker thread.
-Each refresh builds a new `Snapshot` (chunks, definitions, graph, PageRank) and a structural index of
-its own, and swaps them in under a lock; a search takes the current pair once and reads only it. The
-text and semantic retrievers are long-lived and guard themselves (tantivy readers see the last commit;
-the vector index has its own lock). While vectors are missing, results say so in `index.state`; while
-another thread loads the embedding model (the LSP server after a warm restart), fused searches rank
-without semantic instead of waiting, and say so in `index.notes`.
+Each refresh builds a new `Snapshot` (chunks, definitions, graph, PageRank) with a structural index
+and a graph retriever of its own, and swaps them in under a lock; a search takes the current view
+once and reads only it. The text and semantic retrievers are long-lived and guard themselves (tantivy
+readers see the last commit; the vector index has its own lock). While vectors are missing, results
+say so in `index.state`; while another thread loads the embedding model (the LSP server after a warm
+restart), fused searches rank without semantic instead of waiting, and say so in `index.notes`.
 """
 
 from __future__ import annotations
@@ -31,15 +33,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from indexing.workspace import UpdateResult, Workspace
-from retrievers import routing
+from retrievers import direct_route, fused_route
 from retrievers.base import Query, QueryError, RetrieverError
 from retrievers.graph_retriever import GraphRetriever
 from retrievers.graph_state import GraphState
 from retrievers.intent import Intent, classify, override
 from retrievers.lifecycle import EMBEDDING, EMPTY, INDEXING, READY, TEXT_ONLY, IndexState
-from retrievers.priors import RankingConfig
-from retrievers.request import PRESETS, CheckedRequest, SearchRequest, validate
+from retrievers.profile import PROFILES, profile, with_overrides
+from retrievers.request import CheckedRequest, SearchRequest, validate
 from retrievers.results import Located, SourceCache, empty_result, result_entry
+from retrievers.route_context import Retrievers, RouteContext, identifier_query
 from retrievers.semantic import SemanticRetriever
 from retrievers.snapshot import Snapshot
 from retrievers.structural import StructuralRetriever
@@ -47,10 +50,8 @@ from retrievers.text import TextRetriever
 from retrievers.tiered import TierBlend, TieredSemantic
 
 if TYPE_CHECKING:
-    from retrievers.models import TextEmbedder
-
-if TYPE_CHECKING:
     from graph.callgraph import CallGraph
+    from retrievers.models import TextEmbedder
 
 __all__ = ["EngineOptions", "QueryError", "RefreshResult", "RetrieverError", "SearchEngine", "SearchRequest"]
 
@@ -73,25 +74,10 @@ class EngineOptions:
     # language server, whose graph changes with every edit, keeps it in memory only.
     persist_graph: bool = True
     embeddings: bool = True  # False: no semantic retriever, the model is never loaded
-    preset: str = "default"
-    limit: int = 10
-    ranking: RankingConfig = field(default_factory=RankingConfig)
-    # Fused results: each further chunk of a file already listed is scored x file_decay**n
-    # (0: strictly one result per file, the others folded under it; 1: no saturation).
-    file_decay: float = 0.85
-    # The parts of a function split into several chunks rank as one: "before" fusion (each retriever's
-    # list keeps the definition once, at its best part's rank), "after" fusion (best part kept), "off".
-    definition_grouping: str = "before"
-    rrf_k: int | None = None  # one k for every preset (A/B runs); None: `preset_k`
-    # The shipped RRF k per preset and weights per intent live in fusion.PRESETS / fusion.WEIGHTS
-    # (tuned on the query sets, docs/design.md "Fusion in practice"); these override them (A/B runs).
-    preset_k: dict[str, int] = field(default_factory=dict)  # preset name -> k; missing: fusion.PRESETS
-    weights: dict[str, dict[str, float]] | None = None  # intent -> weights; None / missing: fusion.WEIGHTS
+    # Overrides of the shipped ranking profiles (retrievers.profile), applied to every preset: a
+    # RankingProfile field or one of its priors' ("file_decay": 0, "k": 20...). For A/B runs.
+    ranking: dict[str, Any] = field(default_factory=dict)
     embedder: TextEmbedder | None = None
-
-    def __post_init__(self) -> None:
-        if self.preset not in PRESETS:
-            raise QueryError(f"unknown preset {self.preset!r}; expected one of: {', '.join(PRESETS)}")
 
 
 @dataclass
@@ -128,9 +114,10 @@ class SearchEngine:
     def __init__(self, workspace: Workspace, options: EngineOptions | None = None) -> None:
         self.workspace = workspace
         self.options = options or EngineOptions()
+        self.profiles = {name: with_overrides(p, self.options.ranking) for name, p in PROFILES.items()}
         self._refresh_lock = threading.Lock()
         self._lock = threading.Lock()  # guards _view and _running
-        self._view: tuple[Snapshot, StructuralRetriever] | None = None
+        self._view: tuple[Snapshot, Retrievers] | None = None  # one refresh's snapshot and retrievers
         self._running: IndexState | None = None  # INDEXING (a first refresh) / EMBEDDING while it runs
         self._synced = False
         self.graphs = GraphState(workspace, persist=self.options.persist_graph)  # the call graph's holder
@@ -297,9 +284,13 @@ class SearchEngine:
         snap = Snapshot.build(chunks, definitions, graph, files)
         structural = StructuralRetriever(lambda: list(snap.definitions.values()), snap.chunk_for_definition)
         self._build_structural(structural, chunks, synced_key)
+        graph_retriever = None
+        if graph is not None:
+            held = graph
+            graph_retriever = GraphRetriever(lambda: held, snap.chunk_id_at, snap.chunks.get)
         out.seconds["graph"] = graph_seconds + time.perf_counter() - started
         with self._lock:
-            self._view = (snap, structural)
+            self._view = (snap, Retrievers(self.text, structural, graph_retriever, self.semantic))
         self._synced = True
 
     def _build_structural(self, structural: StructuralRetriever, chunks: list[Any], key: str | None) -> None:
@@ -364,21 +355,23 @@ class SearchEngine:
             view = self._view
         if view is None:
             timings["total"] = (time.perf_counter() - started) * 1000
-            return empty_result(checked.text, intent_doc, "fused", [], self.index_info(), timings)
+            return empty_result(checked.text, checked.preset, intent_doc, "fused", [], self.index_info(),
+                                timings)
         ctx = self._context(view, checked, intent, timings)
         strategy, modalities, located = "fused", [], []
-        if not checked.modalities and intent.confidence >= routing.DIRECT_CONFIDENCE:
-            answer = routing.direct(ctx)
+        if direct_route.applies(ctx):
+            answer = direct_route.direct(ctx)
             if answer is not None and answer[1]:
                 strategy, modalities, located = "direct", [answer[0]], answer[1]
         if strategy == "fused":
-            modalities, located = routing.fused(ctx)
+            modalities, located = fused_route.fused(ctx)
         t = time.perf_counter()
         sources = SourceCache(self.workspace.read_bytes)
         results = [result_entry(item, self.workspace.root, sources, view[0]) for item in located]
         timings["snippets"] = (time.perf_counter() - t) * 1000
         timings["total"] = (time.perf_counter() - started) * 1000
-        doc = empty_result(checked.text, intent_doc, strategy, modalities, self.index_info(), timings)
+        doc = empty_result(checked.text, checked.preset, intent_doc, strategy, modalities, self.index_info(),
+                           timings)
         doc["results"] = results
         if ctx.errors:
             doc["index"]["errors"] = dict(ctx.errors)
@@ -386,23 +379,17 @@ class SearchEngine:
             doc["index"]["notes"] = list(ctx.notes)
         return doc
 
-    def _context(self, view: tuple[Snapshot, StructuralRetriever], checked: CheckedRequest, intent: Intent,
-                 timings: dict[str, float]) -> routing.RouteContext:
-        snap, structural = view
-        graph = None
-        call_graph = snap.graph
-        if call_graph is not None:
-            graph = GraphRetriever(lambda: call_graph, snap.chunk_id_at, snap.chunks.get)
-        query = Query(checked.text, intent.name, intent.symbol, intent.exact, checked.scope.include,
-                      checked.scope.exclude)
-        return routing.RouteContext(
-            checked, intent, query, snap, routing.Retrievers(self.text, structural, graph, self.semantic),
-            self.options.ranking, _identifier_query(checked.text, intent), self.options.file_decay,
-            self.options.definition_grouping, self.options.rrf_k, self.options.weights, timings,
-            preset_k=self.options.preset_k)
+    def _context(self, view: tuple[Snapshot, Retrievers], checked: CheckedRequest, intent: Intent,
+                 timings: dict[str, float]) -> RouteContext:
+        snap, retrievers = view
+        query = Query(checked.text, intent.name, intent.symbol, intent.exact)
+        return RouteContext(checked=checked, intent=intent, query=query, snap=snap, retrievers=retrievers,
+                            profile=profile(checked.preset, self.profiles),
+                            identifier_query=identifier_query(checked.text, intent), timings=timings)
 
     def retrieve(self, request: SearchRequest, modality: str, limit: int = 100) -> list[Located]:
-        """One retriever's raw ranking for a request (no fusion, priors or dedupe): evaluation only."""
+        """One retriever's raw ranking for a request, chunk by chunk, with no fusion, priors or dedupe
+        (evaluation only)."""
         checked = validate(request)
         intent = self.classify(checked.text, checked.intent)
         with self._lock:
@@ -410,15 +397,7 @@ class SearchEngine:
         if view is None:
             return []
         ctx = self._context(view, checked, intent, {})
-        return routing.raw(ctx, modality, limit)
-
-
-def _identifier_query(text: str, intent: Intent) -> bool:
-    """True when the query is nothing but the identifier it names (`raise_for_status`, `def X`)."""
-    if not intent.symbol or intent.name != "find_definition":
-        return False
-    bare = text.strip().strip("`?").removesuffix("()")
-    words = bare.split()
-    return len(words) == 1 or (len(words) == 2 and words[0].lower() in
-                               ("def", "class", "func", "fn", "function", "struct", "interface"))
-
+        hits = ctx.search(modality, ctx.query, limit)
+        chunks = ctx.snap.chunks
+        return [Located(chunks[hit.chunk_id], hit.score, {modality: {"rank": rank, "raw": hit.score}})
+                for rank, hit in enumerate(hits, 1) if hit.chunk_id in chunks]

@@ -9,8 +9,9 @@ The pipeline (docs/design.md "Ranking signals"):
    only with `file_decay = 0`; by default `grouping.saturate` lists a file again at x0.85 per further
    result instead.
 
-Every constant lives in `RankingConfig` (retrievers.priors), so tuning needs no code edits, and every
-factor is a named function there whose name appears in the result's `explain` record.
+The weights, k and every prior's constant come from the preset's `RankingProfile` (retrievers.profile),
+so tuning needs no code edits; every factor is a named function in retrievers.priors whose name
+appears in the result's `explain` record.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from typing import Any
 from indexing.records import Chunk
 from retrievers.base import Hit, QueryError
 from retrievers.priors import (
-    DEFAULT_CONFIG,
-    RankingConfig,
     coherence_bonuses,
     declaration_factor,
     definition_bonus,
@@ -33,73 +32,10 @@ from retrievers.priors import (
     path_keyword_shares,
     query_keywords,
     reexport_factor,
-    wanted_labels,
 )
+from retrievers.profile import DEFAULT_CONFIG, RankingConfig
 
-__all__ = [
-    "MODALITIES", "WEIGHTS", "PRESETS", "Preset", "preset", "weights_for", "Fused", "rrf", "apply_priors",
-    "dedupe_by_file", "fuse", "RankingConfig", "DEFAULT_CONFIG", "wanted_labels",
-]
-
-MODALITIES = ("semantic", "text", "structural", "graph")
-
-# Weights per intent (semantic / text / structural / graph): the brief's starting points, with
-# understand_code tuned on the query sets from 0.5 / 0.2 / 0.2 / 0.1 (for questions the embeddings are
-# the strongest single signal and BM25 the noisiest; docs/design.md "Fusion in practice").
-WEIGHTS: dict[str, dict[str, float]] = {
-    "find_definition": {"semantic": 0.2, "text": 0.1, "structural": 0.6, "graph": 0.1},
-    "find_references": {"semantic": 0.1, "text": 0.2, "structural": 0.2, "graph": 0.5},
-    "understand_code": {"semantic": 0.6, "text": 0.1, "structural": 0.2, "graph": 0.1},
-    "find_similar": {"semantic": 0.4, "text": 0.3, "structural": 0.2, "graph": 0.1},
-    "impact_analysis": {"semantic": 0.1, "text": 0.1, "structural": 0.1, "graph": 0.7},
-    "exact_match": {"semantic": 0.0, "text": 0.9, "structural": 0.1, "graph": 0.0},
-}
-
-
-@dataclass(frozen=True)
-class Preset:
-    """A speed/recall trade-off: RRF k, the modalities run, and how far each retriever over-fetches."""
-
-    name: str
-    k: int
-    modalities: tuple[str, ...]
-    fetch_factor: int  # each retriever is asked for max(limit * fetch_factor, min_fetch) hits
-    min_fetch: int
-    expand_seeds: int  # how many top hits the graph retriever expands to callers/callees (0: none)
-
-    def fetch_limit(self, limit: int) -> int:
-        return max(limit * self.fetch_factor, self.min_fetch)
-
-
-# RRF k tuned on the query sets (docs/design.md "Fusion in practice"); the brief started at 40 / 40 / 60,
-# which flattens the lists so much (rank 1 scores 1/41, rank 10 1/50) that the priors decide; k = 10
-# lets a retriever's first ranks count.
-PRESETS: dict[str, Preset] = {
-    "quick": Preset("quick", 10, ("semantic", "structural"), 3, 30, 0),
-    "default": Preset("default", 10, MODALITIES, 4, 50, 5),
-    "thorough": Preset("thorough", 20, MODALITIES, 8, 100, 10),
-}
-
-
-def preset(name: str) -> Preset:
-    """The named preset; QueryError for an unknown name."""
-    try:
-        return PRESETS[name]
-    except KeyError:
-        raise QueryError(f"unknown preset {name!r}; expected one of: {', '.join(PRESETS)}") from None
-
-
-def weights_for(intent: str, chosen: Preset) -> dict[str, float]:
-    """The intent's weights restricted to the preset's modalities.
-
-    If that leaves no positive weight (exact_match under `quick`), the preset's modalities share equally,
-    so the preset still answers.
-    """
-    base = WEIGHTS.get(intent, WEIGHTS["understand_code"])
-    weights = {m: base.get(m, 0.0) for m in chosen.modalities}
-    if not any(w > 0 for w in weights.values()):
-        weights = {m: 1.0 / len(chosen.modalities) for m in chosen.modalities}
-    return weights
+__all__ = ["Fused", "apply_priors", "dedupe_by_file", "fuse", "rrf"]
 
 
 @dataclass

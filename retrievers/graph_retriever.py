@@ -21,7 +21,7 @@ from graph.callgraph import CallGraph
 from graph.errors import GraphError
 from indexing.records import CallSite, Chunk, Definition
 from retrievers.base import Hit, Query, RetrieverError
-from retrievers.scope import Scope
+from retrievers.scope import EVERYWHERE, Scope
 
 
 @dataclass(frozen=True)
@@ -51,26 +51,16 @@ class GraphRetriever:
         self._chunk_by_id = chunk_by_id
         self.options = options or GraphRetrieverOptions()
 
-    # The graph is rebuilt by its provider when the store changes; nothing to keep in step here.
-    def index(self, chunks: Sequence[Chunk]) -> None:
-        return None
-
-    def update(self, added: Sequence[Chunk], removed_ids: Sequence[int]) -> None:
-        return None
-
-    def remove(self, ids: Sequence[int]) -> None:
-        return None
-
     def _graph(self) -> CallGraph:
         try:
             return self._graph_provider()
         except GraphError as exc:
             raise RetrieverError(f"call graph unavailable: {exc}") from exc
 
-    def search(self, query: Query, limit: int) -> list[Hit]:
+    def search(self, query: Query, limit: int, scope: Scope = EVERYWHERE) -> list[Hit]:
+        """References, impact, or the query symbol's definitions and their neighbours, within `scope`."""
         if limit <= 0:
             return []
-        scope = Scope.build(query.include, query.exclude)
         symbol = query.symbol or _lone_identifier(query.text)
         if query.intent == "find_references":
             hits = self.references(symbol) if symbol else []
@@ -82,7 +72,7 @@ class GraphRetriever:
             seeds = [Hit(cid, 1.0, {"def_id": d.id, "relation": "definition", "path": d.path,
                                     "line": d.name_line})
                      for d in defs if (cid := self._chunk_at(d.path, d.name_line)) is not None]
-            hits = _dedupe(seeds) + self.expand(seeds, limit)
+            hits = _dedupe(seeds) + self.expand(seeds, limit, scope)
         else:
             hits = []
         return [h for h in hits if scope.admits(h.detail.get("path", ""))][:limit]
@@ -159,8 +149,9 @@ class GraphRetriever:
 
     # -- expansion -------------------------------------------------------------------------------------
 
-    def expand(self, seed_hits: Sequence[Hit], limit: int) -> list[Hit]:
-        """Callees and callers of the top seeds' definitions, as extra candidates (seeds excluded)."""
+    def expand(self, seed_hits: Sequence[Hit], limit: int, scope: Scope = EVERYWHERE) -> list[Hit]:
+        """Callees and callers of the top seeds' definitions, as extra candidates (seeds excluded): the
+        best `limit`, then those in files `scope` admits."""
         if limit <= 0 or not seed_hits:
             return []
         cg = self._graph()
@@ -185,7 +176,9 @@ class GraphRetriever:
                                                                "def_id": other, "name": od.qualified_name,
                                                                "path": od.path, "line": od.name_line})
         ordered = sorted(best.values(), key=lambda h: (-h.score, h.detail["path"], h.detail["line"]))
-        return ordered[:limit]
+        # The scope applies to the best `limit` neighbours, not before the cut: that is how the fused
+        # route has always ranked (filtering first would let more in-scope neighbours in).
+        return [h for h in ordered[:limit] if scope.admits(h.detail["path"])]
 
     def _seed_definitions(self, cg: CallGraph, seed: Hit) -> list[Definition]:
         """The definition(s) a seed hit stands for: its def id, else the chunk's own definition."""

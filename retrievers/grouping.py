@@ -2,8 +2,6 @@
 
 - `collapse_definitions`: before fusion, each retriever's list keeps a definition split into several
   chunks once, at its best part's rank, under the chunk holding its first line.
-- `group_after_fusion`: the older alternative (fuse the parts separately, keep the best one); an
-  `EngineOptions.definition_grouping` choice kept for A/B runs.
 - `saturate`: the best `limit` results, a file's further results scored x decay**n, the rest of a
   listed file's hits folded under its first result (`also`).
 """
@@ -56,26 +54,6 @@ def collapse_definitions(ranked: dict[str, list[Hit]], snap: Snapshot) -> dict[s
             elif hit.chunk_id != target:
                 first.detail = {**first.detail, "parts": [*first.detail.get("parts", []), hit.chunk_id]}
         out[modality] = collapsed
-    return out
-
-
-def group_after_fusion(items: list[fusion.Fused], snap: Snapshot) -> list[fusion.Fused]:
-    """One candidate per definition: the chunks of a function split in several parts fold into the
-    best-scored one (its result then spans the whole definition, see `_fused_located`)."""
-    leaders: dict[tuple[str, str], fusion.Fused] = {}
-    out: list[fusion.Fused] = []
-    for item in sorted(items, key=lambda f: (-f.score, f.chunk_id)):
-        chunk = snap.chunks.get(item.chunk_id)
-        if chunk is None or not chunk.symbol or chunk.kind not in GROUPED_KINDS:
-            out.append(item)
-            continue
-        key = (chunk.path, chunk.symbol)
-        leader = leaders.get(key)
-        if leader is None:
-            leaders[key] = item
-            out.append(item)
-        else:
-            leader.explain.setdefault("parts", []).append(chunk.id)
     return out
 
 

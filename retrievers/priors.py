@@ -2,62 +2,20 @@
 
 Bonuses (definition match, path keywords, file coherence) are in units of the top fused score, as in
 semble's stack; factors (PageRank, label demotion, re-export and declaration files) multiply. Each is a
-small named function so `explain` can name it, and each constant is a `RankingConfig` field so tuning
-on query sets needs no code edits.
+small named function so `explain` can name it; each constant is a field of `RankingConfig`, which
+lives with the other ranking settings in `retrievers.profile` (a profile's `priors`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from indexing.records import Chunk
+from retrievers.profile import DEFAULT_CONFIG, RankingConfig
 from retrievers.scope import Scope
 from retrievers.tokenize import identifiers, split_identifier
-
-
-@dataclass
-class RankingConfig:
-    """Every ranking constant. Bonuses are in units of the top fused (RRF) score."""
-
-    pagerank_coef: float = 0.3  # factor = min(1 + coef * ln(1 + c), cap)
-    pagerank_cap: float = 1.5
-    # Demotion per label unless the query or scope asks for it; a chunk takes its strongest demotion.
-    label_factors: dict[str, float] = field(
-        default_factory=lambda: {
-            "test": 0.3,
-            "doc": 0.4,
-            "example": 0.3,
-            "vendor": 0.15,
-            "generated": 0.1,
-            "config": 1.0,
-            "legacy": 0.3,  # folders named legacy/deprecated/compat... (semble: 0.3; design.md)
-        }
-    )
-    definition_bonus: float = 3.0  # identifier query; the chunk defines exactly the queried symbol
-    definition_bonus_partial: float = 1.0  # qualified query ("Session.send"); only the last part matches
-    definition_bonus_embedded: float = 1.0  # identifier embedded in a natural-language query
-    path_keyword_bonus: float = 1.0  # scaled by the share of query words matching stem / parent folder
-    path_keyword_min_prefix: int = 3
-    path_keyword_max_file_share: float = 0.5  # a word matching more of the candidate files is no signal
-    path_keyword_min_files: int = 4  # ... judged only when candidates span at least this many files
-    coherence_bonus: float = 0.2  # best chunk of a file with several hits, by the file's summed score
-    reexport_factor: float = 0.6  # module-level code of __init__.py / index.js / mod.rs ...
-    reexport_names: tuple[str, ...] = (
-        "__init__.py",
-        "index.js",
-        "index.mjs",
-        "index.cjs",
-        "index.ts",
-        "mod.rs",
-        "package-info.java",
-    )
-    declaration_factor: float = 0.7  # TypeScript .d.ts declaration files
-
-
-DEFAULT_CONFIG = RankingConfig()
 
 _DEFINITION_KINDS = frozenset({"function", "method", "class"})
 _STOPWORDS = frozenset(

@@ -7,7 +7,8 @@ Decisions (documented in README.md, "Search"):
   shows the text actually searched: prose keeps its beginning (cut at a word boundary); a multi-line
   paste (log, traceback) keeps its end, where the error line is.
 - Regex metacharacters have no special meaning anywhere: every string is matched literally.
-- `limit` is an integer in 1..200; `preset` is quick, default or thorough; `intent` is one of
+- `limit` is an integer in 1..200; `preset` names a ranking profile
+  (`retrievers.profile.PRESETS`: quick, default, thorough); `intent` is one of
   `intent.INTENTS` or None (classify); globs are checked by `retrievers.scope`.
 """
 
@@ -18,12 +19,11 @@ from dataclasses import dataclass, field
 
 from retrievers.base import QueryError
 from retrievers.intent import INTENTS
+from retrievers.profile import DEFAULT_PRESET, MODALITIES, PRESETS
 from retrievers.scope import Scope
 
 MAX_QUERY_CHARS = 1000
 MIN_LIMIT, MAX_LIMIT = 1, 200
-PRESETS = ("quick", "default", "thorough")
-MODALITIES = ("semantic", "text", "structural", "graph")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u2028\u2029\ufeff]")
 
 
@@ -33,7 +33,7 @@ class SearchRequest:
 
     query: str
     limit: int = 10
-    preset: str = "default"
+    preset: str = DEFAULT_PRESET  # a name of retrievers.profile.PRESETS
     intent: str | None = None  # None: classify the query; else one of intent.INTENTS
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 SNIPPET_MAX_LINES = 12
 SNIPPET_MAX_CHARS = 1200
 SNIPPET_MAX_LINE_CHARS = 200
-TOP_KEYS = ("query", "intent", "strategy", "modalities", "results", "index", "timings_ms")
+TOP_KEYS = ("query", "preset", "intent", "strategy", "modalities", "results", "index", "timings_ms")
 RESULT_KEYS = ("path", "uri", "start_line", "end_line", "line", "column", "symbol", "kind", "language",
                "labels", "score", "snippet", "explain")
 
@@ -142,11 +142,13 @@ def result_entry(item: Located, root: Path, sources: SourceCache,
     return entry
 
 
-def empty_result(query: str, intent: dict[str, Any], strategy: str, modalities: Sequence[str],
+def empty_result(query: str, preset: str, intent: dict[str, Any], strategy: str, modalities: Sequence[str],
                  index: dict[str, Any], timings: dict[str, float]) -> dict[str, Any]:
-    """A result document with no hits (the shape never changes)."""
+    """A result document with no hits (the shape never changes). `preset` names the ranking profile
+    (retrievers.profile) the search used."""
     return {
         "query": query,
+        "preset": preset,
         "intent": intent,
         "strategy": strategy,
         "modalities": list(modalities),

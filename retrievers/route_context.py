@@ -1,8 +1,8 @@
-"""The state one search carries through a route: the engine's retrievers, the request, the snapshot.
+"""The state one search carries through a route: the request, its profile, the snapshot, the retrievers.
 
 `RouteContext` times each retriever call and turns a failing retriever into an empty answer with a
-reason (`errors`), so neither route (`retrievers.direct_route`, `retrievers.routing`) repeats that.
-`graph_located` turns a graph hit into a result (a call site's line, a subclass, an affected
+reason (`errors`), so neither route (`retrievers.direct_route`, `retrievers.fused_route`) repeats
+that. `graph_located` turns a graph hit into a result (a call site's line, a subclass, an affected
 definition); both routes use it.
 """
 
@@ -15,53 +15,61 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from indexing.records import Chunk
-from retrievers.base import Hit, Query, QueryError, RetrieverError
+from retrievers.base import Hit, Query, QueryError, Retriever, RetrieverError
 from retrievers.graph_retriever import GraphRetriever
 from retrievers.intent import Intent
-from retrievers.priors import RankingConfig, label_factor, wanted_labels
+from retrievers.priors import label_factor, wanted_labels
+from retrievers.profile import RankingProfile
 from retrievers.request import CheckedRequest
 from retrievers.results import Located
+from retrievers.scope import Scope
 from retrievers.snapshot import Snapshot
 from retrievers.structural import StructuralRetriever
 from retrievers.text import TextRetriever
 from retrievers.tiered import TieredSemantic
 
-log = logging.getLogger("retrievers.routing")
+log = logging.getLogger("retrievers.routing")  # one logger name for both routes
 # Structural match tiers that name the definition itself (not loose word matches).
 NAME_TIERS = frozenset({"exact", "exact_folded", "qualified", "last_part", "prefix"})
 
 
-@dataclass
+@dataclass(frozen=True)
 class Retrievers:
-    """The engine's four retrievers; `semantic` is None when embeddings are off or absent."""
+    """The engine's four retrievers over one snapshot; `graph` is None when the call graph could not be
+    built, `semantic` when embeddings are off or absent."""
 
     text: TextRetriever
     structural: StructuralRetriever
-    graph: GraphRetriever | None  # None when the call graph could not be built
+    graph: GraphRetriever | None
     semantic: TieredSemantic | None
+
+    def get(self, modality: str) -> Retriever | None:
+        """The retriever of a modality (None when absent); QueryError for an unknown name."""
+        named: dict[str, Retriever | None] = {  # typed: mypy checks each against the protocol
+            "text": self.text, "structural": self.structural, "graph": self.graph, "semantic": self.semantic}
+        if modality not in named:
+            raise QueryError(f"unknown modality {modality!r}")
+        return named[modality]
 
 
 @dataclass
 class RouteContext:
-    """Everything one search needs."""
+    """Everything one search needs; the scope is the request's (`checked.scope`), built once."""
 
     checked: CheckedRequest
     intent: Intent
     query: Query
     snap: Snapshot
     retrievers: Retrievers
-    config: RankingConfig
-    identifier_query: bool
-    file_decay: float = 0.85  # score factor per result already listed from the same file (0: one per file)
-    # Chunks of one split definition: "before" fusion each list keeps the definition once (its best
-    # part's rank); "after": fused separately, the best part kept; "off": separate results.
-    definition_grouping: str = "before"
-    rrf_k: int | None = None  # one k for every preset; None: preset_k, then fusion.PRESETS' k
-    weights: dict[str, dict[str, float]] | None = None  # per-intent overrides of fusion.WEIGHTS
+    profile: RankingProfile
+    identifier_query: bool = False  # the query is nothing but the identifier it names
     timings: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # modality -> why it gave no answer
     notes: list[str] = field(default_factory=list)  # e.g. semantic left out while the model loads
-    preset_k: dict[str, int] = field(default_factory=dict)  # per-preset overrides of fusion.PRESETS' k
+
+    @property
+    def scope(self) -> Scope:
+        return self.checked.scope
 
     def timed(self, name: str, run: Callable[[], list[Hit]]) -> list[Hit]:
         """Run one retriever, timing it; a failing retriever answers nothing (and says why)."""
@@ -80,24 +88,28 @@ class RouteContext:
         finally:
             self.timings[name] = self.timings.get(name, 0.0) + (time.perf_counter() - started) * 1000
 
-    def admits(self, chunk_id: int) -> bool:
-        chunk = self.snap.chunks.get(chunk_id)
-        return chunk is not None and self.checked.scope.admits(chunk.path)
+    def search(self, modality: str, query: Query, limit: int) -> list[Hit]:
+        """One retriever's hits within the request's scope, timed (none when it is absent)."""
+        retriever = self.retrievers.get(modality)
+        if retriever is None:
+            return []
+        return self.timed(modality, lambda: retriever.search(query, limit, self.scope))
 
     def wanted(self) -> frozenset[str]:
         return wanted_labels(self.checked.text, self.checked.scope)
 
     def label_rank(self, chunk: Chunk) -> float:
-        return label_factor(chunk.labels, self.wanted(), self.config)[0]
+        return label_factor(chunk.labels, self.wanted(), self.profile.priors)[0]
 
 
-def structural_hits(ctx: RouteContext, query: Query, limit: int) -> list[Hit]:
-    return ctx.retrievers.structural.search(query, limit)
-
-
-def graph_search(ctx: RouteContext, query: Query, limit: int) -> list[Hit]:
-    graph = ctx.retrievers.graph
-    return graph.search(query, limit) if graph is not None else []
+def identifier_query(text: str, intent: Intent) -> bool:
+    """True when the query is nothing but the identifier it names (`raise_for_status`, `def X`)."""
+    if not intent.symbol or intent.name != "find_definition":
+        return False
+    bare = text.strip().strip("`?").removesuffix("()")
+    words = bare.split()
+    return len(words) == 1 or (len(words) == 2 and words[0].lower() in
+                               ("def", "class", "func", "fn", "function", "struct", "interface"))
 
 
 def graph_located(ctx: RouteContext, chunk: Chunk, hit: Hit, explain: dict[str, Any]) -> Located:

@@ -98,3 +98,6 @@ class Scope:
         """True when an include glob names this kind of file (tests, docs...): no demotion then."""
         hint = _LABEL_HINTS.get(label)
         return hint is not None and any(hint.search(g) for g in self.include)
+
+
+EVERYWHERE = Scope()  # the scope of a request without globs: every path

@@ -24,6 +24,7 @@ import numpy as np
 
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError
+from retrievers.scope import EVERYWHERE, Scope
 from retrievers.vectors import VectorIndex, VectorOptions
 
 if TYPE_CHECKING:
@@ -321,19 +322,27 @@ class SemanticRetriever:
                 progress(done, total)
         return embedded
 
-    def search(
-        self, query: Query, limit: int, candidates_filter: Callable[[int], bool] | None = None
-    ) -> list[Hit]:
-        """Chunks nearest to the query's embedding (`detail["cosine"]`); loads the model if needed."""
+    def search(self, query: Query, limit: int, scope: Scope = EVERYWHERE, *,
+               skip: Callable[[int], bool] | None = None) -> list[Hit]:
+        """Chunks within `scope` nearest to the query's embedding (`detail["cosine"]`), leaving out the
+        ids `skip` names (the tiered retriever's chunks another tier ranks); loads the model if needed."""
         with self._lock:
             vectors = self._vectors
+            chunks = self._chunks
         if vectors is None or len(vectors) == 0 or limit <= 0 or not query.text.strip():
             return []
         q = self.embedder.encode_query(query.text)
         if q.shape[0] != vectors.dims:
             raise RetrieverError(f"query vector has {q.shape[0]} dims, the index {vectors.dims}")
+
+        def allowed(chunk_id: int) -> bool:
+            chunk = chunks.get(chunk_id)
+            if chunk is None or not scope.admits(chunk.path):
+                return False
+            return skip is None or not skip(chunk_id)
+
         with self._lock:
-            found = vectors.search(q, limit, allowed=candidates_filter)
+            found = vectors.search(q, limit, allowed=allowed)
         return [Hit(cid, score, {"cosine": round(score, 4)}) for cid, score in found]
 
     def similar(self, chunk_id: int, limit: int) -> list[Hit]:

@@ -26,7 +26,7 @@ from indexing.labels import labels_for
 from indexing.records import Chunk, Definition
 from retrievers.base import Hit, Query
 from retrievers.priors import prefix_match, query_keywords
-from retrievers.scope import Scope
+from retrievers.scope import EVERYWHERE, Scope
 from retrievers.tokenize import split_identifier
 
 TOP_KINDS = frozenset({"class", "interface", "struct", "trait", "enum", "type", "function", "method",
@@ -104,12 +104,11 @@ class StructuralRetriever:
     def remove(self, ids: Sequence[int]) -> None:
         self._dirty = True
 
-    def search(self, query: Query, limit: int) -> list[Hit]:
+    def search(self, query: Query, limit: int, scope: Scope = EVERYWHERE) -> list[Hit]:
+        """Definitions in files `scope` admits that the query's symbol or words name, best first."""
         if limit <= 0:
             return []
-        scope = Scope.build(query.include, query.exclude)
-        unrestricted = not query.include and not query.exclude
-        scored = self.match(query.symbol, query.text, top=limit * 3 + 20 if unrestricted else None)
+        scored = self.match(query.symbol, query.text, top=limit * 3 + 20 if scope.unrestricted else None)
         hits: dict[int, Hit] = {}
         for idx, score, kind in scored:
             d = self._defs[idx]

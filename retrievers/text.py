@@ -28,6 +28,7 @@ import tantivy
 
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError
+from retrievers.scope import EVERYWHERE, Scope
 from retrievers.tokenize import identifier_terms, identifier_text, identifiers, terms_for_identifier
 
 SCHEMA_VERSION = 1
@@ -38,9 +39,6 @@ STOPWORDS = frozenset(
     "me my of on or our that the their there this to use used uses using we what when where which "
     "who why will with you your".split()
 )
-
-CandidatesFilter = Callable[[int], bool]
-
 
 @dataclass
 class TextOptions:
@@ -305,35 +303,39 @@ class TextRetriever:
             return None
         return tantivy.Query.boolean_query(clauses)
 
-    def search(
-        self, query: Query, limit: int, candidates_filter: CandidatesFilter | None = None
-    ) -> list[Hit]:
-        """BM25 hits for the query text; when the query names an exact string, its verified matches first."""
+    def search(self, query: Query, limit: int, scope: Scope = EVERYWHERE) -> list[Hit]:
+        """BM25 hits for the query text within `scope`; when the query names an exact string, its
+        verified matches first."""
         hits: list[Hit] = []
         if query.exact:
-            hits = self.exact(query.exact, limit, candidates_filter)
+            hits = self.exact(query.exact, limit, scope)
         if len(hits) < limit:
             seen = {h.chunk_id for h in hits}
-            for h in self.bm25(query.text, limit, query.symbol, candidates_filter):
+            for h in self.bm25(query.text, limit, query.symbol, scope):
                 if h.chunk_id not in seen and len(hits) < limit:
                     hits.append(h)
         return hits
 
-    def bm25(
-        self,
-        text: str,
-        limit: int,
-        symbol: str | None = None,
-        candidates_filter: CandidatesFilter | None = None,
-    ) -> list[Hit]:
-        """Ranked BM25 hits (`detail["match"] == "bm25"`)."""
+    def _admits(self, scope: Scope) -> Callable[[int], bool]:
+        """Whether a chunk id is in a file `scope` admits (a chunk read back from disk but not yet
+        adopted has no known path: only an unrestricted scope admits it)."""
+        chunks = self._chunks
+
+        def admits(chunk_id: int) -> bool:
+            chunk = chunks.get(chunk_id)
+            return scope.unrestricted if chunk is None else scope.admits(chunk.path)
+
+        return admits
+
+    def bm25(self, text: str, limit: int, symbol: str | None = None, scope: Scope = EVERYWHERE) -> list[Hit]:
+        """Ranked BM25 hits within `scope` (`detail["match"] == "bm25"`)."""
         q = self.bm25_query(text, symbol)
         if q is None or limit <= 0:
             return []
-        fetch = limit if candidates_filter is None else limit * 4 + 50
+        admits = self._admits(scope)
         out = []
-        for cid, score in self._run(q, fetch):
-            if candidates_filter is None or candidates_filter(cid):
+        for cid, score in self._run(q, limit * 4 + 50):  # over-fetched: the scope may leave some out
+            if admits(cid):
                 out.append(Hit(cid, score, {"match": "bm25"}))
         return out[:limit]
 
@@ -355,8 +357,8 @@ class TextRetriever:
         musts = [(tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "trigram", g)) for g in grams]
         return [cid for cid, _ in self._run(tantivy.Query.boolean_query(musts), limit)]
 
-    def exact(self, text: str, limit: int, candidates_filter: CandidatesFilter | None = None) -> list[Hit]:
-        """Chunks containing `text` verbatim, with `detail["lines"]` the absolute matching lines.
+    def exact(self, text: str, limit: int, scope: Scope = EVERYWHERE) -> list[Hit]:
+        """Chunks within `scope` containing `text` verbatim, `detail["lines"]` the absolute matching lines.
 
         Case-sensitive matches score 2, case-insensitive 1 (plus a small bonus per occurrence line);
         ties go to the shorter chunk. A string found nowhere gives []. Candidates are verified in
@@ -371,7 +373,7 @@ class TextRetriever:
             if sensitive_hits >= enough:
                 break
             chunk = self._chunks.get(cid)
-            if chunk is None or (candidates_filter is not None and not candidates_filter(cid)):
+            if chunk is None or not scope.admits(chunk.path):
                 continue
             body = self._text_of(chunk)
             if not body:

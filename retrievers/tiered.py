@@ -23,6 +23,7 @@ from typing import Any
 
 from indexing.records import Chunk
 from retrievers.base import Hit, Query
+from retrievers.scope import EVERYWHERE, Scope
 from retrievers.semantic import Progress, SemanticRetriever
 from retrievers.static_embedder import is_static_id
 
@@ -124,26 +125,20 @@ class TieredSemantic:
         return deep is not None and deep.embedded() > 0 and not deep.embedder.loading
 
     # -- search ------------------------------------------------------------------------------------
-    def search(self, query: Query, limit: int,
-               candidates_filter: Callable[[int], bool] | None = None) -> list[Hit]:
+    def search(self, query: Query, limit: int, scope: Scope = EVERYWHERE) -> list[Hit]:
         """Each chunk is ranked by the best model that has embedded it: the transformer ranks the
         chunks it covers, the static model the others; the two rankings meet by weighted RRF. With
         the transformer complete this is the transformer's ranking, with none the static one."""
         if not self._deep_usable():
             tier = "static" if is_static_id(self.fast.model_id) else "transformer"
             return [Hit(h.chunk_id, h.score, {**h.detail, "tier": tier})
-                    for h in self.fast.search(query, limit, candidates_filter)]
+                    for h in self.fast.search(query, limit, scope)]
         deep_tier = self.deep
         assert deep_tier is not None
-        deep = deep_tier.search(query, limit, candidates_filter)
+        deep = deep_tier.search(query, limit, scope)
         if deep_tier.pending() == 0 or self.blend.fast <= 0:
             return [Hit(h.chunk_id, h.score, {**h.detail, "tier": "transformer"}) for h in deep]
-        admit = candidates_filter
-
-        def uncovered(chunk_id: int) -> bool:
-            return not deep_tier.has_vector(chunk_id) and (admit is None or admit(chunk_id))
-
-        fast = self.fast.search(query, limit, uncovered)
+        fast = self.fast.search(query, limit, scope, skip=deep_tier.has_vector)
         return blend_rankings(fast, deep, self.blend, limit)
 
     def similar(self, chunk_id: int, limit: int) -> list[Hit]:

@@ -98,7 +98,7 @@ async def start(root: Path | list[Path], index_dir: Path, options: dict[str, Any
     client.registrations = registrations  # type: ignore[attr-defined]
     await client.start_io(*SERVER_CMD, env=server_env(index_dir, **env), cwd=str(REPO))
     roots = root if isinstance(root, list) else [root]
-    await client.initialize_session(lsp.InitializeParams(
+    client.init_result = await client.initialize_session(lsp.InitializeParams(  # type: ignore[attr-defined]
         capabilities=caps or capabilities(),
         root_uri=from_fs_path(str(roots[0])),
         workspace_folders=[lsp.WorkspaceFolder(uri=from_fs_path(str(r)) or "", name=r.name) for r in roots],

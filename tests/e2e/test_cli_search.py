@@ -48,7 +48,8 @@ def test_json_definition(workspace: tuple[Path, Path]) -> None:
     assert (top["path"], top["start_line"], top["end_line"], top["symbol"]) == \
         ("shop/pricing.py", 11, 15, "apply_discount")
     assert result["index"]["state"] == "text-only"
-    assert set(result) == {"query", "intent", "strategy", "modalities", "results", "index", "timings_ms"}
+    assert set(result) == {"query", "preset", "intent", "strategy", "modalities", "results", "index",
+                           "timings_ms"}
 
 
 def test_json_exact_string_and_references(workspace: tuple[Path, Path]) -> None:

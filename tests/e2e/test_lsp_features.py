@@ -32,6 +32,16 @@ _loc = S.location
 _at = S.at
 
 
+async def test_initialize_advertises_the_presets_and_results_name_theirs(
+        served: tuple[LanguageClient, Path]) -> None:
+    client, _ = served
+    experimental = client.init_result.capabilities.experimental  # type: ignore[attr-defined]
+    assert experimental == {"codeseek": {"presets": ["quick", "default", "thorough"], "defaultPreset": "default"}}
+    for preset in experimental["codeseek"]["presets"]:
+        answer = await S.search(client, {"query": "how are feed dates parsed", "preset": preset})
+        assert answer["preset"] == preset and answer["results"]
+
+
 async def test_search_identifier_gives_definition_and_lsp_range(served: tuple[LanguageClient, Path]) -> None:
     client, root = served
     answer = await S.search(client, {"query": "parse_date", "limit": 5})

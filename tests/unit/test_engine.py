@@ -166,7 +166,7 @@ def test_question_finds_code_and_demotes_tests_and_docs(engine: SearchEngine) ->
 
 def test_file_saturation_and_folding(tmp_path: Path) -> None:
     ws = Workspace(_copy(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
-    strict = SearchEngine(ws, EngineOptions(embeddings=False, file_decay=0.0))
+    strict = SearchEngine(ws, EngineOptions(embeddings=False, ranking={"file_decay": 0.0}))
     try:
         strict.refresh()
         result = search(strict, "cart item quantity price")
@@ -184,7 +184,7 @@ def test_default_saturation_lists_a_file_again_only_when_strong(engine: SearchEn
     result = search(engine, "cart item quantity price", limit=20)
     scores = [r["score"] for r in result["results"]]
     assert scores == sorted(scores, reverse=True)
-    decay = engine.options.file_decay
+    decay = engine.profiles["default"].file_decay
     seen: dict[str, int] = {}
     for r in result["results"]:  # a file's (n+1)-th result is scored x decay**n
         n = seen.get(r["path"], 0)
@@ -429,7 +429,7 @@ def test_phase_one_answers_before_embeddings(tmp_path: Path, embedder: Any) -> N
 @pytest.mark.slow
 def test_fused_search_skips_semantic_while_the_model_loads(tmp_path: Path, embedder: Any) -> None:
     from retrievers.embedder import Embedder
-    from retrievers.routing import MODEL_LOADING
+    from retrievers.fused_route import MODEL_LOADING
 
     root, index = _copy(tmp_path), tmp_path / "index"
     ws = Workspace(root, WorkspaceOptions(index_dir=index))
@@ -477,3 +477,36 @@ def test_fused_search_skips_semantic_while_the_model_loads(tmp_path: Path, embed
     finally:
         eng.close()
         ws.close()
+
+
+# -- ranking profile and retrievers -------------------------------------------------------------------
+
+def test_the_result_names_its_profile_and_overrides_reach_every_preset(tmp_path: Path,
+                                                                       engine: SearchEngine) -> None:
+    assert search(engine, "cart item quantity price")["preset"] == "default"
+    assert search(engine, "cart item quantity price", preset="thorough")["preset"] == "thorough"
+    assert search(engine, "apply_discount", preset="quick")["preset"] == "quick"  # direct route too
+    ws = Workspace(_copy(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
+    try:
+        tuned = SearchEngine(ws, EngineOptions(embeddings=False, ranking={"k": 40, "file_decay": 0.5}))
+        assert {(p.k, p.file_decay) for p in tuned.profiles.values()} == {(40, 0.5)}
+        tuned.close()
+        with pytest.raises(QueryError, match="no ranking setting named 'rrf_k'"):
+            SearchEngine(ws, EngineOptions(embeddings=False, ranking={"rrf_k": 20}))
+    finally:
+        ws.close()
+
+
+def test_one_set_of_retrievers_per_refresh_behind_one_protocol(engine: SearchEngine) -> None:
+    from retrievers.base import Retriever
+
+    view = engine._view
+    assert view is not None
+    snap, retrievers = view
+    held = [retrievers.get(name) for name in ("text", "structural", "graph")]
+    assert all(isinstance(r, Retriever) for r in held)
+    search(engine, "who calls apply_discount")
+    search(engine, "how is the cart total computed")
+    assert engine._view is view and retrievers.graph is held[2]  # not rebuilt per search
+    with pytest.raises(QueryError, match="unknown modality 'bm25'"):
+        retrievers.get("bm25")

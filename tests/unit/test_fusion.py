@@ -8,22 +8,8 @@ import pytest
 
 from indexing.records import Chunk
 from retrievers.base import Hit, QueryError
-from retrievers.fusion import (
-    MODALITIES,
-    PRESETS,
-    WEIGHTS,
-    Fused,
-    Preset,
-    apply_priors,
-    dedupe_by_file,
-    fuse,
-    preset,
-    rrf,
-    weights_for,
-)
-from retrievers.intent import INTENTS
+from retrievers.fusion import Fused, apply_priors, dedupe_by_file, fuse, rrf
 from retrievers.priors import (
-    RankingConfig,
     coherence_bonuses,
     definition_match,
     label_factor,
@@ -33,6 +19,7 @@ from retrievers.priors import (
     query_keywords,
     wanted_labels,
 )
+from retrievers.profile import RankingConfig
 from retrievers.scope import Scope
 
 
@@ -44,38 +31,6 @@ def chunk(cid: int, path: str, symbol: str | None = None, kind: str = "function"
 
 def hits(*ids: int) -> list[Hit]:
     return [Hit(i, 1.0 / (n + 1)) for n, i in enumerate(ids)]
-
-
-# --- weights and presets ---------------------------------------------------------------------------
-
-
-def test_every_intent_has_a_weight_profile_over_the_four_modalities() -> None:
-    assert set(WEIGHTS) == set(INTENTS)
-    for profile in WEIGHTS.values():
-        assert set(profile) == set(MODALITIES)
-        assert sum(profile.values()) == pytest.approx(1.0)
-    assert WEIGHTS["find_definition"] == {"semantic": 0.2, "text": 0.1, "structural": 0.6, "graph": 0.1}
-    assert WEIGHTS["exact_match"]["text"] == 0.9
-    # tuned on the query sets (docs/design.md "Fusion in practice"), from the brief's 0.5 / 0.2 / 0.2 / 0.1
-    assert WEIGHTS["understand_code"] == {"semantic": 0.6, "text": 0.1, "structural": 0.2, "graph": 0.1}
-
-
-def test_presets() -> None:
-    assert PRESETS["quick"].modalities == ("semantic", "structural")
-    # tuned k (docs/design.md "Fusion in practice"), from the brief's 40 / 40 / 60
-    assert (PRESETS["quick"].k, PRESETS["default"].k, PRESETS["thorough"].k) == (10, 10, 20)
-    assert PRESETS["thorough"].fetch_limit(10) > PRESETS["default"].fetch_limit(10)
-    assert PRESETS["default"].fetch_limit(10) == 50 and PRESETS["default"].fetch_limit(20) == 80
-    with pytest.raises(QueryError, match="unknown preset 'fast'"):
-        preset("fast")
-
-
-def test_weights_for_restricts_to_the_preset_and_never_leaves_nothing() -> None:
-    assert weights_for("understand_code", PRESETS["quick"]) == {"semantic": 0.6, "structural": 0.2}
-    assert weights_for("exact_match", PRESETS["quick"]) == {"semantic": 0.0, "structural": 0.1}
-    # a preset whose modalities all have zero weight for the intent shares equally instead
-    semantic_only = Preset("semantic_only", 40, ("semantic",), 3, 30, 0)
-    assert weights_for("exact_match", semantic_only) == {"semantic": 1.0}
 
 
 # --- RRF -------------------------------------------------------------------------------------------

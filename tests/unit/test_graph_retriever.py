@@ -6,8 +6,9 @@ import pytest
 
 from graph.callgraph import CallGraph
 from graph.errors import GraphError
-from retrievers.base import Hit, Query, QueryError, Retriever, RetrieverError
+from retrievers.base import Hit, IndexedRetriever, Query, QueryError, Retriever, RetrieverError
 from retrievers.graph_retriever import GraphRetriever, GraphRetrieverOptions
+from retrievers.scope import Scope
 from tests.unit.retrieval_sample import Parsed, parse_sample
 
 
@@ -27,7 +28,7 @@ def retriever(sample: Parsed, graph: CallGraph) -> GraphRetriever:
 
 
 def refs(r: GraphRetriever, symbol: str, limit: int = 50, **scope: tuple[str, ...]) -> list[Hit]:
-    return r.search(Query(f"who calls {symbol}", "find_references", symbol, **scope), limit)
+    return r.search(Query(f"who calls {symbol}", "find_references", symbol), limit, Scope.build(**scope))
 
 
 def sites(hits: list[Hit]) -> list[tuple[str, int, str]]:
@@ -36,6 +37,7 @@ def sites(hits: list[Hit]) -> list[tuple[str, int, str]]:
 
 def test_is_a_retriever(retriever: GraphRetriever) -> None:
     assert isinstance(retriever, Retriever)
+    assert not isinstance(retriever, IndexedRetriever)  # the graph is rebuilt with the snapshot
     assert retriever.name == "graph"
 
 

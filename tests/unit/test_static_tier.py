@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -175,8 +175,9 @@ def test_partial_transformer_coverage_ranks_the_rest_statically() -> None:
             self.embedder = type("E", (), {"loading": False})()
             self.asked: list[int] = []
 
-        def search(self, query: Query, limit: int, admit: object = None) -> list[Hit]:
-            keep = [h for h in self.hits if admit is None or admit(h.chunk_id)]  # type: ignore[operator]
+        def search(self, query: Query, limit: int, scope: object = None, *,
+                   skip: Callable[[int], bool] | None = None) -> list[Hit]:
+            keep = [h for h in self.hits if skip is None or not skip(h.chunk_id)]
             self.asked = [h.chunk_id for h in keep]
             return keep[:limit]
 
@@ -192,7 +193,7 @@ def test_partial_transformer_coverage_ranks_the_rest_statically() -> None:
     fast = Tier([Hit(1, 0.9), Hit(2, 0.8), Hit(3, 0.7)], {1, 2, 3}, 0)
     deep = Tier([Hit(2, 0.6), Hit(1, 0.5)], {1, 2}, 1)
     tiered = TieredSemantic(fast, deep, TierBlend(k=10, fast=0.3, deep=0.7))  # type: ignore[arg-type]
-    hits = tiered.search(Query("q", "understand_code", None, None, (), ()), 3)
+    hits = tiered.search(Query("q", "understand_code"), 3)
     assert fast.asked == [3]  # the static tier ranks only what the transformer has not embedded
     assert [(h.chunk_id, h.detail["tier"]) for h in hits] == [(2, "transformer"), (1, "transformer"),
                                                                (3, "static")]

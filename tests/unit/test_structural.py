@@ -6,6 +6,7 @@ import pytest
 
 from indexing.records import Definition
 from retrievers.base import Hit, Query, QueryError, Retriever
+from retrievers.scope import Scope
 from retrievers.structural import StructuralRetriever, module_parts
 from tests.unit.retrieval_sample import Parsed, parse_sample
 
@@ -28,7 +29,7 @@ def names(hits: list[Hit]) -> list[str]:
 
 def search(r: StructuralRetriever, text: str, symbol: str | None = None, limit: int = 10,
            **scope: tuple[str, ...]) -> list[Hit]:
-    return r.search(Query(text, "find_definition", symbol, **scope), limit)
+    return r.search(Query(text, "find_definition", symbol), limit, Scope.build(**scope))
 
 
 def test_is_a_retriever(retriever: StructuralRetriever) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from indexing.records import Chunk
-from retrievers.base import Query, Retriever
+from retrievers.base import IndexedRetriever, Query, Retriever
+from retrievers.scope import Scope
 from retrievers.text import TextRetriever, match_lines
 
 FILES = {
@@ -113,7 +114,7 @@ def by_symbol(chunks: list[Chunk]) -> dict[int, str | None]:
 
 
 def test_implements_retriever_protocol(retriever: TextRetriever) -> None:
-    assert isinstance(retriever, Retriever)
+    assert isinstance(retriever, Retriever) and isinstance(retriever, IndexedRetriever)
     assert retriever.name == "text"
 
 
@@ -167,8 +168,8 @@ def test_exact_via_search_and_filter(retriever: TextRetriever, chunks) -> None:
     hits = retriever.search(Query('"Invalid URL %r"', exact="Invalid URL %r"), 3)
     assert by_symbol(chunks)[hits[0].chunk_id] == "prepare_url"
     assert hits[0].detail["match"] == "exact"
-    only_decoys = {c.id for c in chunks if c.path.endswith("decoys.py")}
-    hits = retriever.exact("Invalid URL %r", 5, candidates_filter=only_decoys.__contains__)
+    decoys = next(c.path for c in chunks if c.path.endswith("decoys.py"))
+    hits = retriever.exact("Invalid URL %r", 5, Scope.build([decoys]))
     assert [by_symbol(chunks)[h.chunk_id] for h in hits] == ["lower_message"]
     assert retriever.exact("no such string anywhere", 5) == []
 

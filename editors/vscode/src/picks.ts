@@ -8,7 +8,7 @@ import { LanguageClient } from 'vscode-languageclient/node';
 
 import { DisplayItem, resultSummary, toDisplayItems } from './display';
 import { ResultsView, openResult } from './resultsView';
-import { SEMANTIC_SEARCH_METHOD, SemanticSearchResult, searchParams } from './requests';
+import { SEMANTIC_SEARCH_METHOD, SemanticSearchResult, searchParams, serverPresets } from './requests';
 import { SearchScheduler } from './scheduler';
 import { CodeseekSettings } from './settings';
 
@@ -53,7 +53,8 @@ export function showSearchPick(
     settings.debounceMs,
     (query) => {
       const source = new vscode.CancellationTokenSource();
-      const params = searchParams(query, { limit: settings.searchLimit, preset: settings.preset });
+      const presets = serverPresets(client.initializeResult?.capabilities);
+      const params = searchParams(query, { limit: settings.searchLimit, preset: settings.preset, presets });
       const result = client.sendRequest<SemanticSearchResult>(SEMANTIC_SEARCH_METHOD, params, source.token);
       return { result, cancel: source };
     },

@@ -29,9 +29,16 @@ export const INTENTS = [
 ] as const;
 export type IntentName = (typeof INTENTS)[number];
 
-/** Search presets (`quick`: semantic + structural only; `thorough`: deeper fusion). */
-export const PRESETS = ['quick', 'default', 'thorough'] as const;
-export type Preset = (typeof PRESETS)[number];
+/**
+ * The search presets the server accepts, as it advertises them in its `initialize` answer
+ * (`capabilities.experimental.codeseek.presets`); empty when it does not say. The names are never
+ * typed here: the server's ranking profiles (retrievers/profile.py) define them.
+ */
+export function serverPresets(capabilities: unknown): string[] {
+  const experimental = (capabilities as { experimental?: { codeseek?: { presets?: unknown } } } | undefined)?.experimental;
+  const presets = experimental?.codeseek?.presets;
+  return Array.isArray(presets) ? presets.filter((p): p is string => typeof p === 'string') : [];
+}
 
 /** Bounds the server accepts for `limit`. */
 export const MIN_LIMIT = 1;
@@ -104,6 +111,8 @@ export interface SearchResultItem {
 
 export interface SemanticSearchResult {
   query: string;
+  /** The ranking profile the search used (absent from servers older than the field). */
+  preset?: string;
   /** null when nothing could be searched yet (no folder open, or indexing has not finished phase 1). */
   intent: SearchIntent | null;
   strategy: string;
@@ -116,6 +125,8 @@ export interface SemanticSearchResult {
 export interface SearchOptions {
   limit?: number;
   preset?: string;
+  /** The presets the server advertised (`serverPresets`); when given, `preset` must be one of them. */
+  presets?: readonly string[];
   intent?: IntentName;
   include?: string[];
   exclude?: string[];
@@ -148,6 +159,10 @@ export function searchParams(query: string, options: SearchOptions = {}): Semant
     params.limit = limit;
   }
   if (options.preset !== undefined && options.preset !== '') {
+    const offered = options.presets ?? [];
+    if (offered.length > 0 && !offered.includes(options.preset)) {
+      throw new CodeseekRequestError(`unknown preset "${options.preset}"; the server offers: ${offered.join(', ')}`);
+    }
     params.preset = options.preset;
   }
   if (options.intent !== undefined) {

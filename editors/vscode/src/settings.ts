@@ -6,7 +6,6 @@
  * Pure: values come through a getter so the Node test can build the same options without VS Code.
  */
 
-import { PRESETS } from './requests';
 
 export interface CodeseekSettings {
   serverPath: string;
@@ -89,7 +88,6 @@ function env(value: unknown): Record<string, string> {
  */
 export function readSettings(get: (key: string) => unknown): CodeseekSettings {
   const d = DEFAULT_SETTINGS;
-  const preset = str(get('preset'), d.preset);
   return {
     serverPath: str(get('serverPath'), d.serverPath) || d.serverPath,
     pythonPath: str(get('pythonPath'), d.pythonPath),
@@ -99,7 +97,8 @@ export function readSettings(get: (key: string) => unknown): CodeseekSettings {
     indexDir: str(get('indexDir'), d.indexDir),
     excludes: strList(get('excludes'), d.excludes),
     maxFileSize: int(get('maxFileSize'), d.maxFileSize, 1, Number.MAX_SAFE_INTEGER),
-    preset: (PRESETS as readonly string[]).includes(preset) ? preset : d.preset,
+    // Checked against the presets the server advertises when a search is sent (requests.serverPresets).
+    preset: str(get('preset'), d.preset) || d.preset,
     hover: bool(get('hover'), d.hover),
     embeddings: bool(get('embeddings'), d.embeddings),
     searchLimit: int(get('search.limit'), d.searchLimit, 1, 200),

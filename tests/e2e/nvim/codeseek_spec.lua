@@ -139,6 +139,20 @@ local function test_search()
   qf = quickfix()
   check(qf.places[1] == 'shop/cart.py:27', 'a quoted string is found at its exact line (shop/cart.py:27)', qf.places)
   check(codeseek.last.result.intent.name == 'exact_match', 'a quoted string is an exact_match search', codeseek.last.result.intent)
+
+  local requests = require('codeseek.requests')
+  local presets = requests.server_presets(server.get_client(0).server_capabilities)
+  check(vim.deep_equal(presets, { 'quick', 'default', 'thorough' }), 'the server advertises its presets in initialize', presets)
+  local _, problem = requests.search_params('x', { preset = 'fast', presets = presets })
+  check(problem == 'unknown preset "fast"; the server offers: quick, default, thorough', 'a preset the server does not offer is refused', problem)
+  check(requests.server_presets({ hoverProvider = true }) == nil, 'no advertised presets: nil')
+  for _, preset in ipairs(presets or {}) do
+    run_and_wait(function()
+      codeseek.search('what does the cart add up to', { preset = preset })
+    end)
+    local result = codeseek.last and codeseek.last.result or {}
+    check(result.preset == preset and #(result.results or {}) > 0, 'a search with an advertised preset names it', result.preset)
+  end
 end
 
 local function test_callers_and_impact()

@@ -29,7 +29,7 @@ local defaults = {
     indexDir = nil, -- base folder of the indexes; nil: $CODESEEK_INDEX_DIR or the user cache
     excludes = {}, -- extra gitignore-style patterns
     maxFileSize = 1000000,
-    preset = 'default', -- quick | default | thorough
+    preset = 'default', -- one of the presets the server advertises: quick | default | thorough
     hover = true, -- the related-code hover panel
     embeddings = true, -- off: text, structural and call-graph search only
   },
@@ -150,9 +150,11 @@ end
 --- @param on_done? fun(err: string|nil, result: table|nil, items: table[]|nil)
 function M.search(query, opts, on_done)
   opts = opts or {}
+  local client = server.get_client(0)
   local params, problem = requests.search_params(query, {
     limit = opts.limit or M.config.limit,
     preset = opts.preset or M.config.options.preset,
+    presets = client and requests.server_presets(client.server_capabilities) or nil,
     intent = opts.intent,
     include = opts.include,
     exclude = opts.exclude,

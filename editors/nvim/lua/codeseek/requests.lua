@@ -3,7 +3,8 @@
 --- Pure Lua (no editor state): the params of `workspace/semanticSearch` for a search, for callers
 --- (intent find_references) and for impact (intent impact_analysis), the text of quickfix entries
 --- and titles, and a summary of the `codeseek.status` command. The commands and the tests use the
---- same functions, so what is tested is what users send.
+--- same functions, so what is tested is what users send. The search presets are not listed here: the
+--- server advertises them in its `initialize` answer (`M.server_presets`).
 
 local M = {}
 
@@ -20,7 +21,6 @@ M.INTENTS = {
   'understand_code',
   'find_similar',
 }
-M.PRESETS = { 'quick', 'default', 'thorough' }
 
 local function contains(list, value)
   for _, v in ipairs(list) do
@@ -41,9 +41,30 @@ local function clean_globs(globs)
   return #out > 0 and out or nil
 end
 
+--- The search presets the server accepts, from its capabilities (`experimental.codeseek.presets`, as
+--- its `initialize` answer advertises them); nil when it does not say.
+--- @param capabilities table|nil the client's `server_capabilities`
+--- @return string[]|nil
+function M.server_presets(capabilities)
+  local experimental = type(capabilities) == 'table' and capabilities.experimental or nil
+  local codeseek = type(experimental) == 'table' and experimental.codeseek or nil
+  local presets = type(codeseek) == 'table' and codeseek.presets or nil
+  if type(presets) ~= 'table' then
+    return nil
+  end
+  local out = {}
+  for _, name in ipairs(presets) do
+    if type(name) == 'string' then
+      out[#out + 1] = name
+    end
+  end
+  return #out > 0 and out or nil
+end
+
 --- Params of `workspace/semanticSearch`.
 --- @param query string what the user typed
---- @param opts? {limit?: integer, preset?: string, intent?: string, include?: string[], exclude?: string[]}
+--- @param opts? {limit?: integer, preset?: string, presets?: string[], intent?: string, include?: string[], exclude?: string[]}
+---   `presets`: the names the server advertised (`M.server_presets`); when given, `preset` must be one
 --- @return table|nil params, string|nil error  (nil and a message for input that cannot be sent)
 function M.search_params(query, opts)
   opts = opts or {}
@@ -59,8 +80,8 @@ function M.search_params(query, opts)
     params.limit = limit
   end
   if opts.preset ~= nil and opts.preset ~= '' then
-    if not contains(M.PRESETS, opts.preset) then
-      return nil, ('unknown preset %q; expected one of: %s'):format(opts.preset, table.concat(M.PRESETS, ', '))
+    if opts.presets ~= nil and not contains(opts.presets, opts.preset) then
+      return nil, ('unknown preset %q; the server offers: %s'):format(opts.preset, table.concat(opts.presets, ', '))
     end
     params.preset = opts.preset
   end

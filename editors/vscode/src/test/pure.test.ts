@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 
 import { isReady, progressText, relativePath, resultSummary, statusText, summarizeStatus, toDisplayItems } from '../display';
 import { ServerLaunchError, findExecutable, launchSpec, resolveLaunch } from '../launch';
-import { CodeseekRequestError, SemanticSearchResult, callersParams, impactParams, searchParams, symbolAt } from '../requests';
+import { CodeseekRequestError, SemanticSearchResult, callersParams, impactParams, searchParams, serverPresets, symbolAt } from '../requests';
 import { SearchScheduler } from '../scheduler';
 import { ACTIVATION_EXTENSIONS, INDEXED_LANGUAGE_IDS, activationEvents, documentSelector } from '../languages';
 import { groupByFile, previewMarkdown, rowText } from '../resultsTree';
@@ -121,13 +121,28 @@ describe('display', () => {
 
 describe('settings', () => {
   it('falls back to defaults on wrong types and leaves empty model/indexDir to the server', () => {
-    const raw: Record<string, unknown> = { maxFileSize: 'big', preset: 'nonsense', hover: false, excludes: ['*.min.js', 3] };
+    const raw: Record<string, unknown> = { maxFileSize: 'big', preset: 42, hover: false, excludes: ['*.min.js', 3] };
     const settings = readSettings((key) => raw[key]);
     assert.equal(settings.maxFileSize, DEFAULT_SETTINGS.maxFileSize);
     assert.equal(settings.preset, 'default');
     assert.deepEqual(serverOptionsPayload(settings), {
       excludes: ['*.min.js'], maxFileSize: 1_000_000, preset: 'default', hover: false, embeddings: true,
     });
+  });
+});
+
+describe('presets', () => {
+  it('come from the server\'s initialize answer and check the preset a search sends', () => {
+    const capabilities = { hoverProvider: true, experimental: { codeseek: { presets: ['quick', 'default', 7, 'deep'] } } };
+    const offered = serverPresets(capabilities);
+    assert.deepEqual(offered, ['quick', 'default', 'deep']);
+    assert.deepEqual(serverPresets({ hoverProvider: true }), []);
+    assert.deepEqual(serverPresets(undefined), []);
+    assert.equal(searchParams('x', { preset: 'deep', presets: offered }).preset, 'deep');
+    assert.throws(() => searchParams('x', { preset: 'nonsense', presets: offered }),
+      (e: unknown) => e instanceof CodeseekRequestError && e.message === 'unknown preset "nonsense"; the server offers: quick, default, deep');
+    assert.equal(searchParams('x', { preset: 'nonsense' }).preset, 'nonsense'); // no list: the server decides
+    assert.equal(readSettings((key) => ({ preset: 'deep' } as Record<string, unknown>)[key]).preset, 'deep');
   });
 });
 

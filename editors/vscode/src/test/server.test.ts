@@ -39,6 +39,7 @@ import {
   incomingCallsParams,
   positionParams,
   searchParams,
+  serverPresets,
   statusCommandParams,
 } from '../requests';
 import { readSettings, serverOptionsPayload } from '../settings';
@@ -58,6 +59,7 @@ let server: ChildProcess;
 let connection: MessageConnection;
 let stderr = '';
 let shuttingDown = false;
+let capabilities: unknown;
 const progress: WorkDoneProgressValue[] = [];
 const shown: string[] = [];
 
@@ -126,7 +128,7 @@ describe('codeseek serve driven with the extension requests', () => {
     connection.listen();
 
     const rootUri = pathToFileURL(workspace).href;
-    await withStderr(connection.sendRequest('initialize', {
+    const initialized = await withStderr(connection.sendRequest<{ capabilities?: unknown }>('initialize', {
       processId: process.pid,
       clientInfo: { name: 'codeseek-vscode-test' },
       rootUri,
@@ -143,6 +145,7 @@ describe('codeseek serve driven with the extension requests', () => {
         },
       },
     }));
+    capabilities = initialized.capabilities;
     await connection.sendNotification('initialized', {});
 
     // The status-bar item polls codeseek.status the same way until the index is ready.
@@ -196,6 +199,16 @@ describe('codeseek serve driven with the extension requests', () => {
       assert.deepEqual(raw.options?.[key], value, `option ${key}: ${JSON.stringify(raw.options)}`);
     }
     assert.deepEqual(shown.filter((m) => /option/i.test(m)), []);
+  });
+
+  it('searches with each preset the server advertises, and names it in the result', async () => {
+    const presets = serverPresets(capabilities);
+    assert.deepEqual(presets, ['quick', 'default', 'thorough']);
+    for (const preset of presets) {
+      const result = await search(searchParams('what does the cart add up to', { preset, presets }));
+      assert.equal(result.preset, preset);
+      assert.ok(result.results.length > 0, JSON.stringify(result));
+    }
   });
 
   it('finds a function by name at its exact path and line', async () => {

@@ -1,0 +1,125 @@
+"""The fused route: every retriever of the profile over-fetches, weighted RRF and the priors rank.
+
+Taken when the direct route (`retrievers.direct_route`) does not apply or finds nothing. Each of the
+profile's retrievers fetches `profile.fetch_limit(limit)` hits within the request's scope, the graph
+expands the top seeds of the others (callers and callees), `grouping.collapse_definitions` keeps a
+split definition once per list, `fusion.fuse` applies weighted RRF and the priors, `grouping.saturate`
+scores a file's further results x file_decay per result already listed (the rest fold under `also`),
+then `floor.apply` drops weak semantic-only matches from the ranked list. While another thread loads
+the embedding model, semantic is left out (`notes`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from retrievers import floor, fusion
+from retrievers.base import Hit
+from retrievers.grouping import GROUPED_KINDS, collapse_definitions, saturate
+from retrievers.results import Located
+from retrievers.route_context import NAME_TIERS, RouteContext, graph_located
+from retrievers.tiered import TieredSemantic
+
+__all__ = ["MODEL_LOADING", "fused", "model_loading"]
+
+MODEL_LOADING = "the embedding model is still loading: this answer is ranked without semantic search"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Fused route
+
+
+def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
+    """(modalities run, results) by weighted RRF over the profile's retrievers plus priors."""
+    checked, intent, snap, profile = ctx.checked, ctx.intent, ctx.snap, ctx.profile
+    weights = profile.weights_for(intent.name, checked.modalities)
+    if ctx.retrievers.semantic is None or ctx.retrievers.semantic.embedded() == 0:
+        weights.pop("semantic", None)
+    weights = {m: w for m, w in weights.items() if w > 0}
+    if "semantic" in weights and len(weights) > 1 and model_loading(ctx.retrievers.semantic):
+        # A warm restart has the vectors at once, but the model loads in the background for seconds:
+        # rank with the other retrievers now (their weights as the intent gives them) and say so.
+        del weights["semantic"]
+        ctx.notes.append(MODEL_LOADING)
+    fetch = profile.fetch_limit(checked.limit)
+    ranked: dict[str, list[Hit]] = {}
+    for modality in ("structural", "text", "semantic"):
+        if modality in weights and ctx.retrievers.get(modality) is not None:
+            ranked[modality] = ctx.search(modality, ctx.query, fetch)
+    if "graph" in weights and ctx.retrievers.graph is not None:
+        ranked["graph"] = ctx.timed("graph", lambda: _graph_hits(ctx, ranked, weights, fetch))
+    started = time.perf_counter()
+    ranked = collapse_definitions(ranked, snap)
+    fused_list = fusion.fuse(
+        ranked, weights, profile.k, chunks=snap.chunks, pagerank_for_chunk=snap.pagerank,
+        wanted=ctx.wanted(), symbol=intent.symbol, identifier_query=ctx.identifier_query,
+        query_text=checked.text, config=profile.priors)
+    kept = saturate(fused_list, checked.limit, profile.file_decay)
+    lexical = bool(ranked["text"]) if "text" in ranked else None  # did any query word occur at all?
+    kept = floor.apply(kept, ctx.notes, among=fused_list, lexical=lexical)  # survivors keep their order
+    results = [_fused_located(ctx, item) for item in kept if item.chunk_id in snap.chunks]
+    ctx.timings["fuse"] = (time.perf_counter() - started) * 1000
+    return list(ranked), results
+
+
+def model_loading(semantic: TieredSemantic | None) -> bool:
+    """True while another thread is loading the semantic retriever's model (a query would wait)."""
+    return semantic is not None and semantic.embedder.loading
+
+
+def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[str, float],
+                fetch: int) -> list[Hit]:
+    graph, profile = ctx.retrievers.graph, ctx.profile
+    if graph is None:
+        return []
+    hits = graph.search(ctx.query, fetch, ctx.scope)
+    if profile.expand_seeds and ctx.intent.name in profile.expand_intents:
+        others = {m: h for m, h in ranked.items() if m != "graph"}
+        seeds = fusion.rrf(others, weights, profile.k)[: profile.expand_seeds]
+        seen = {h.chunk_id for h in hits}
+        expanded = graph.expand([Hit(f.chunk_id, f.score) for f in seeds], fetch, ctx.scope)
+        hits += [h for h in expanded if h.chunk_id not in seen]
+    return hits
+
+
+def _fused_located(ctx: RouteContext, item: fusion.Fused) -> Located:
+    chunk = ctx.snap.chunks[item.chunk_id]
+    located = Located(chunk, item.score, item.explain)
+    d = ctx.snap.named_definition(chunk) if chunk.kind in GROUPED_KINDS else None
+    if d is not None and d.start_line <= chunk.end_line and chunk.start_line <= d.end_line:
+        # A definition split into several chunks is one answer: show it whole, from its first line.
+        located.start_line = min(d.start_line, chunk.start_line)
+        located.end_line = max(d.end_line, chunk.end_line)
+    graph_entry = item.explain.get("graph")
+    detail = graph_entry.get("detail") if isinstance(graph_entry, dict) else None
+    if isinstance(detail, dict) and ctx.intent.name in ("find_references", "impact_analysis"):
+        relation = detail.get("relation")
+        if relation in ("call", "impact"):
+            located = graph_located(ctx, chunk, Hit(item.chunk_id, item.score, detail), item.explain)
+    structural_entry = item.explain.get("structural")
+    structural_detail = structural_entry.get("detail") if isinstance(structural_entry, dict) else None
+    if ctx.intent.name == "find_definition" and isinstance(structural_detail, dict) \
+            and structural_detail.get("match") in NAME_TIERS:
+        d = ctx.snap.definitions.get(structural_detail.get("def_id", -1))
+        if d is not None:  # the definition itself, not the whole chunk around it
+            located.start_line, located.end_line = d.start_line, d.end_line
+            located.symbol, located.kind = d.qualified_name, d.kind
+    text_entry = item.explain.get("text")
+    text_detail = text_entry.get("detail") if isinstance(text_entry, dict) else None
+    if ctx.intent.name == "exact_match" and isinstance(text_detail, dict) and text_detail.get("lines"):
+        line = int(text_detail["lines"][0])
+        located.start_line = located.end_line = line
+    if item.also:
+        located.also = _also(ctx, item.also)
+    return located
+
+
+def _also(ctx: RouteContext, also: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for entry in also[:5]:
+        chunk = ctx.snap.chunks.get(int(entry.get("chunk_id", -1)))
+        if chunk is not None:
+            out.append({"start_line": chunk.start_line, "end_line": chunk.end_line, "symbol": chunk.symbol,
+                        "kind": chunk.kind, "score": entry.get("score", 0.0)})
+    return out
