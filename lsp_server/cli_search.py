@@ -40,7 +40,9 @@ def _err(message: str) -> None:
 def _open_at(root: Path, args: argparse.Namespace) -> SearchEngine:
     index_dir = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
     workspace = Workspace(root, WorkspaceOptions(index_dir=index_dir))
-    return SearchEngine(workspace, foreground_engine_options(embeddings=not args.no_embed))
+    options = foreground_engine_options(embeddings=not args.no_embed)
+    options.max_span_lines = max(0, int(getattr(args, "max_lines", options.max_span_lines)))
+    return SearchEngine(workspace, options)
 
 
 def foreground_engine_options(embeddings: bool) -> EngineOptions:

@@ -39,6 +39,7 @@ from retrievers.request import PRESETS, CheckedRequest, SearchRequest, validate
 from retrievers.results import Located, SourceCache, empty_result, result_entry
 from retrievers.semantic import SemanticRetriever
 from retrievers.snapshot import Snapshot
+from retrievers.spans import MAX_SPAN_LINES, query_terms
 from retrievers.structural import StructuralRetriever
 from retrievers.text import TextRetriever
 from retrievers.tiered import TierBlend, TieredSemantic
@@ -85,6 +86,8 @@ class EngineOptions:
     preset_k: dict[str, int] = field(default_factory=dict)  # preset name -> k; missing: fusion.PRESETS
     weights: dict[str, dict[str, float]] | None = None  # intent -> weights; None / missing: fusion.WEIGHTS
     embedder: TextEmbedder | None = None
+    # A result longer than this many lines shows its best-matching part (retrievers.spans); 0: whole.
+    max_span_lines: int = MAX_SPAN_LINES
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
@@ -370,7 +373,9 @@ class SearchEngine:
             modalities, located = routing.fused(ctx)
         t = time.perf_counter()
         sources = SourceCache(self.workspace.read_bytes)
-        results = [result_entry(item, self.workspace.root, sources, view[0]) for item in located]
+        terms = query_terms(checked.text) if self.options.max_span_lines > 0 else ()
+        results = [result_entry(item, self.workspace.root, sources, view[0], terms,
+                                self.options.max_span_lines) for item in located]
         timings["snippets"] = (time.perf_counter() - t) * 1000
         timings["total"] = (time.perf_counter() - started) * 1000
         doc = empty_result(checked.text, intent_doc, strategy, modalities, self.index_info(), timings)
