@@ -6,7 +6,8 @@ impact_analysis -> graph. An empty direct route falls back to the fused route.
 
 Fused route (this module): each of the preset's retrievers over-fetches, the graph expands the top
 seeds of the others (callers and callees), `fusion.fuse` applies weighted RRF and the priors, and
-`grouping.saturate` scores a file's further results x file_decay per result already listed (the rest
+`exact_case.prefer_exact_case` puts exact-case definitions of an identifier query above different-case
+ones, `grouping.saturate` scores a file's further results x file_decay per result already listed (the rest
 fold under `also`), then `floor.apply` drops weak semantic-only matches from the ranked list. While
 another thread loads the embedding model, semantic is left out (`notes`).
 `raw` gives one retriever's own ranking (evaluation). The names the engine uses from the other two
@@ -22,6 +23,7 @@ from typing import Any
 from retrievers import floor, fusion
 from retrievers.base import Hit, QueryError
 from retrievers.direct_route import DIRECT_CONFIDENCE, MAX_DIRECT_FETCH, direct
+from retrievers.exact_case import prefer_exact_case
 from retrievers.grouping import GROUPED_KINDS, collapse_definitions, group_after_fusion, saturate
 from retrievers.results import Located
 from retrievers.route_context import (
@@ -90,6 +92,7 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     fused_list = [f for f in fused_list if f.path is None or checked.scope.admits(f.path)]
     if ctx.definition_grouping == "after":
         fused_list = group_after_fusion(fused_list, snap)
+    fused_list = prefer_exact_case(fused_list, checked.text, snap.chunks.get)
     kept = saturate(fused_list, checked.limit, ctx.file_decay)
     lexical = bool(ranked["text"]) if "text" in ranked else None  # did any query word occur at all?
     kept = floor.apply(kept, ctx.notes, among=fused_list, lexical=lexical)  # survivors keep their order
