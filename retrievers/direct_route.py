@@ -1,8 +1,9 @@
 """The direct route: one retriever answers an intent it can answer alone, in milliseconds.
 
 Taken when the intent's confidence is >= DIRECT_CONFIDENCE (or the request names the intent):
-- exact_match -> text exact search: one result per matching line (like `rg -F`), case-sensitive
-  matches first, source before tests/docs, then path and line;
+- exact_match -> text exact search: one result per matching line (like `rg -F`; a message split over
+  adjacent string literals: one result over its lines), case-sensitive matches first, source before
+  tests/docs, then path and line;
 - find_definition -> structural: the definitions the symbol names (exact, case-folded, qualified,
   last-part or prefix tiers; a route that only finds loose word matches counts as empty), each result
   spanning the definition;
@@ -18,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from retrievers.base import Hit, Query
+from retrievers.literals import line_groups
 from retrievers.results import Located
 from retrievers.route_context import NAME_TIERS, RouteContext, graph_located, graph_search, structural_hits
 
@@ -55,10 +57,12 @@ def _direct_exact(ctx: RouteContext) -> list[Located]:
             continue
         lines = [int(n) for n in hit.detail.get("lines", [])] or [chunk.start_line]
         starts = [n for n in lines if n - 1 not in lines] if span else lines
-        for line in starts:
+        pairs = line_groups(lines) if hit.detail.get("split_literals") else \
+            [(n, min(n + span, chunk.end_line)) for n in starts]
+        for line, end in pairs:
             key = (-hit.score, -ctx.label_rank(chunk), chunk.path, line)
             rows.append((key, Located(chunk, hit.score * ctx.label_rank(chunk), _explain("text", rank, hit),
-                                      line, min(line + span, chunk.end_line))))
+                                      line, end)))
     rows.sort(key=lambda r: r[0])
     return [located for _, located in rows[: ctx.checked.limit]]
 

@@ -25,6 +25,7 @@ from retrievers.base import Hit, QueryError
 from retrievers.direct_route import DIRECT_CONFIDENCE, MAX_DIRECT_FETCH, direct
 from retrievers.exact_case import prefer_exact_case
 from retrievers.grouping import GROUPED_KINDS, collapse_definitions, group_after_fusion, saturate
+from retrievers.literals import line_groups
 from retrievers.results import Located
 from retrievers.route_context import (
     NAME_TIERS,
@@ -148,6 +149,8 @@ def _fused_located(ctx: RouteContext, item: fusion.Fused) -> Located:
     if ctx.intent.name == "exact_match" and isinstance(text_detail, dict) and text_detail.get("lines"):
         line = int(text_detail["lines"][0])
         located.start_line = located.end_line = line
+        if text_detail.get("split_literals"):  # a split message: all the lines of its literals
+            located.end_line = line_groups([int(n) for n in text_detail["lines"]])[0][1]
     if item.also:
         located.also = _also(ctx, item.also)
     return located
