@@ -82,9 +82,9 @@ def main() -> int:
                              args.per_repo)
             total = [a + b for a, b in zip(total, got, strict=True)]
     if args.repos:
-        src = source_dir(args.semble_dev_src)
+        src_dir = source_dir(args.semble_dev_src)
         for repo in select(load_repos(), args.repos):
-            root = src / repo.name / repo.root if repo.root else src / repo.name
+            root = src_dir / repo.name / repo.root if repo.root else src_dir / repo.name
             got = run_corpus(repo.name, root, base / "semble-dev" / repo.name, not args.no_embed,
                              args.per_repo)
             total = [a + b for a, b in zip(total, got, strict=True)]
