@@ -248,26 +248,14 @@ class Scanner:
             self.linked[rel] = os.path.realpath(full)
 
     def drop_link_copies(self, complete: bool) -> None:
-        """Keep one path per real file among the accepted files reached through links.
-
-        The real path wins when it is indexed itself: in a complete walk, when it is among the accepted
-        files; otherwise (named paths) when the same rules accept it. Else the first link path stays.
-        """
+        """Keep one path per real file among the accepted files reached through links (`indexing.links`:
+        the real path wins when it is indexed itself). `complete`: a whole walk, else named paths."""
         if not self.linked:
             return
-        accepted = {f.path for f in self.result.files}
-        by_real: dict[str, list[str]] = {}
-        for rel, real in self.linked.items():
-            real_rel = Path(os.path.relpath(real, self.real_root)).as_posix()
-            if real_rel != rel:
-                by_real.setdefault(real_rel, []).append(rel)
-        drop: set[str] = set()
-        for real_rel, links in by_real.items():
-            links.sort()
-            if real_rel in accepted or (not complete and self._indexable(real_rel)):
-                drop.update(links)
-            else:
-                drop.update(links[1:])
+        from indexing.links import link_copies
+
+        drop = link_copies(self.linked, self.real_root, {f.path for f in self.result.files},
+                           None if complete else self._indexable)
         if drop:
             self.result.files = [f for f in self.result.files if f.path not in drop]
             self.result.skipped.extend((rel, SYMLINK_DUPLICATE) for rel in sorted(drop))
