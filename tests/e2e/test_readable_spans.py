@@ -51,3 +51,19 @@ def test_a_long_function_shows_its_best_part_and_its_whole_length(tmp_path: Path
 
     whole = search(root, index, "run_pipeline", "--max-lines", "0")["results"][0]
     assert (whole["start_line"], whole["end_line"], whole["lines_total"]) == (1, 162, 162)
+
+
+def test_the_terminal_output_numbers_the_header_and_the_window_truly(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "pipeline.py").write_text(SOURCE)
+    env = dict(os.environ, HF_HUB_OFFLINE="1", COLUMNS="120")
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server.cli", "search", "manifest signature in run_pipeline",
+         "--no-embed", "--limit", "1", "--root", str(root), "--index-dir", str(tmp_path / "index")],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = [line.strip() for line in proc.stdout.splitlines()]
+    assert "1. pipeline.py:104 (104-162 of 162 lines)  run_pipeline  function" in " ".join(out)
+    numbered = [line for line in out if line[:1].isdigit() and not line.startswith("1. ")]
+    assert numbered[:2] == ["1 def run_pipeline(batch):", "104     step_101 = prepare(batch, 101)"]
