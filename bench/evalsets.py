@@ -146,7 +146,11 @@ def load_set(path: Path) -> QuerySet:
 
 
 def _located(result: Mapping[str, Any], prefix: str) -> tuple[str, int, int]:
-    return prefix + str(result["path"]), int(result["start_line"]), int(result["end_line"])
+    """A result's path and lines: the whole definition it stands for (`full_start_line`..), not just
+    the window of a long one it shows (issue 9: the header names it, the window is for reading)."""
+    start = result.get("full_start_line", result["start_line"])
+    end = result.get("full_end_line", result["end_line"])
+    return prefix + str(result["path"]), int(start), int(end)
 
 
 def first_rank(results: Sequence[Mapping[str, Any]], targets: Sequence[Target], prefix: str = "",

@@ -9,7 +9,10 @@ git (or with `ScanOptions.use_git` off) the tree is walked and these rules apply
   `.codeseekignore` (same syntax, higher precedence), `.git/info/exclude` at the root, and
   `ScanOptions.excludes` (highest precedence), all gitignore-style via pathspec;
 - lockfiles by full name; files whose language `indexing.languages.language_for_path` does not know;
-- symlinks that are broken, loop, or leave the root; files larger than `max_file_size`; unreadable
+- symlinks that are broken, loop, or leave the root (never followed: nothing outside the root is read);
+  a file reached through a link inside the root (a file link or a linked folder) is indexed once, under
+  its real path when that path is indexed itself, else under the first link path (the other copies:
+  `symlink-duplicate`); files larger than `max_file_size`; unreadable
   files; files that vanish while scanning; binary files (a NUL byte in the first 512 bytes);
   minified files (long lines in the first 8 KB of a file of 16 KB or more); files and folders whose
   name is not valid UTF-8 (`non-utf8-name`, recorded with the bad bytes written as `\\xNN`).
@@ -49,6 +52,7 @@ VANISHED = "vanished"
 NOT_A_FILE = "not-a-file"
 OUTSIDE_ROOT = "outside-root"
 NON_UTF8_NAME = "non-utf8-name"  # paths are stored as UTF-8 text: such a file cannot be indexed
+SYMLINK_DUPLICATE = "symlink-duplicate"  # a second path to a file already indexed
 
 ALWAYS_SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", ".bzr", "node_modules", "bower_components", "jspm_packages", "dist", "build",
@@ -196,6 +200,7 @@ class Scanner:
         self.options = options
         self.ignores = _Ignores(self.root, options)
         self.result = ScanResult()
+        self.linked: dict[str, str] = {}  # accepted path reached through a link -> its real path
 
     def use_git(self) -> None:
         """Switch the ignore rules to git mode (git's list already applied .gitignore)."""
@@ -205,7 +210,8 @@ class Scanner:
         self.result.skipped.append((rel, reason))
 
     # -- files -------------------------------------------------------------------------------------
-    def consider_file(self, rel: str, full: str, is_link: bool) -> None:
+    def consider_file(self, rel: str, full: str, is_link: bool, via_link: bool = False) -> None:
+        """Accept or skip one file; `via_link`: a folder above it was reached through a link."""
         name = rel.rsplit("/", 1)[-1]
         if name in LOCKFILES:
             self.skip(rel, LOCKFILE)
@@ -238,6 +244,26 @@ class Scanner:
             self.skip(rel, reason)
             return
         self.result.files.append(FileInfo(rel, language, st.st_size, st.st_mtime_ns, labels_for(rel)))
+        if is_link or via_link:
+            self.linked[rel] = os.path.realpath(full)
+
+    def drop_link_copies(self, complete: bool) -> None:
+        """Keep one path per real file among the accepted files reached through links (`indexing.links`:
+        the real path wins when it is indexed itself). `complete`: a whole walk, else named paths."""
+        if not self.linked:
+            return
+        from indexing.links import link_copies
+
+        drop = link_copies(self.linked, self.real_root, {f.path for f in self.result.files},
+                           None if complete else self._indexable)
+        if drop:
+            self.result.files = [f for f in self.result.files if f.path not in drop]
+            self.result.skipped.extend((rel, SYMLINK_DUPLICATE) for rel in sorted(drop))
+        self.linked = {}
+
+    def _indexable(self, rel: str) -> bool:
+        """Whether the scan rules accept `rel` (a real path: no links on its way)."""
+        return any(f.path == rel for f in scan_paths(self.root, [rel], self.options).files)
 
     def sniff(self, full: str, size: int) -> str | None:
         """Read the head of a file: binary, minified, unreadable or vanished, else None."""
@@ -270,6 +296,7 @@ class Scanner:
 
             self.use_git()
             if gitfiles.walk(self):
+                self.drop_link_copies(complete=True)
                 self.result.files.sort(key=lambda f: f.path)
                 return self.result
             self.ignores = _Ignores(self.root, self.options)
@@ -277,11 +304,14 @@ class Scanner:
         full_start = os.path.join(self.real_root, *start.split("/")) if start else self.real_root
         parent = start.rsplit("/", 1)[0] if "/" in start else ""
         inherited = self.ignores.active(parent) if start else ()
-        # Stack of (relative dir, absolute dir, real paths of the dirs on the way down, parent's specs).
-        stack: list[tuple[str, str, frozenset[str], Specs]] = [
-            (start, full_start, frozenset({self.real_root, os.path.realpath(full_start)}), inherited)]
+        # Stack of (relative dir, absolute dir, real paths of the dirs on the way down, parent's specs,
+        # whether a link led there).
+        real_start = os.path.realpath(full_start)
+        stack: list[tuple[str, str, frozenset[str], Specs, bool]] = [
+            (start, full_start, frozenset({self.real_root, real_start}), inherited,
+             real_start != os.path.normpath(full_start))]
         while stack:
-            rel_dir, full_dir, ancestors, parent_specs = stack.pop()
+            rel_dir, full_dir, ancestors, parent_specs, via_link = stack.pop()
             try:
                 entries = sorted(os.scandir(full_dir), key=lambda e: e.name)
             except FileNotFoundError:
@@ -292,7 +322,7 @@ class Scanner:
                 continue
             own = self.ignores.spec_for(rel_dir, frozenset(e.name for e in entries))
             specs = ((rel_dir, own), *parent_specs) if own is not None else parent_specs
-            subdirs: list[tuple[str, str, frozenset[str], Specs]] = []
+            subdirs: list[tuple[str, str, frozenset[str], Specs, bool]] = []
             for entry in entries:
                 rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
                 if not utf8_name(entry.name):
@@ -316,16 +346,18 @@ class Scanner:
                     elif real in ancestors:
                         self.skip(rel + "/", SYMLINK_LOOP)
                     else:
-                        subdirs.append((rel, entry.path, ancestors | {real}, specs))
+                        subdirs.append((rel, entry.path, ancestors | {real}, specs, via_link or is_link))
                     continue
                 if self.ignores.ignored(rel, False, specs):
                     self.skip(rel, IGNORED)
                     continue
                 if is_link or entry.is_file(follow_symlinks=False):
-                    self.consider_file(rel, entry.path, is_link)
+                    self.consider_file(rel, entry.path, is_link, via_link)
                 else:
                     self.skip(rel, NOT_A_FILE)
             stack.extend(reversed(subdirs))
+        if not start:
+            self.drop_link_copies(complete=True)
         self.result.files.sort(key=lambda f: f.path)
         return self.result
 
@@ -362,7 +394,9 @@ class Scanner:
             else:
                 self.walk(rel)
             return
-        self.consider_file(rel, full, os.path.islink(full))
+        parent = os.path.dirname(full)
+        self.consider_file(rel, full, os.path.islink(full),
+                           os.path.realpath(parent) != os.path.normpath(parent))
 
 
 def scan(root: Path, options: ScanOptions | None = None,
@@ -413,5 +447,6 @@ def scan_paths(root: Path, paths: Iterable[str], options: ScanOptions | None = N
     if not done:
         for rel in rels:
             scanner.check(rel)
+    scanner.drop_link_copies(complete=False)
     scanner.result.files.sort(key=lambda f: f.path)
     return scanner.result

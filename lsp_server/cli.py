@@ -402,6 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only files of this language (python or py, ts, go, rs, md...; repeatable)")
     p.add_argument("-C", "--context", type=int, default=None, metavar="N",
                    help="show N lines around each result's line instead of the snippet")
+    p.add_argument("--max-lines", type=int, default=60, metavar="N",
+                   help="a longer result shows its best-matching N lines (default 60, 0: whole)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON document (the result schema)")
     out.add_argument("--jsonl", action="store_true", help="one JSON object per result, streamed")

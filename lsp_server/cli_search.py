@@ -40,7 +40,9 @@ def _err(message: str) -> None:
 def _open_at(root: Path, args: argparse.Namespace) -> SearchEngine:
     base = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
     workspace = Workspace(root, WorkspaceOptions(index_base=base))  # --index-dir: a base (indexing.location)
-    return SearchEngine(workspace, foreground_engine_options(embeddings=not args.no_embed))
+    options = foreground_engine_options(embeddings=not args.no_embed)
+    options.max_span_lines = max(0, int(getattr(args, "max_lines", options.max_span_lines)))
+    return SearchEngine(workspace, options)
 
 
 def foreground_engine_options(embeddings: bool) -> EngineOptions:
@@ -232,7 +234,10 @@ def print_human(result: dict[str, Any], stream: TextIO, context: int | None = No
         line.append(f"{n:>2}. ", style="dim")
         at = result_line(r)
         line.append(f"{r['path']}:{at}", style="bold green")
-        line.append(f" ({r['start_line']}-{r['end_line']})", style="dim")
+        total = r.get("lines_total", r["end_line"] - r["start_line"] + 1)
+        shown = r["end_line"] - r["start_line"] + 1
+        of = f" of {total} lines" if total > shown else ""
+        line.append(f" ({r['start_line']}-{r['end_line']}{of})", style="dim")
         if r.get("symbol"):
             line.append(f"  {r['symbol']}", style="bold")
         line.append(f"  {r['kind']}", style="magenta")
@@ -242,16 +247,16 @@ def print_human(result: dict[str, Any], stream: TextIO, context: int | None = No
             line.append(f"  [{', '.join(r['labels'])}]", style="yellow")
         line.append(f"  score {r['score']:.4f}", style="dim")
         console.print(line)
-        snippet, first = "\n".join(r["snippet"].splitlines()[:SNIPPET_LINES]), r["start_line"]
+        blocks = snippet_blocks(r)
         if context is not None and lines_of is not None:
             first, picked = context_lines(lines_of(r["path"]), at, context)
-            snippet = "\n".join(picked)
-        if snippet:
-            language = r["language"]
-            if not tty:  # no colours to show: skip the lexer (~0.25 s to compile pygments' rules)
+            blocks = [("\n".join(picked), first)]
+        language = r["language"]
+        lexer = language if language and language not in ("text", "markdown", "rst") else "text"
+        for snippet, first in blocks:
+            if snippet and not tty:  # no colours to show: skip the lexer (~0.25 s to compile its rules)
                 console.print(Text(numbered(snippet, first)))
-            else:
-                lexer = language if language and language not in ("text", "markdown", "rst") else "text"
+            elif snippet:
                 console.print(Syntax(snippet, lexer, start_line=first, line_numbers=True,
                                      theme="ansi_dark", word_wrap=False, background_color="default"))
         also = r.get("also") or []
@@ -266,3 +271,15 @@ def numbered(snippet: str, first: int) -> str:
     lines = snippet.splitlines()
     width = len(str(first + len(lines) - 1))
     return "\n".join(f"  {n:>{width}} {text}" for n, text in enumerate(lines, first))
+
+
+def snippet_blocks(r: dict[str, Any]) -> list[tuple[str, int]]:
+    """A result's snippet as (text, first line number) blocks: a cut result whose snippet starts with
+    the definition's header (then a `...` line) is two blocks, so line numbers stay true."""
+    lines = r["snippet"].splitlines()
+    full_start = int(r.get("full_start_line", r["start_line"]))
+    gap = next((i for i, x in enumerate(lines) if x.strip() == "..."), None)
+    if full_start < r["start_line"] and gap:
+        body = lines[gap + 1:][: max(1, SNIPPET_LINES - gap)]
+        return [("\n".join(lines[:gap]), full_start), ("\n".join(body), int(r["start_line"]))]
+    return [("\n".join(lines[:SNIPPET_LINES]), int(r["start_line"]))]

@@ -2,8 +2,9 @@
 
 Taken when the intent's confidence is >= the profile's `direct_confidence` (or the request names the
 intent) and the request does not restrict the retrievers:
-- exact_match -> text exact search: one result per matching line (like `rg -F`), case-sensitive
-  matches first, source before tests/docs, then path and line;
+- exact_match -> text exact search: one result per matching line (like `rg -F`; a message split over
+  adjacent string literals: one result over its lines), case-sensitive matches first, source before
+  tests/docs, then path and line;
 - find_definition -> structural: the definitions the symbol names (exact, case-folded, qualified,
   last-part or prefix tiers; a route that only finds loose word matches counts as empty), each result
   spanning the definition;
@@ -19,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from retrievers.base import Hit, Query
+from retrievers.literals import line_groups
 from retrievers.results import Located
 from retrievers.route_context import NAME_TIERS, RouteContext, graph_located
 
@@ -61,10 +63,12 @@ def _direct_exact(ctx: RouteContext) -> list[Located]:
             continue
         lines = [int(n) for n in hit.detail.get("lines", [])] or [chunk.start_line]
         starts = [n for n in lines if n - 1 not in lines] if span else lines
-        for line in starts:
+        pairs = line_groups(lines) if hit.detail.get("split_literals") else \
+            [(n, min(n + span, chunk.end_line)) for n in starts]
+        for line, end in pairs:
             key = (-hit.score, -ctx.label_rank(chunk), chunk.path, line)
             rows.append((key, Located(chunk, hit.score * ctx.label_rank(chunk), _explain("text", rank, hit),
-                                      line, min(line + span, chunk.end_line))))
+                                      line, end)))
     rows.sort(key=lambda r: r[0])
     return [located for _, located in rows[: ctx.checked.limit]]
 

@@ -45,6 +45,7 @@ from retrievers.results import Located, SourceCache, empty_result, result_entry
 from retrievers.route_context import Retrievers, RouteContext, identifier_query
 from retrievers.semantic import SemanticRetriever
 from retrievers.snapshot import Snapshot
+from retrievers.spans import MAX_SPAN_LINES, query_terms
 from retrievers.structural import StructuralRetriever
 from retrievers.text import TextRetriever
 from retrievers.tiered import TierBlend, TieredSemantic
@@ -78,6 +79,8 @@ class EngineOptions:
     # RankingProfile field or one of its priors' ("file_decay": 0, "k": 20...). For A/B runs.
     ranking: dict[str, Any] = field(default_factory=dict)
     embedder: TextEmbedder | None = None
+    # A result longer than this many lines shows its best-matching part (retrievers.spans); 0: whole.
+    max_span_lines: int = MAX_SPAN_LINES
 
 
 @dataclass
@@ -367,7 +370,9 @@ class SearchEngine:
             modalities, located = fused_route.fused(ctx)
         t = time.perf_counter()
         sources = SourceCache(self.workspace.read_bytes)
-        results = [result_entry(item, self.workspace.root, sources, view[0]) for item in located]
+        terms = query_terms(checked.text) if self.options.max_span_lines > 0 else ()
+        results = [result_entry(item, self.workspace.root, sources, view[0], terms,
+                                self.options.max_span_lines) for item in located]
         timings["snippets"] = (time.perf_counter() - t) * 1000
         timings["total"] = (time.perf_counter() - started) * 1000
         doc = empty_result(checked.text, checked.preset, intent_doc, strategy, modalities, self.index_info(),

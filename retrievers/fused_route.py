@@ -3,10 +3,11 @@
 Taken when the direct route (`retrievers.direct_route`) does not apply or finds nothing. Each of the
 profile's retrievers fetches `profile.fetch_limit(limit)` hits within the request's scope, the graph
 expands the top seeds of the others (callers and callees), `grouping.collapse_definitions` keeps a
-split definition once per list, `fusion.fuse` applies weighted RRF and the priors, `grouping.saturate`
-scores a file's further results x file_decay per result already listed (the rest fold under `also`),
-then `floor.apply` drops weak semantic-only matches from the ranked list. While another thread loads
-the embedding model, semantic is left out (`notes`).
+split definition once per list, `fusion.fuse` applies weighted RRF and the priors,
+`exact_case.prefer_exact_case` puts exact-case definitions of an identifier query above different-case
+ones, `grouping.saturate` scores a file's further results x file_decay per result already listed (the
+rest fold under `also`), then `floor.apply` drops weak semantic-only matches from the ranked list.
+While another thread loads the embedding model, semantic is left out (`notes`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from typing import Any
 
 from retrievers import floor, fusion
 from retrievers.base import Hit
+from retrievers.exact_case import prefer_exact_case
 from retrievers.grouping import GROUPED_KINDS, collapse_definitions, saturate
+from retrievers.literals import line_groups
 from retrievers.results import Located
 from retrievers.route_context import NAME_TIERS, RouteContext, graph_located
 from retrievers.tiered import TieredSemantic
@@ -55,6 +58,7 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
         ranked, weights, profile.k, chunks=snap.chunks, pagerank_for_chunk=snap.pagerank,
         wanted=ctx.wanted(), symbol=intent.symbol, identifier_query=ctx.identifier_query,
         query_text=checked.text, config=profile.priors)
+    fused_list = prefer_exact_case(fused_list, checked.text, snap.chunks.get)
     kept = saturate(fused_list, checked.limit, profile.file_decay)
     lexical = bool(ranked["text"]) if "text" in ranked else None  # did any query word occur at all?
     kept = floor.apply(kept, ctx.notes, among=fused_list, lexical=lexical)  # survivors keep their order
@@ -110,6 +114,8 @@ def _fused_located(ctx: RouteContext, item: fusion.Fused) -> Located:
     if ctx.intent.name == "exact_match" and isinstance(text_detail, dict) and text_detail.get("lines"):
         line = int(text_detail["lines"][0])
         located.start_line = located.end_line = line
+        if text_detail.get("split_literals"):  # a split message: all the lines of its literals
+            located.end_line = line_groups([int(n) for n in text_detail["lines"]])[0][1]
     if item.also:
         located.also = _also(ctx, item.also)
     return located

@@ -3,10 +3,11 @@ snippets read from the working tree or the editor overlay (the index stores no s
 
 Top level: query, intent {name, confidence, source}, strategy ("direct" | "fused"), modalities,
 results [...], index {state, files, chunks, embedded, model}, timings_ms. Each result: path, uri,
-start_line, end_line (1-based, inclusive: the whole span, for display), line and column (where the
-cursor goes: the definition's name line and its 0-based byte column, else the span's first line and 0),
-symbol, kind, language, labels, score, snippet, explain, and when present `depth` (impact_analysis),
-`also` (the file's other hits folded under it).
+start_line, end_line (1-based, inclusive: the lines shown, at most a screenful: `retrievers.spans`),
+line and column (where the cursor goes: the definition's name line and its 0-based byte column when
+shown, else the shown span's first line and 0), symbol, kind, language, labels, score, snippet, explain,
+full_start_line, full_end_line and lines_total (the whole definition or chunk the result stands for),
+and when present `depth` (impact_analysis), `also` (the file's other hits folded under it).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from indexing.records import Chunk
+from retrievers.spans import MAX_SPAN_LINES, Span, best_part_line, choose_span
 
 if TYPE_CHECKING:
     from retrievers.snapshot import Snapshot
@@ -27,7 +29,7 @@ SNIPPET_MAX_CHARS = 1200
 SNIPPET_MAX_LINE_CHARS = 200
 TOP_KEYS = ("query", "preset", "intent", "strategy", "modalities", "results", "index", "timings_ms")
 RESULT_KEYS = ("path", "uri", "start_line", "end_line", "line", "column", "symbol", "kind", "language",
-               "labels", "score", "snippet", "explain")
+               "labels", "score", "snippet", "explain", "full_start_line", "full_end_line", "lines_total")
 
 
 class SourceCache:
@@ -68,6 +70,24 @@ def snippet_for(lines: Sequence[str] | None, start_line: int, end_line: int,
         text = text[:max_chars].rstrip()
         cut = True
     return text + ("\n..." if cut else "")
+
+
+def span_snippet(lines: Sequence[str] | None, span: Span) -> str:
+    """The snippet of a cut span: its header lines, a `...` line, then the window (one dedent)."""
+    if not lines or not span.header_end:
+        return snippet_for(lines, span.start, span.end)
+    header = [line[:SNIPPET_MAX_LINE_CHARS] for line in lines[span.header_start - 1:span.header_end]]
+    body = snippet_for(lines, span.start, span.end, max_lines=SNIPPET_MAX_LINES - len(header) - 1)
+    if not body:
+        return snippet_for(lines, span.header_start, span.header_end)
+    indent = min((len(x) - len(x.lstrip()) for x in header if x.strip()), default=0)
+    # The window was dedented on its own: indent it back under the header by its depth below it.
+    window = lines[span.start - 1:span.end]
+    depth = min((len(x) - len(x.lstrip()) for x in window if x.strip()), default=indent) - indent
+    pad = " " * max(0, depth)
+    head = "\n".join(x[indent:] for x in header).rstrip()
+    return head + "\n" + pad + "...\n" + "\n".join(pad + x if x and x != "..." else x
+                                                 for x in body.splitlines())
 
 
 @dataclass
@@ -114,12 +134,23 @@ def name_position(item: Located, snap: Snapshot | None) -> tuple[int, int]:
 
 
 def result_entry(item: Located, root: Path, sources: SourceCache,
-                 snap: Snapshot | None = None) -> dict[str, Any]:
-    """One result in the schema, snippet read now (`snap` finds the definition's name line)."""
+                 snap: Snapshot | None = None, terms: Sequence[str] = (),
+                 max_lines: int = MAX_SPAN_LINES) -> dict[str, Any]:
+    """One result in the schema, snippet read now (`snap` finds the definition's name line); a span
+    longer than `max_lines` shows its best part for the query `terms` (`retrievers.spans`)."""
     chunk = item.chunk
-    start = item.start_line or chunk.start_line
-    end = item.end_line or chunk.end_line
+    full_start = item.start_line or chunk.start_line
+    full_end = item.end_line or chunk.end_line
     line, column = name_position(item, snap)
+    lines = sources.lines(chunk.path)
+    span = Span(full_start, full_end, full_start, full_end)
+    if max_lines > 0 and full_end - full_start + 1 > max_lines:
+        starts = {c.id: c.start_line for c in snap.by_path.get(chunk.path, ())} if snap is not None else {}
+        span = choose_span(lines, full_start, full_end, terms, max_lines, line,
+                           best_part_line(item.explain, starts))
+        if not span.start <= line <= span.end:
+            line, column = span.start, 0
+    start, end = span.start, span.end
     entry: dict[str, Any] = {
         "path": chunk.path,
         "uri": (root / chunk.path).as_uri(),
@@ -132,8 +163,11 @@ def result_entry(item: Located, root: Path, sources: SourceCache,
         "language": chunk.language,
         "labels": list(chunk.labels),
         "score": round(float(item.score), 6),
-        "snippet": snippet_for(sources.lines(chunk.path), start, end),
+        "snippet": span_snippet(lines, span),
         "explain": _round(item.explain),
+        "full_start_line": span.full_start,
+        "full_end_line": span.full_end,
+        "lines_total": span.lines_total,
     }
     if item.depth is not None:
         entry["depth"] = item.depth

@@ -6,12 +6,14 @@ Fields (nothing but `chunk_id` is stored: the index never holds source text):
   differs from the store.
 - `path`, `symbol`, `idents`: identifier terms (`retrievers.tokenize`), whole and split, lowercased.
 - `body`: ordinary words (simple tokenizer, lowercase, English stemmer).
-- `trigram`: ngram(3, 3) + lowercase, for exact-string candidates.
+- `trigram`: ngram(3, 3) + lowercase, for exact-string candidates: the chunk text, then the joined
+  runs of adjacent string literals (`retrievers.literals`: `"abc " "def"` adds `abc def`).
 
 BM25 queries are built programmatically from term queries (never parsed), so user text with tantivy
 syntax characters is safe. Exact strings: every trigram of the string must be present (ngram terms
 carry no positions), then each candidate is verified against the chunk text and answered with the
-absolute line numbers that match; case-sensitive matches rank above case-insensitive ones.
+absolute line numbers that match (verbatim, else in a joined run of literals: the lines of the
+literals it covers); case-sensitive matches rank above case-insensitive ones.
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ import tantivy
 
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError
+from retrievers.literals import joined_lines, joined_strings
 from retrievers.scope import EVERYWHERE, Scope
 from retrievers.tokenize import identifier_terms, identifier_text, identifiers, terms_for_identifier
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: joined string literals in the trigram field
 _MARKER = "codeseek-text.json"
 # Words that carry no meaning in a question; dropped from BM25 queries unless nothing else is left.
 STOPWORDS = frozenset(
@@ -140,6 +143,7 @@ class TextRetriever:
         self._analyzers = _analyzers()
         self._schema = _schema()
         self._writer: tantivy.IndexWriter | None = None
+        self._reset = False
         self._index = self._open()
 
     # ----- opening -----------------------------------------------------------------------------
@@ -150,12 +154,14 @@ class TextRetriever:
             current = json.loads(marker.read_text()).get("version") == SCHEMA_VERSION
         except (OSError, ValueError, AttributeError):
             current = False
+        self._reset = not current  # a new, old-layout or broken index: adopt() must build it
         if not current and self._dir.exists():
             shutil.rmtree(self._dir, ignore_errors=True)  # an old or broken index: rebuilt by index()
         self._dir.mkdir(parents=True, exist_ok=True)
         try:
             index = tantivy.Index(self._schema, path=str(self._dir), reuse=True)
         except ValueError:
+            self._reset = True
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir.mkdir(parents=True, exist_ok=True)
             index = tantivy.Index(self._schema, path=str(self._dir), reuse=False)
@@ -201,7 +207,8 @@ class TextRetriever:
             text = text[: self.options.max_index_chars]
             doc.add_text("idents", identifier_text(text))
             doc.add_text("body", text)
-            doc.add_text("trigram", text)
+            joined = joined_strings(text)
+            doc.add_text("trigram", "\n".join((text, *joined)) if joined else text)
         return doc
 
     def _write(self, delete_ids: Iterable[int], add: Sequence[Chunk]) -> None:
@@ -232,10 +239,15 @@ class TextRetriever:
             stale = [i for i, fps in held.items() if len(fps) != 1 or i not in self._chunks]
             add = [c for c in chunks if held.get(c.id) != [fingerprint(c)]]
             self._write(stale, add)
+            self._reset = False
 
     def adopt(self, chunks: Sequence[Chunk]) -> None:
         """Hold `chunks` without checking the index on disk (the caller knows it was written for
-        exactly these: the engine records the store revision each successful sync reached)."""
+        exactly these: the engine records the store revision each successful sync reached). An index
+        this process found missing, of an older layout or broken is built instead."""
+        if self._reset:
+            self.index(chunks)
+            return
         with self._lock:
             self._chunks = {c.id: c for c in chunks}
 
@@ -379,11 +391,17 @@ class TextRetriever:
             if not body:
                 continue
             lines, sensitive = match_lines(body, text, chunk.start_line)
+            split = False
+            if not lines and len(text) >= 3:  # a message split over literals (not a 2-letter scan)
+                lines, sensitive = joined_lines(body, text, chunk.start_line)
+                split = bool(lines)
             if not lines:
                 continue
             sensitive_hits += sensitive
             score = (2.0 if sensitive else 1.0) + min(len(lines), 20) * 0.001
             detail = {"match": "exact", "lines": lines, "case_sensitive": sensitive}
+            if split:
+                detail["split_literals"] = True
             hits.append((score, chunk.end_line - chunk.start_line, Hit(cid, score, detail)))
         hits.sort(key=lambda t: (-t[0], t[1], t[2].chunk_id))
         return [h for _, _, h in hits[:limit]]

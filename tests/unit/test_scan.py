@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -126,8 +127,8 @@ def test_symlinks_broken_looping_and_leaving_root(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     outside = write(tmp_path, "outside/secret.py")
     write(root, "real/a.py")
-    os.symlink(root / "real", root / "alias")  # a dir link inside the root: followed
-    os.symlink(root / "real/a.py", root / "link.py")  # file link inside: followed
+    os.symlink(root / "real", root / "alias")  # a dir link inside the root: followed, then deduped
+    os.symlink(root / "real/a.py", root / "link.py")  # file link inside: the real path wins
     os.symlink(outside, root / "out.py")
     os.symlink(outside.parent, root / "outdir")
     os.symlink(root / "missing.py", root / "broken.py")
@@ -135,12 +136,47 @@ def test_symlinks_broken_looping_and_leaving_root(tmp_path: Path) -> None:
     os.symlink(root / "self1.py", root / "self2.py")
     os.symlink(root / "self2.py", root / "self1.py")  # a file-level symlink loop
     result = scan(root, ScanOptions())
-    assert accepted(result) == ["alias/a.py", "link.py", "real/a.py"]
+    assert accepted(result) == ["real/a.py"]
     r = reasons(result)
+    assert r["alias/a.py"] == sc.SYMLINK_DUPLICATE and r["link.py"] == sc.SYMLINK_DUPLICATE
     assert r["out.py"] == sc.SYMLINK_OUTSIDE and r["outdir/"] == sc.SYMLINK_OUTSIDE
     assert r["broken.py"] == sc.BROKEN_SYMLINK
     assert r["real/loop/"] == sc.SYMLINK_LOOP and r["alias/loop/"] == sc.SYMLINK_LOOP
     assert r["self1.py"] == sc.SYMLINK_LOOP and r["self2.py"] == sc.SYMLINK_LOOP
+
+
+@pytest.mark.parametrize("git", [False, True])
+def test_a_symlinked_folder_is_indexed_once_under_its_real_path(tmp_path: Path, git: bool) -> None:
+    """Issue 9: a folder linked into another place (pydantic's tests/pydantic_core) was indexed twice."""
+    root = tmp_path / "ws"
+    write(root, "core/tests/test_a.py")
+    write(root, "core/tests/deep/test_b.py")
+    write(root, "gen/only.py")
+    (root / "pkg").mkdir()
+    os.symlink("../core/tests", root / "pkg/tests")  # relative link, as a checkout has it
+    os.symlink("../gen", root / "pkg/gen")
+    (root / ".ignore").write_text("/gen/\n")  # the real folder is ignored: the link path stays, once
+    os.symlink("only.py", root / "gen/again.py")
+    if git:
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+    result = scan(root, ScanOptions(use_git=git))
+    want_real = ["core/tests/deep/test_b.py", "core/tests/test_a.py"]
+    if git:  # git lists a folder link as one path: not a file, nothing below it is read
+        assert accepted(result) == want_real
+        assert "pkg/tests" in reasons(result)  # (no language: the name has no extension)
+        return
+    assert accepted(result) == [*want_real, "pkg/gen/again.py"]
+    r = reasons(result)
+    assert r["pkg/tests/test_a.py"] == sc.SYMLINK_DUPLICATE
+    assert r["pkg/tests/deep/test_b.py"] == sc.SYMLINK_DUPLICATE
+    assert r["pkg/gen/only.py"] == sc.SYMLINK_DUPLICATE
+    # Named paths (a targeted update) follow the same rule.
+    named = scan_paths(root, ["pkg/tests/test_a.py", "pkg/tests"],
+                       ScanOptions(use_git=False))
+    assert accepted(named) == []
+    assert reasons(named)["pkg/tests/test_a.py"] == sc.SYMLINK_DUPLICATE
+    alone = scan_paths(root, ["pkg/gen/again.py"], ScanOptions(use_git=False))
+    assert accepted(alone) == ["pkg/gen/again.py"]  # its real file is ignored: this path stays
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")

@@ -211,3 +211,25 @@ def test_persisted_and_reconciled_after_reopen(tmp_path: Path, workspace: Path, 
     assert again.ids() == {c.id for c in current}
     assert [h.chunk_id for h in again.exact("foo(bar)", 5)] == [50]
     again.close()
+
+
+def test_split_literals_are_found_and_an_old_layout_is_rebuilt_on_adopt(tmp_path: Path) -> None:
+    """Issue 9: a message split over adjacent literals; a v1 index adopted after the upgrade is rebuilt."""
+    root = tmp_path / "split"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg/errors.py").write_text(
+        'def fail():\n    raise RuntimeError("the index at this path "\n'
+        '                       "was written by another version")\n')
+    chunk = make_chunk(root, 1, "pkg/errors.py", 1, 3, "fail")
+    index_dir = tmp_path / "split-index"
+    first = TextRetriever(index_dir, reader(root))
+    first.index([chunk])
+    [hit] = first.exact("path was written by another", 5)
+    assert hit.detail == {"match": "exact", "lines": [2, 3], "case_sensitive": True, "split_literals": True}
+    first.close()
+    marker = index_dir / "tantivy" / "codeseek-text.json"
+    marker.write_text('{"version": 1}')  # as an index written before joined literals existed
+    second = TextRetriever(index_dir, reader(root))
+    second.adopt([chunk])  # the engine adopts an index synced to the same store revision
+    assert [h.chunk_id for h in second.exact("path was written by another", 5)] == [1]
+    second.close()

@@ -1,0 +1,92 @@
+"""Readable spans (issue 9): how long results are, and what cutting them costs per query, in process.
+
+    python bench/span_bench.py --repos curl,tokio,commons-lang [--runs 5] [--semble-dev-src DIR]
+
+For each semble-dev repository (indexed text-only under `$CODESEEK_EVAL_DIR/semble-dev/<repo>`, as
+bench/eval_public.py lays them out) every annotated query is answered with `max_span_lines=0` (whole
+spans, the old behaviour) and with the default (60), interleaved, `--runs` times each. Printed: the
+results over 60 and over 200 lines with whole spans, how many a 60-line cut shortens, and the p50/p95
+of the whole search and of its snippet step for both settings (the cut's cost is their difference).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.corpora import cache_home  # noqa: E402
+from bench.semble_dev import dev_dir, load_repos, select, source_dir  # noqa: E402
+from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
+from retrievers.engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
+from retrievers.spans import MAX_SPAN_LINES  # noqa: E402
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repos", default="curl,tokio,commons-lang")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--semble-dev-src", default=None)
+    args = parser.parse_args()
+    base = Path(os.environ.get("CODESEEK_EVAL_DIR") or cache_home() / "codeseek-eval")
+    src = source_dir(args.semble_dev_src)
+    times: dict[int, list[float]] = {0: [], MAX_SPAN_LINES: []}
+    snippets: dict[int, list[float]] = {0: [], MAX_SPAN_LINES: []}
+    results = over60 = over200 = cut = 0
+    for repo in select(load_repos(), args.repos):
+        root = src / repo.name / repo.root if repo.root else src / repo.name
+        annotations = dev_dir() / "annotations" / f"{repo.name}.json"
+        queries = [q["query"] for q in json.loads(annotations.read_text())]
+        workspace = Workspace(root, WorkspaceOptions(index_dir=base / "semble-dev" / repo.name))
+        engine = SearchEngine(workspace, EngineOptions(embeddings=False))
+        try:
+            engine.refresh(embed=False)
+            for query in queries:  # warm-up, and the span counts with whole spans
+                engine.options.max_span_lines = 0
+                for r in engine.search(SearchRequest(query))["results"]:
+                    length = r["end_line"] - r["start_line"] + 1
+                    results += 1
+                    over60 += length > MAX_SPAN_LINES
+                    over200 += length > 200
+                engine.options.max_span_lines = MAX_SPAN_LINES
+                cut += sum(r["lines_total"] != r["end_line"] - r["start_line"] + 1
+                           for r in engine.search(SearchRequest(query))["results"])
+            for _ in range(args.runs):
+                for query in queries:
+                    for setting in (0, MAX_SPAN_LINES):
+                        engine.options.max_span_lines = setting
+                        t = time.perf_counter()
+                        doc = engine.search(SearchRequest(query))
+                        times[setting].append((time.perf_counter() - t) * 1000)
+                        snippets[setting].append(float(doc["timings_ms"].get("snippets", 0.0)))
+        finally:
+            engine.close()
+            workspace.close()
+    print(f"repositories {args.repos}: {results} results; whole spans over {MAX_SPAN_LINES} lines: "
+          f"{over60}, over 200: {over200}; cut to {MAX_SPAN_LINES}: {cut}")
+    for setting in (0, MAX_SPAN_LINES):
+        label = "whole spans" if setting == 0 else f"cut to {setting}"
+        print(f"  {label:12s} search p50 {statistics.median(times[setting]):7.2f} ms  p95 "
+              f"{pct(times[setting], 0.95):7.2f} ms   snippets p50 "
+              f"{statistics.median(snippets[setting]):6.3f} ms"
+              f"  p95 {pct(snippets[setting], 0.95):6.3f} ms")
+    print("  (in process, text-only engine; the machine is shared, figures are noisy)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
