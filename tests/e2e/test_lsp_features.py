@@ -36,8 +36,8 @@ async def test_initialize_advertises_the_presets_and_results_name_theirs(
         served: tuple[LanguageClient, Path]) -> None:
     client, _ = served
     experimental = client.init_result.capabilities.experimental  # type: ignore[attr-defined]
-    assert experimental == {
-        "codeseek": {"presets": ["quick", "default", "thorough"], "defaultPreset": "default"}}
+    assert experimental == {"codeseek": {"presets": ["quick", "default", "thorough"],
+                                         "defaultPreset": "default"}}
     for preset in experimental["codeseek"]["presets"]:
         answer = await S.search(client, {"query": "how are feed dates parsed", "preset": preset})
         assert answer["preset"] == preset and answer["results"]
