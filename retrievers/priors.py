@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from indexing.records import Chunk
@@ -146,11 +147,12 @@ def prefix_match(a: str, b: str, min_prefix: int = 3) -> bool:
     return common >= max(min_prefix, min(len(a), len(b)) - 2)
 
 
-def path_words(path: str) -> set[str]:
+@lru_cache(maxsize=32768)
+def path_words(path: str) -> frozenset[str]:
     """Words of a file's stem and its parent folder's name."""
     p = PurePosixPath(path)
     name = p.name[: -len(".d.ts")] if p.name.endswith(".d.ts") else p.stem
-    return set(split_words(name)) | set(split_words(p.parent.name))
+    return frozenset(split_words(name)) | frozenset(split_words(p.parent.name))
 
 
 def path_keyword_shares(
@@ -164,11 +166,11 @@ def path_keyword_shares(
     if not keywords or not paths:
         return {}
     words = {path: path_words(path) for path in paths}
-    matches = {
-        kw: {path for path, ws in words.items() if any(prefix_match(kw, w, config.path_keyword_min_prefix)
-                                                       for w in ws)}
-        for kw in keywords
-    }
+    distinct = frozenset().union(*words.values())
+    matches = {}
+    for kw in keywords:  # each distinct word is compared once, then paths holding a matching word
+        matching = {w for w in distinct if prefix_match(kw, w, config.path_keyword_min_prefix)}
+        matches[kw] = {path for path, ws in words.items() if not matching.isdisjoint(ws)}
     if len(paths) >= config.path_keyword_min_files:
         limit = config.path_keyword_max_file_share * len(paths)
         matches = {kw: hit for kw, hit in matches.items() if len(hit) <= limit}

@@ -13,8 +13,11 @@ and when present `depth` (impact_analysis), `also` (the file's other hits folded
 from __future__ import annotations
 
 import textwrap
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,8 +50,30 @@ class SourceCache:
             except Exception:  # an unreadable or vanished file shows no snippet, never an error
                 self._lines[path] = None
             else:
-                self._lines[path] = data.decode("utf-8", errors="replace").splitlines()
+                self._lines[path] = _decoded_lines(data)
         return self._lines[path]
+
+
+_LINES_BY_CONTENT: OrderedDict[bytes, list[str]] = OrderedDict()
+_LINES_HELD = 64
+_lines_lock = threading.Lock()
+
+
+def _decoded_lines(data: bytes) -> list[str]:
+    """`data` decoded and split into lines, kept for the last 64 distinct contents: the workspace hands
+    back the same bytes object for an unchanged file, whose hash Python keeps, so a file that answers
+    search after search is split once (keyed by content: an edited file is never served stale)."""
+    with _lines_lock:
+        held = _LINES_BY_CONTENT.get(data)
+        if held is not None:
+            _LINES_BY_CONTENT.move_to_end(data)
+            return held
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    with _lines_lock:
+        _LINES_BY_CONTENT[data] = lines
+        while len(_LINES_BY_CONTENT) > _LINES_HELD:
+            _LINES_BY_CONTENT.popitem(last=False)
+    return lines
 
 
 def snippet_for(lines: Sequence[str] | None, start_line: int, end_line: int,
@@ -133,6 +158,12 @@ def name_position(item: Located, snap: Snapshot | None) -> tuple[int, int]:
     return start, 0
 
 
+@lru_cache(maxsize=16384)
+def file_uri(root: Path, path: str) -> str:
+    """`(root / path).as_uri()`, once per path (pathlib's parsing is a visible share of a search)."""
+    return (root / path).as_uri()
+
+
 def result_entry(item: Located, root: Path, sources: SourceCache,
                  snap: Snapshot | None = None, terms: Sequence[str] = (),
                  max_lines: int = MAX_SPAN_LINES) -> dict[str, Any]:
@@ -153,7 +184,7 @@ def result_entry(item: Located, root: Path, sources: SourceCache,
     start, end = span.start, span.end
     entry: dict[str, Any] = {
         "path": chunk.path,
-        "uri": (root / chunk.path).as_uri(),
+        "uri": file_uri(root, chunk.path),
         "start_line": start,
         "end_line": end,
         "line": line,
