@@ -202,28 +202,36 @@ class SemanticRetriever:
             with np.load(saved, allow_pickle=False) as data:
                 if str(data["stamp"]) != self._stamp(stamp):
                     return False
-                ids, rows = data["ids"], data["vectors"]
-        except (OSError, ValueError, KeyError):
+                state = {name: data[name] for name in ("ids", "vectors", "bits", "center", "centered_at")}
+        except (OSError, ValueError, KeyError):  # KeyError: saved by an older version, no sign bits
             return False
-        wanted = {c.id for c in chunks}
-        keep = np.fromiter((int(i) in wanted for i in ids), dtype=bool, count=len(ids))
-        if len(ids):
-            self._add_vectors([int(i) for i in ids[keep]], rows[keep].astype(np.float32))
-        held = set(int(i) for i in ids[keep])
-        self._pending.update(i for i in wanted if i not in held)
+        ids = state["ids"]
+        wanted = np.fromiter((c.id for c in chunks), dtype=np.int64, count=len(chunks))
+        keep = np.isin(ids, wanted)
+        if keep.any():
+            dims = int(state["vectors"].shape[1])
+            index = VectorIndex(dims, self.options.vectors)
+            try:
+                index.restore(state, keep)
+            except ValueError:
+                return False
+            self._vectors = index
+            self._record_meta(dims)
+        held = set(ids[keep].tolist())
+        self._pending.update(i for i in wanted.tolist() if i not in held)
         self.loaded_saved = True
         return True
 
     def save(self, path: Path, stamp: str) -> None:
-        """Write the vectors held (ids + float16 rows) for `_load_saved`; silent when not writable."""
+        """Write the vector index's state (ids, float16 rows, sign bits, centre) for `_load_saved`;
+        silent when not writable."""
         with self._lock:
-            ids, rows = self._vectors.export() if self._vectors is not None else (
-                np.zeros(0, dtype=np.int64), np.zeros((0, 1), dtype=np.float16))
+            state = (self._vectors or VectorIndex(1)).export_state()
             stamp_text = self._stamp(stamp)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.npz")
-            np.savez(tmp, ids=ids, vectors=rows, stamp=np.array(stamp_text))
+            np.savez(tmp, stamp=np.array(stamp_text), **state)  # type: ignore[arg-type]
             tmp.replace(path)
         except OSError:
             pass

@@ -64,6 +64,29 @@ class VectorIndex:
         """(ids int64, float16 rows) of every stored vector, for saving."""
         return self._ids[: self._n].copy(), self._f16[: self._n].copy()
 
+    def export_state(self) -> dict[str, np.ndarray]:
+        """Everything a search depends on (rows, sign bits, centre and when it was taken), for
+        `restore`: an index loaded from it answers exactly as the one that saved it, whereas adding
+        the same vectors in one go would take another centre and so other Hamming candidates."""
+        ids, rows = self.export()
+        return {"ids": ids, "vectors": rows, "bits": self._bits[: self._n].copy(),
+                "center": self._center.copy(), "centered_at": np.array(self._centered_at)}
+
+    def restore(self, state: dict[str, np.ndarray], keep: np.ndarray | None = None) -> None:
+        """Replace the contents with an `export_state` (the rows where `keep` is True, if given)."""
+        ids, rows, bits = state["ids"], state["vectors"], state["bits"]
+        if keep is not None:
+            ids, rows, bits = ids[keep], rows[keep], bits[keep]
+        if rows.ndim != 2 or rows.shape[1] != self.dims or bits.shape != (len(ids), self._words):
+            raise ValueError("saved vectors do not match this index's dimensions")
+        self._ids = np.ascontiguousarray(ids, dtype=np.int64)
+        self._f16 = np.ascontiguousarray(rows, dtype=np.float16)
+        self._bits = np.ascontiguousarray(bits, dtype=np.uint64)
+        self._n = len(self._ids)
+        self._row = {int(cid): row for row, cid in enumerate(self._ids.tolist())}
+        self._center = np.asarray(state["center"], dtype=np.float32).reshape(self.dims)
+        self._centered_at = int(state["centered_at"])
+
     # ----- writing -----------------------------------------------------------------------------
 
     def _signs(self, vectors: np.ndarray) -> np.ndarray:
