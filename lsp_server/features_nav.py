@@ -16,7 +16,7 @@ from lsprotocol import types as lsp
 from indexing.records import CallSite, Definition
 from lsp_server import convert
 from lsp_server.indexer import RootIndex
-from retrievers.codebase import DefinitionKey, Span, Target
+from retrievers.codebase import DefinitionKey, Direction, Span, Target
 from retrievers.workspace_symbols import MAX_SYMBOLS, merge
 
 
@@ -75,26 +75,30 @@ def _ranges(sites: list[CallSite], lines: Lines, encoding: str) -> list[lsp.Rang
     return [convert.call_range(s, lines.get(s.path, s.line), encoding) for s in sites]
 
 
-def incoming_calls(root: RootIndex, key: DefinitionKey, encoding: str
-                   ) -> list[lsp.CallHierarchyIncomingCall] | None:
-    """Callers of the item's definition, each with the ranges of its calls (None: it is gone)."""
-    found = root.codebase.call_hierarchy(key, "incoming")
+def _calls(root: RootIndex, key: DefinitionKey, direction: Direction, encoding: str
+           ) -> list[tuple[lsp.CallHierarchyItem, list[lsp.Range]]] | None:
+    found = root.codebase.call_hierarchy(key, direction)
     if found is None:
         return None
     lines = Lines(root.codebase.read_bytes)
-    return [lsp.CallHierarchyIncomingCall(from_=hierarchy_item(root, c.definition, encoding, lines),
-                                          from_ranges=_ranges(c.sites, lines, encoding)) for c in found]
+    return [(hierarchy_item(root, c.definition, encoding, lines), _ranges(c.sites, lines, encoding))
+            for c in found]
+
+
+def incoming_calls(root: RootIndex, key: DefinitionKey, encoding: str
+                   ) -> list[lsp.CallHierarchyIncomingCall] | None:
+    """Callers of the item's definition, each with the ranges of its calls (None: it is gone)."""
+    calls = _calls(root, key, "incoming", encoding)
+    return None if calls is None else [lsp.CallHierarchyIncomingCall(from_=item, from_ranges=ranges)
+                                       for item, ranges in calls]
 
 
 def outgoing_calls(root: RootIndex, key: DefinitionKey, encoding: str
                    ) -> list[lsp.CallHierarchyOutgoingCall] | None:
     """Definitions the item's definition calls, each with the ranges of the calls inside it."""
-    found = root.codebase.call_hierarchy(key, "outgoing")
-    if found is None:
-        return None
-    lines = Lines(root.codebase.read_bytes)
-    return [lsp.CallHierarchyOutgoingCall(to=hierarchy_item(root, c.definition, encoding, lines),
-                                          from_ranges=_ranges(c.sites, lines, encoding)) for c in found]
+    calls = _calls(root, key, "outgoing", encoding)
+    return None if calls is None else [lsp.CallHierarchyOutgoingCall(to=item, from_ranges=ranges)
+                                       for item, ranges in calls]
 
 
 # --- workspace symbols ----------------------------------------------------------------------------

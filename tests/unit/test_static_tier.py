@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -29,12 +30,18 @@ TINY = DistillSettings(pca_dims=16, token_remove_pattern=r"^(?!(re|qu|ur|\[UNK\]
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    folder = tmp_path_factory.mktemp("models")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
+@contextmanager
+def models_in(folder: Path) -> Iterator[None]:
+    """CODESEEK_MODEL_DIR at `folder` for the block only: the other tests (and the processes they
+    start) keep the shared model `make setup` built, instead of training one for minutes."""
     before = os.environ.get("CODESEEK_MODEL_DIR")
     os.environ["CODESEEK_MODEL_DIR"] = str(folder)
     try:
-        yield folder
+        yield
     finally:
         if before is None:
             os.environ.pop("CODESEEK_MODEL_DIR", None)
@@ -45,13 +52,16 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def tiny(model_dir: Path) -> Path:
     phases: list[str] = []
-    built = ensure_static_model(lambda phase, done, total: phases.append(phase), settings=TINY)
+    with models_in(model_dir):
+        built = ensure_static_model(lambda phase, done, total: phases.append(phase), settings=TINY)
     assert "distilling" in phases and phases[-1] == "distilled"
     return built
 
 
 @pytest.mark.slow
-def test_tiny_distillation_is_cached_and_keyed_by_settings(tiny: Path, model_dir: Path) -> None:
+def test_tiny_distillation_is_cached_and_keyed_by_settings(tiny: Path, model_dir: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODESEEK_MODEL_DIR", str(model_dir))
     assert tiny.parent == model_dir and tiny == static_model_dir(settings=TINY)
     assert is_static_model_dir(tiny)
     assert json.loads((tiny / "codeseek.json").read_text())["settings"]["pca_dims"] == 16
