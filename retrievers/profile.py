@@ -68,6 +68,15 @@ class RankingConfig:
     reexport_names: tuple[str, ...] = (
         "__init__.py", "index.js", "index.mjs", "index.cjs", "index.ts", "mod.rs", "package-info.java")
     declaration_factor: float = 0.7  # TypeScript .d.ts declaration files
+    # Copies and layers (retrievers.copies): how same-named definitions among the candidates share the
+    # definition bonus ("off", "first": full for one, x rest for the others, "divide": bonus / count) ...
+    definition_share: str = "divide"
+    definition_share_rest: float = 0.5
+    copy_factor: float = 1.0  # ... and a parallel copy in a version/legacy folder of another tree's symbol
+
+    def __post_init__(self) -> None:
+        if self.definition_share not in ("off", "first", "divide"):
+            raise QueryError(f"definition_share must be off, first or divide, got {self.definition_share!r}")
 
 
 DEFAULT_CONFIG = RankingConfig()
