@@ -23,7 +23,7 @@ from typing import Any
 
 from indexing.records import Chunk
 from retrievers.base import Hit, QueryError
-from retrievers.copies import copy_factors, share_definition_bonus
+from retrievers.copies import share_definition_bonus, tree_factors
 from retrievers.priors import (
     coherence_bonuses,
     declaration_factor,
@@ -104,6 +104,7 @@ def apply_priors(
     identifier_query: bool = False,
     query_text: str = "",
     config: RankingConfig = DEFAULT_CONFIG,
+    copy_trees: Mapping[str, str] | None = None,
 ) -> list[Fused]:
     """Rescore fused results with the ranking priors; best first. Chunks missing from `chunks` drop.
 
@@ -125,7 +126,7 @@ def apply_priors(
         {i.chunk_id: definition_bonus(chunks[i.chunk_id], symbol, identifier_query, config,
                                       _structural_match(i)) for i in items},
         chunks, lambda cid: pagerank_for_chunk.get(cid, 0.0), {i.chunk_id: i.score for i in items}, config)
-    copies = copy_factors([chunks[i.chunk_id] for i in items], query_text, config)
+    copies = tree_factors([chunks[i.chunk_id] for i in items], copy_trees or {}, query_text, config)
     for item in items:
         chunk = chunks[item.chunk_id]
         bonus = {
@@ -195,10 +196,12 @@ def fuse(
     identifier_query: bool = False,
     query_text: str = "",
     config: RankingConfig = DEFAULT_CONFIG,
+    copy_trees: Mapping[str, str] | None = None,
 ) -> list[Fused]:
     """rrf, then apply_priors when the chunks are given (no dedupe: see dedupe_by_file)."""
     fused = rrf(ranked, weights, k)
     if chunks is None:
         return fused
     return apply_priors(fused, chunks, pagerank_for_chunk or {}, wanted=wanted, symbol=symbol,
-                        identifier_query=identifier_query, query_text=query_text, config=config)
+                        identifier_query=identifier_query, query_text=query_text, config=config,
+                        copy_trees=copy_trees)

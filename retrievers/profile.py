@@ -72,7 +72,8 @@ class RankingConfig:
     # definition bonus ("off", "first": full for one, x rest for the others, "divide": bonus / count) ...
     definition_share: str = "divide"
     definition_share_rest: float = 0.5
-    copy_factor: float = 1.0  # ... and a parallel copy in a version/legacy folder of another tree's symbol
+    copy_tree_factor: float = 0.5  # ... and every chunk of a version/legacy folder copying another tree
+    copy_tree_min_share: float = 0.2  # ... judged so when this share of its names is defined there too
 
     def __post_init__(self) -> None:
         if self.definition_share not in ("off", "first", "divide"):
