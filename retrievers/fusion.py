@@ -23,6 +23,7 @@ from typing import Any
 
 from indexing.records import Chunk
 from retrievers.base import Hit, QueryError
+from retrievers.copies import share_definition_bonus, tree_factors
 from retrievers.priors import (
     coherence_bonuses,
     declaration_factor,
@@ -103,12 +104,14 @@ def apply_priors(
     identifier_query: bool = False,
     query_text: str = "",
     config: RankingConfig = DEFAULT_CONFIG,
+    copy_trees: Mapping[str, str] | None = None,
 ) -> list[Fused]:
     """Rescore fused results with the ranking priors; best first. Chunks missing from `chunks` drop.
 
     final = (rrf + top_rrf * (definition + path_keyword + coherence)) * pagerank * label * reexport
-    * declaration. explain gains `rrf`, `bonus` (non-zero additive terms, in top-score units),
-    `factors` (multiplicative terms other than 1), `boost` (their product) and `labels`.
+    * declaration * copy; same-named definitions share the definition bonus (retrievers.copies).
+    explain gains `rrf`, `bonus` (non-zero additive terms, in top-score units), `factors`
+    (multiplicative terms other than 1), `boost` (their product) and `labels`.
     """
     items = [Fused(f.chunk_id, f.score, dict(f.explain), chunks[f.chunk_id].path, list(f.also))
              for f in fused if f.chunk_id in chunks]
@@ -119,10 +122,15 @@ def apply_priors(
     shares = path_keyword_shares(query_keywords(query_text, config.path_keyword_min_prefix),
                                  {item.path for item in items if item.path}, config)
     coherence = coherence_bonuses([(i.chunk_id, i.path, i.score) for i in items if i.path], config)
+    definitions = share_definition_bonus(
+        {i.chunk_id: definition_bonus(chunks[i.chunk_id], symbol, identifier_query, config,
+                                      _structural_match(i)) for i in items},
+        chunks, lambda cid: pagerank_for_chunk.get(cid, 0.0), {i.chunk_id: i.score for i in items}, config)
+    copies = tree_factors([chunks[i.chunk_id] for i in items], copy_trees or {}, query_text, config)
     for item in items:
         chunk = chunks[item.chunk_id]
         bonus = {
-            "definition": definition_bonus(chunk, symbol, identifier_query, config, _structural_match(item)),
+            "definition": definitions.get(item.chunk_id, 0.0),
             "path_keyword": config.path_keyword_bonus * shares.get(chunk.path, 0.0),
             "coherence": coherence.get(item.chunk_id, 0.0),
         }
@@ -132,6 +140,7 @@ def apply_priors(
             "label": labels,
             "reexport": reexport_factor(chunk.path, chunk.kind, config),
             "declaration": declaration_factor(chunk.path, config),
+            "copy": copies.get(item.chunk_id, 1.0),
         }
         boost = math.prod(factors.values())
         base = item.score
@@ -187,10 +196,12 @@ def fuse(
     identifier_query: bool = False,
     query_text: str = "",
     config: RankingConfig = DEFAULT_CONFIG,
+    copy_trees: Mapping[str, str] | None = None,
 ) -> list[Fused]:
     """rrf, then apply_priors when the chunks are given (no dedupe: see dedupe_by_file)."""
     fused = rrf(ranked, weights, k)
     if chunks is None:
         return fused
     return apply_priors(fused, chunks, pagerank_for_chunk or {}, wanted=wanted, symbol=symbol,
-                        identifier_query=identifier_query, query_text=query_text, config=config)
+                        identifier_query=identifier_query, query_text=query_text, config=config,
+                        copy_trees=copy_trees)

@@ -1,0 +1,150 @@
+"""Copies and layers: one definition bonus per name, and parallel copies of an API demoted.
+
+A workspace often holds the same API twice: a versioned tree kept beside the current one (`v1/`,
+`v3/`), an `old/` or `classic/` variant, generated re-declarations. Two mechanisms keep those from
+outranking the real definition (docs/design.md "Issue 9"):
+
+- `share_definition_bonus`: the definition bonus goes in full to one of the same-named definitions
+  among the candidates (the best by PageRank, then the shallowest path, then the fused score) and
+  x `definition_share_rest` to each other one.
+- `copy_trees` / `tree_factors`: a folder that looks like a version or a kept copy (`copy_folder`:
+  `v1/`, `v2beta1/`, `old/`, `legacy/`, `classic/`...) at least `copy_tree_min_share` of whose
+  qualified names are also defined in a more current tree of the workspace (no such folder, or a
+  higher version) is a parallel copy; every chunk in it is scored x `copy_tree_factor` unless the
+  query names the folder. Computed once per index snapshot (`copy_trees_of`).
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import PurePosixPath
+from typing import Any
+
+from indexing.records import Chunk, Definition
+from retrievers.profile import DEFAULT_CONFIG, RankingConfig
+from retrievers.tokenize import identifiers
+
+_VERSION = re.compile(r"^(?:api[_-]?)?v(\d+)(?:[._-]?\d+)*(?:(?:alpha|beta|rc)\d*)?$")
+_COPY_WORDS = frozenset({"legacy", "deprecated", "compat", "backcompat", "obsolete", "old", "classic",
+                         "mini", "archive", "archived", "previous"})
+
+
+def copy_folder(path: str) -> tuple[str, float] | None:
+    """(folder name, currency) of the first folder of `path` that names a version or a kept copy;
+    a version's currency is its number, a copy word's is -1. None for a path in no such folder."""
+    found = _copy_part(path)
+    return None if found is None else found[1:]
+
+
+def _copy_part(path: str) -> tuple[int, str, float] | None:
+    for index, part in enumerate(PurePosixPath(path).parent.parts):
+        low = part.lower()
+        m = _VERSION.match(low)
+        if m:
+            return index, part, float(m.group(1))
+        if low in _COPY_WORDS:
+            return index, part, -1.0
+    return None
+
+
+def copy_trees(definitions: Iterable[Definition], min_share: float, min_names: int = 3) -> dict[str, str]:
+    """{tree path ("pkg/v1"): its folder name} for the version/copy folders at least `min_share` of
+    whose distinct qualified names (at least `min_names` of them) are also defined outside the folder
+    in a more current tree (no such folder, or a higher version)."""
+    names: dict[str, set[str]] = {}  # tree path -> qualified names defined in it
+    currency_of: dict[str, float] = {}
+    best: dict[str, dict[str, float]] = {}  # qualified name -> {tree path or "": currency}
+    for d in definitions:
+        found = _copy_part(d.path)
+        tree = "" if found is None else "/".join(PurePosixPath(d.path).parts[: found[0] + 1])
+        currency = float("inf") if found is None else found[2]
+        if found is not None:
+            names.setdefault(tree, set()).add(d.qualified_name)
+            currency_of[tree] = currency
+        trees = best.setdefault(d.qualified_name, {})
+        trees[tree] = max(trees.get(tree, currency), currency)
+    out: dict[str, str] = {}
+    for tree, qualified in names.items():
+        if len(qualified) < min_names:
+            continue
+        mine = currency_of[tree]
+        shared = sum(1 for q in qualified if any(t != tree and c > mine for t, c in best[q].items()))
+        if shared >= min_share * len(qualified):
+            out[tree] = PurePosixPath(tree).name
+    return out
+
+
+_CACHE: list[Any] = [None, None, None]  # [weak reference to the snapshot, min_share, its trees]
+
+
+def copy_trees_of(snapshot: Any, min_share: float) -> dict[str, str]:
+    """`copy_trees` of a snapshot's definitions, kept for the latest snapshot (weakly referenced)."""
+    ref, share, trees = _CACHE
+    if ref is not None and ref() is snapshot and share == min_share:
+        return trees  # type: ignore[no-any-return]
+    trees = copy_trees(snapshot.definitions.values(), min_share)
+    _CACHE[:] = [weakref.ref(snapshot), min_share, trees]
+    return trees
+
+
+def tree_factors(
+    candidates: Sequence[Chunk], trees: Mapping[str, str], query_text: str,
+    config: RankingConfig = DEFAULT_CONFIG,
+) -> dict[int, float]:
+    """Per chunk id, `config.copy_tree_factor` for the candidates inside a copy tree (`copy_trees`)
+    whose folder the query does not name."""
+    if not trees or config.copy_tree_factor >= 1.0:
+        return {}
+    words = {w.lower() for w in identifiers(query_text)} | set(query_text.lower().split())
+    out: dict[int, float] = {}
+    for chunk in candidates:
+        found = _copy_part(chunk.path)
+        if found is None:
+            continue
+        tree = "/".join(PurePosixPath(chunk.path).parts[: found[0] + 1])
+        if tree in trees and not _query_names(found[1], words):
+            out[chunk.id] = config.copy_tree_factor
+    return out
+
+
+def _currency(path: str) -> float:
+    found = copy_folder(path)
+    return float("inf") if found is None else found[1]
+
+
+def _query_names(folder: str, query_words: Collection[str]) -> bool:
+    low = folder.lower()
+    return low in query_words or any(low.startswith(w) and len(w) >= 2 for w in query_words if w[0] == "v")
+
+
+def share_definition_bonus(
+    bonuses: Mapping[int, float],
+    chunks: Mapping[int, Chunk],
+    pagerank: Callable[[int], float],
+    fused_score: Mapping[int, float],
+    config: RankingConfig = DEFAULT_CONFIG,
+) -> dict[int, float]:
+    """The definition bonuses shared among the chunks given the same bonus (`config.definition_share`):
+    "first": the first by (PageRank, -path depth, fused score) keeps it, each other one gets
+    x `config.definition_share_rest`; "divide": each gets bonus / their number; "off": unchanged."""
+    mode, rest = config.definition_share, config.definition_share_rest
+    if mode == "off":
+        return dict(bonuses)
+    by_level: dict[float, list[int]] = {}
+    for chunk_id, value in bonuses.items():
+        if value > 0:
+            by_level.setdefault(value, []).append(chunk_id)
+    out = dict(bonuses)
+    for ids in by_level.values():
+        if len(ids) < 2:
+            continue
+        if mode == "divide":
+            out.update({chunk_id: bonuses[chunk_id] / len(ids) for chunk_id in ids})
+            continue
+        ids.sort(key=lambda i: (-pagerank(i), len(PurePosixPath(chunks[i].path).parts),
+                                -fused_score.get(i, 0.0), i))
+        for chunk_id in ids[1:]:
+            out[chunk_id] = bonuses[chunk_id] * rest
+    return out

@@ -1,0 +1,110 @@
+"""Copies and layers: the shared definition bonus and the demotion of parallel copies (retrievers.copies)."""
+
+from __future__ import annotations
+
+import pytest
+
+from indexing.records import Chunk, Definition
+from retrievers.base import QueryError
+from retrievers.copies import (
+    copy_folder,
+    copy_trees,
+    copy_trees_of,
+    share_definition_bonus,
+    tree_factors,
+)
+from retrievers.fusion import Fused, apply_priors
+from retrievers.profile import RankingConfig
+from retrievers.snapshot import Snapshot
+
+
+def chunk(cid: int, path: str, symbol: str | None = None, kind: str = "function") -> Chunk:
+    return Chunk(path=path, language="python", start_line=cid, end_line=cid + 5, start_byte=0, end_byte=10,
+                 kind=kind, symbol=symbol, labels=("source",), content_hash=f"h{cid}", id=cid)
+
+
+def test_copy_folder_names_versions_and_kept_copies() -> None:
+    assert copy_folder("api/v3/client.py") == ("v3", 3.0)
+    assert copy_folder("src/v1beta1/types.go") == ("v1beta1", 1.0)
+    assert copy_folder("pkg/old/client.py") == ("old", -1.0)
+    assert copy_folder("pkg/Classic/Grid.cs") == ("Classic", -1.0)
+    assert copy_folder("src/client.py") is None
+    assert copy_folder("src/vendor/x.py") is None and copy_folder("src/v8js/x.py") is None
+    assert copy_folder("src/old.py") is None  # a file name is not a folder
+
+
+def test_share_definition_bonus_modes() -> None:
+    chunks = {1: chunk(1, "a/b/c/copy.py", "f"), 2: chunk(2, "src/f.py", "f"), 3: chunk(3, "x/g.py", "g")}
+    bonuses = {1: 3.0, 2: 3.0, 3: 1.0}
+    pr = {1: 0.0, 2: 0.0}.get
+    first = share_definition_bonus(bonuses, chunks, lambda i: pr(i, 0.0), {},
+                                   RankingConfig(definition_share="first", definition_share_rest=0.25))
+    assert first == {1: 0.75, 2: 3.0, 3: 1.0}  # equal PageRank: the shallower path keeps the bonus
+    ranked = share_definition_bonus(bonuses, chunks, lambda i: 2.0 if i == 1 else 0.0, {},
+                                    RankingConfig(definition_share="first", definition_share_rest=0.25))
+    assert ranked == {1: 3.0, 2: 0.75, 3: 1.0}
+    divided = share_definition_bonus(bonuses, chunks, lambda i: 0.0, {}, RankingConfig())  # the default
+    assert divided == {1: 1.5, 2: 1.5, 3: 1.0}
+    off = RankingConfig(definition_share="off")
+    assert share_definition_bonus(bonuses, chunks, lambda i: 0.0, {}, off) == bonuses
+    with pytest.raises(QueryError, match="definition_share"):
+        RankingConfig(definition_share="half")
+
+
+def test_apply_priors_shares_the_definition_bonus() -> None:
+    chunks = {1: chunk(1, "pkg/v1/client.py", "Client", "class"),
+              2: chunk(2, "pkg/client.py", "Client", "class")}
+    fused = [Fused(1, 0.03), Fused(2, 0.02)]
+    plain = apply_priors(fused, chunks, {}, symbol="Client", identifier_query=True, query_text="Client",
+                         config=RankingConfig(definition_share="off"))
+    assert [f.chunk_id for f in plain] == [1, 2]  # the copy wins on its fused score alone
+    cfg = RankingConfig(definition_share="first", definition_share_rest=0.5, copy_tree_factor=0.5)
+    out = apply_priors(fused, chunks, {}, symbol="Client", identifier_query=True, query_text="Client",
+                       config=cfg, copy_trees={"pkg/v1": "v1"})
+    assert [f.chunk_id for f in out] == [2, 1]
+    # both stems match the query word "client": path_keyword 1.0 each
+    assert out[0].score == pytest.approx(0.02 + 0.03 * (3.0 + 1.0))
+    assert out[1].score == pytest.approx((0.03 + 0.03 * (1.5 + 1.0)) * 0.5)
+    assert out[1].explain["factors"] == {"copy": 0.5} and out[1].explain["bonus"]["definition"] == 1.5
+
+
+def definition(path: str, qualified: str) -> Definition:
+    name = qualified.rsplit(".", 1)[-1]
+    return Definition(name=name, qualified_name=qualified, kind="function", path=path, start_line=1,
+                      end_line=2, start_byte=0, end_byte=1, name_line=1, name_column=0, signature="")
+
+
+def test_copy_trees_are_version_folders_that_restate_a_more_current_tree() -> None:
+    current = [definition("pkg/main.py", n) for n in ("Model", "Model.dict", "Field", "validate")]
+    v1 = [definition("pkg/v1/main.py", n) for n in ("Model", "Model.dict", "Field", "old_helper")]
+    other = [definition("pkg/v2/extra.py", n) for n in ("alpha", "beta", "gamma")]  # its own names
+    mini = [definition("lua/mini/a.lua", n) for n in ("setup", "config", "apply")]  # no other tree
+    defs = current + v1 + other + mini
+    assert copy_trees(defs, 0.5) == {"pkg/v1": "v1"}  # 3 of 4 names restated
+    assert copy_trees(defs, 0.8) == {}
+    assert copy_trees(defs[:6], 0.1) == {}  # under 3 names in the folder: no judgement
+
+
+def test_tree_factors_demote_every_chunk_of_a_copy_tree_unless_named() -> None:
+    cfg = RankingConfig(copy_tree_factor=0.5)
+    cands = [chunk(1, "pkg/v1/main.py", "anything"), chunk(2, "pkg/main.py", "Model"),
+             chunk(3, "pkg/v2/extra.py", "alpha")]
+    trees = {"pkg/v1": "v1"}
+    assert tree_factors(cands, trees, "how are models validated", cfg) == {1: 0.5}
+    assert tree_factors(cands, trees, "how did v1 validate models", cfg) == {}
+    off = RankingConfig(copy_tree_factor=1.0)
+    assert tree_factors(cands, trees, "how are models validated", off) == {}
+    out = apply_priors([Fused(1, 0.03), Fused(2, 0.02)], {c.id: c for c in cands[:2]}, {},
+                       query_text="validation", config=cfg, copy_trees=trees)
+    assert [f.chunk_id for f in out] == [2, 1] and out[1].explain["factors"] == {"copy": 0.5}
+
+
+def test_copy_trees_of_a_snapshot_are_computed_once_per_snapshot() -> None:
+    defs = [definition("a/main.py", n) for n in ("x", "y", "z")] + \
+        [definition("a/old/main.py", n) for n in ("x", "y", "z")]
+    for i, d in enumerate(defs):
+        d.id = i
+    snap = Snapshot.build([], defs, None, 0)
+    first = copy_trees_of(snap, 0.5)
+    assert first == {"a/old": "old"} and copy_trees_of(snap, 0.5) is first
+    assert copy_trees_of(Snapshot.build([], defs[:3], None, 0), 0.5) == {}
