@@ -58,7 +58,7 @@ def reexport_factor(path: str, kind: str, config: RankingConfig = DEFAULT_CONFIG
     """Module-level code of a re-export file (`__init__.py`, `index.js`, ...) is mostly plumbing."""
     if kind in _DEFINITION_KINDS:
         return 1.0
-    return config.reexport_factor if PurePosixPath(path).name in config.reexport_names else 1.0
+    return config.reexport_factor if path.rpartition("/")[2] in config.reexport_names else 1.0
 
 
 def declaration_factor(path: str, config: RankingConfig = DEFAULT_CONFIG) -> float:
