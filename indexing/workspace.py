@@ -32,11 +32,11 @@ from indexing.scan import (
     scan,
     scan_paths,
 )
-from indexing.store import STALE, FileRow, IndexStore
+from indexing.store import STALE, FileRow, IndexStore, StoreError, database_path
 
 __all__ = [
-    "OVERLAY_MTIME", "IndexRootMismatch", "Progress", "UpdateResult", "Workspace", "WorkspaceError",
-    "WorkspaceOptions", "content_hash", "index_dir_for",
+    "OVERLAY_MTIME", "IndexRootMismatch", "Progress", "StoreError", "UpdateResult", "Workspace",
+    "WorkspaceError", "WorkspaceOptions", "content_hash", "has_index", "index_dir_for", "set_aside_damaged",
 ]
 
 Progress = Callable[[int, int, str], None]
@@ -51,6 +51,21 @@ class WorkspaceError(Exception):
 
 class IndexRootMismatch(WorkspaceError):
     """The index folder holds the index of another root: it is left as it is (it may be in use)."""
+
+
+def has_index(index_dir: Path) -> bool:
+    """Whether `index_dir` holds an index database (front ends ask before opening one to report on)."""
+    return database_path(index_dir).exists()
+
+
+def set_aside_damaged(index_dir: Path, reason: BaseException) -> None:
+    """After a corruption error from the index in `index_dir`: check it and, when damaged, start a
+    fresh database so that the retried command rebuilds it (`IndexStore.rebuild_if_damaged`)."""
+    store = IndexStore(index_dir)
+    try:
+        store.rebuild_if_damaged(reason)
+    finally:
+        store.close()
 
 
 @dataclass

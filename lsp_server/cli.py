@@ -24,8 +24,15 @@ from indexing.integrity import describe, is_corruption
 from indexing.location import index_dir_for
 from indexing.locking import LockTimeout
 from indexing.scan import scan
-from indexing.store import IndexStore, StoreError, database_path
-from indexing.workspace import UpdateResult, Workspace, WorkspaceError, WorkspaceOptions
+from indexing.workspace import (
+    StoreError,
+    UpdateResult,
+    Workspace,
+    WorkspaceError,
+    WorkspaceOptions,
+    has_index,
+    set_aside_damaged,
+)
 from retrievers.base import RetrieverError
 
 
@@ -238,7 +245,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         return cmd_status_all(args)
     root = _root(args)
     index_dir = index_dir_for(root, args.index_dir)
-    if not database_path(index_dir).exists():
+    if not has_index(index_dir):
         print(f"codeseek: no index for {root} at {index_dir} (run `codeseek index`)", file=sys.stderr)
         return 1
     with _workspace(root, args.index_dir) as ws:
@@ -458,11 +465,7 @@ def _rebuild_damaged(args: argparse.Namespace, exc: sqlite3.DatabaseError) -> No
         root = choose_root(getattr(args, "root", None) or getattr(args, "root_pos", None)).root
     except RootChoiceError:
         root = Path(".").resolve()
-    store = IndexStore(index_dir_for(root, getattr(args, "index_dir", None)))
-    try:
-        store.rebuild_if_damaged(exc)
-    finally:
-        store.close()
+    set_aside_damaged(index_dir_for(root, getattr(args, "index_dir", None)), exc)
 
 
 def _environment_error(exc: BaseException, args: argparse.Namespace) -> str | None:

@@ -2,10 +2,8 @@
 
 Every module of `lsp_server/` is parsed (imports at module level and inside functions, and constant
 `importlib.import_module` arguments): none imports the call graph (`graph`, `graph.*`) or the index
-store (`indexing.store`), except where a front end builds and maintains the index itself:
-
-- `lsp_server/cli.py`: `codeseek index` / `status` check and repair the database (`IndexStore`,
-  `database_path`, `StoreError`).
+store (`indexing.store`); the CLI's index upkeep (`codeseek status`, setting a damaged database
+aside) asks `indexing.workspace` (`has_index`, `set_aside_damaged`), which builds the facade's parts.
 
 The request paths (LSP handlers and features, the hover, the MCP tools) do not touch `.store` or
 `call_graph` either: they ask `Codebase` (retrievers/codebase.py), whose answers are domain objects,
@@ -20,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 FRONT_END = REPO / "lsp_server"
 FORBIDDEN = ("graph", "indexing.store")
-ALLOWED = {"lsp_server/cli.py": {"indexing.store"}}  # the CLI's index maintenance (module docstring)
+ALLOWED: dict[str, set[str]] = {}  # none: even the CLI's index upkeep asks indexing.workspace
 REQUEST_PATHS = ("handlers.py", "features_nav.py", "features_search.py", "hover.py", "convert.py",
                  "mcp_service.py", "mcp_server.py")
 PROTOCOL = ("lsprotocol", "pygls", "mcp", "lsp_server")
