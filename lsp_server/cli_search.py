@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import QueryError
+from retrievers.codebase import Codebase
 from retrievers.embedder import foreground_options
 from retrievers.engine import EngineOptions, RefreshResult, SearchEngine, SearchRequest
 from retrievers.models import make_embedder
@@ -125,7 +126,7 @@ def run_search(args: argparse.Namespace) -> int:
         if args.batch:
             return _run_batch(engine, args)
         try:
-            result = engine.search(_request(args, args.query))
+            result = Codebase.of(engine).search(_request(args, args.query))
         except QueryError as exc:
             _err(str(exc))
             return 2
@@ -178,6 +179,7 @@ def _batch_lines(path: str) -> Iterator[tuple[int, str]]:
 
 
 def _run_batch(engine: SearchEngine, args: argparse.Namespace) -> int:
+    codebase = Codebase.of(engine)
     failures = 0
     for number, line in _batch_lines(args.batch):
         ident: Any = None
@@ -194,7 +196,7 @@ def _run_batch(engine: SearchEngine, args: argparse.Namespace) -> int:
                 preset=item.get("preset", args.preset), intent=item.get("intent", args.intent or None),
                 include=tuple(item.get("include", args.include or ())),
                 exclude=tuple(item.get("exclude", args.exclude or ())))
-            out: dict[str, Any] = {"id": ident, **engine.search(request)}
+            out: dict[str, Any] = {"id": ident, **codebase.search(request)}
         except json.JSONDecodeError as exc:
             out = {"id": ident if ident is not None else number,
                    "error": f"line {number}: invalid JSON: {exc}"}
