@@ -130,7 +130,7 @@ def test_build_trains_on_the_stdlib_in_the_child_and_keys_the_model(tmp_path: Pa
     from retrievers.static_model import DistillSettings, ensure_static_model, static_model_dir
 
     monkeypatch.setenv("CODESEEK_MODEL_DIR", str(tmp_path / "models"))
-    plain = DistillSettings(token_remove_pattern=TINY_VOCABULARY)
+    plain = DistillSettings(token_remove_pattern=TINY_VOCABULARY, train_chunks=0)  # distilled only
     trained = DistillSettings(token_remove_pattern=TINY_VOCABULARY, train_chunks=40, train_epochs=2)
     assert static_model_dir(settings=plain) != static_model_dir(settings=trained)
     phases: list[str] = []
