@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -39,7 +40,13 @@ def copy_folder(path: str) -> tuple[str, float] | None:
 
 
 def _copy_part(path: str) -> tuple[int, str, float] | None:
-    for index, part in enumerate(PurePosixPath(path).parent.parts):
+    return _folder_copy_part(path.rpartition("/")[0])  # workspace paths: relative, normalised POSIX
+
+
+@lru_cache(maxsize=65536)
+def _folder_copy_part(folder: str) -> tuple[int, str, float] | None:
+    """Once per folder: a Django-sized snapshot has ~14,000 definitions in ~900 folders."""
+    for index, part in enumerate(folder.split("/") if folder else ()):
         low = part.lower()
         m = _VERSION.match(low)
         if m:
@@ -58,7 +65,7 @@ def copy_trees(definitions: Iterable[Definition], min_share: float, min_names: i
     best: dict[str, dict[str, float]] = {}  # qualified name -> {tree path or "": currency}
     for d in definitions:
         found = _copy_part(d.path)
-        tree = "" if found is None else "/".join(PurePosixPath(d.path).parts[: found[0] + 1])
+        tree = "" if found is None else "/".join(d.path.split("/")[: found[0] + 1])
         currency = float("inf") if found is None else found[2]
         if found is not None:
             names.setdefault(tree, set()).add(d.qualified_name)
