@@ -46,7 +46,7 @@ def run_codeseek(root: Path, index_dir: Path, queries: list[str], repeat: int) -
     except ImportError:
         options = EngineOptions()
     imported = time.perf_counter()
-    ws = Workspace(root, WorkspaceOptions(index_dir=index_dir))
+    ws = Workspace(root, WorkspaceOptions(index_base=index_dir))  # as `codeseek search --index-dir`
     engine = SearchEngine(ws, options)
     engine.refresh(embed=True)
     ready_at = time.time()
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("tool", choices=("codeseek", "semble"))
     parser.add_argument("root")
-    parser.add_argument("--index-dir", help="codeseek: the (fresh) index folder")
+    parser.add_argument("--index-dir", help="codeseek: the (fresh) index base folder, as the CLI's")
     parser.add_argument("--model", help="semble: the model2vec model folder")
     parser.add_argument("--queries", required=True, help="JSON list of query strings")
     parser.add_argument("--repeat", type=int, default=5)
