@@ -3,12 +3,9 @@ constant `HELP_OPTION` (in a test file) before the source function `help_option`
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
+
+from tests.e2e.cli_support import search_json
 
 DECORATORS = '''"""Decorators for commands."""
 
@@ -31,14 +28,8 @@ def test_help_option_info():
 
 
 def search(root: Path, index: Path, query: str) -> list[tuple[str, int, str]]:
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server.cli", "search", query, "--json", "--no-embed", "--limit", "2",
-         "--root", str(root), "--index-dir", str(index)],
-        capture_output=True, text=True, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    data: dict[str, Any] = json.loads(proc.stdout)
-    return [(r["path"], r["start_line"], r["symbol"]) for r in data["results"]]
+    results = search_json(root, index, query, "--limit", "2")["results"]
+    return [(r["path"], r["start_line"], r["symbol"]) for r in results]
 
 
 def test_the_exact_case_name_ranks_first(tmp_path: Path) -> None:

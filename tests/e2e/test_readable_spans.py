@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from tests.e2e.cli_support import search_json
 
 BODY = "".join(f"    step_{i} = prepare(batch, {i})\n" for i in range(150))
 SOURCE = ("def run_pipeline(batch):\n"
@@ -21,14 +22,7 @@ SOURCE = ("def run_pipeline(batch):\n"
 
 
 def search(root: Path, index: Path, query: str, *extra: str) -> dict[str, Any]:
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server.cli", "search", query, "--json", "--no-embed", *extra,
-         "--root", str(root), "--index-dir", str(index)],
-        capture_output=True, text=True, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    data: dict[str, Any] = json.loads(proc.stdout)
-    return data
+    return search_json(root, index, query, *extra)
 
 
 def test_a_long_function_shows_its_best_part_and_its_whole_length(tmp_path: Path) -> None:

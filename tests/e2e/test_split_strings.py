@@ -3,12 +3,9 @@ the source writes it as adjacent literals (Python implicit concatenation, JS and
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
+
+from tests.e2e.cli_support import search_json
 
 FILES = {
     "pay.py": '''"""Payments."""
@@ -40,14 +37,7 @@ def charge(card, amount):
 
 
 def search(root: Path, index: Path, query: str) -> list[tuple[str, int, int]]:
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server.cli", "search", query, "--json", "--no-embed",
-         "--root", str(root), "--index-dir", str(index)],
-        capture_output=True, text=True, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    data: dict[str, Any] = json.loads(proc.stdout)
-    return [(r["path"], r["start_line"], r["end_line"]) for r in data["results"]]
+    return [(r["path"], r["start_line"], r["end_line"]) for r in search_json(root, index, query)["results"]]
 
 
 def test_a_message_split_over_literals_is_found_whole(tmp_path: Path) -> None:

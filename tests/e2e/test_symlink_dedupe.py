@@ -3,12 +3,11 @@ file answers with the real path, once; a link that leaves the workspace is never
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from tests.e2e.cli_support import search_json
 
 PRICING = '''"""Prices."""
 
@@ -22,14 +21,7 @@ def apply_voucher(total, code):
 
 
 def search(root: Path, index: Path, query: str) -> dict[str, Any]:
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server.cli", "search", query, "--json", "--no-embed",
-         "--root", str(root), "--index-dir", str(index)],
-        capture_output=True, text=True, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    data: dict[str, Any] = json.loads(proc.stdout)
-    return data
+    return search_json(root, index, query)
 
 
 def test_search_answers_with_the_real_path_not_the_link(tmp_path: Path) -> None:
