@@ -56,19 +56,23 @@ class SourceCache:
 
 _LINES_BY_CONTENT: OrderedDict[bytes, list[str]] = OrderedDict()
 _LINES_HELD = 64
+_LINES_MAX_BYTES = 256 * 1024
 _lines_lock = threading.Lock()
 
 
 def _decoded_lines(data: bytes) -> list[str]:
     """`data` decoded and split into lines, kept for the last 64 distinct contents: the workspace hands
     back the same bytes object for an unchanged file, whose hash Python keeps, so a file that answers
-    search after search is split once (keyed by content: an edited file is never served stale)."""
+    search after search is split once (keyed by content: an edited file is never served stale; files
+    over 256 KB are not kept, so the cache stays under ~64 x 256 KB of text and its lines)."""
     with _lines_lock:
         held = _LINES_BY_CONTENT.get(data)
         if held is not None:
             _LINES_BY_CONTENT.move_to_end(data)
             return held
     lines = data.decode("utf-8", errors="replace").splitlines()
+    if len(data) > _LINES_MAX_BYTES:  # a huge file is split again when asked: memory stays bounded
+        return lines
     with _lines_lock:
         _LINES_BY_CONTENT[data] = lines
         while len(_LINES_BY_CONTENT) > _LINES_HELD:
