@@ -102,7 +102,7 @@ class RootIndex:
             model=options.model, embeddings=options.embeddings, embedder=embedder,
             transformer=options.transformer,
             transformer_embedder=shared_embedder(options.transformer) if options.transformer else None,
-            persist_graph=False))
+            persist_once=True))  # a restart loads what the last process saved; edits stay in memory
         self.codebase = Codebase.of(self.engine)  # what the request handlers ask
         self.sink: ProgressSink = sink or NullSink()
         self.on_error = on_error

@@ -71,9 +71,11 @@ class EngineOptions:
     transformer: str | None = "minilm"
     transformer_embedder: TextEmbedder | None = None
     tier_blend: TierBlend = field(default_factory=TierBlend)
-    # Load/save the call graph and PageRank beside the index (a warm process skips the build); the
-    # language server, whose graph changes with every edit, keeps it in memory only.
+    # Load/save the call graph, PageRank, structural tables and vectors beside the index (a warm
+    # process skips the builds). `persist_once`: only the first refresh of this engine does (the
+    # language server: a warm start, while its later graphs change with every edit).
     persist_graph: bool = True
+    persist_once: bool = False
     embeddings: bool = True  # False: no semantic retriever, the model is never loaded
     # Overrides of the shipped ranking profiles (retrievers.profile), applied to every preset: a
     # RankingProfile field or one of its priors' ("file_decay": 0, "k": 20...). For A/B runs.
@@ -215,11 +217,13 @@ class SearchEngine:
                                 and not self.semantic.fast.loaded_saved):
                 self._save_vectors()
             out.state = self.index_info()["state"]
+            if self.options.persist_once:  # later refreshes keep their graphs in memory only
+                self.graphs.persist = False
             return out
 
     def _save_vectors(self) -> None:
         """Save the tiers' vectors beside the index so the next process reads them in one go."""
-        key = self.graphs.derived_key() if self.options.persist_graph else ""
+        key = self.graphs.derived_key() if self.graphs.persist else ""
         if key and self.semantic is not None:
             self.semantic.save(self.workspace.index_dir / "derived", key)
 
@@ -262,7 +266,7 @@ class SearchEngine:
             definitions = graph.definitions() if graph is not None else store.definitions()
             files = store.counts().get("files", 0)
         out.chunks, out.definitions = len(chunks), len(definitions)
-        synced_key = (self.graphs.derived_key() or None) if self.options.persist_graph else None
+        synced_key = (self.graphs.derived_key() or None) if self.graphs.persist else None
         if not self._synced:
             # First refresh in this process: make the on-disk text index and the loaded vectors hold
             # exactly the store's chunks (index() re-adds only what differs). A text index that an
