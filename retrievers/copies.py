@@ -43,6 +43,11 @@ def _copy_part(path: str) -> tuple[int, str, float] | None:
     return _folder_copy_part(path.rpartition("/")[0])  # workspace paths: relative, normalised POSIX
 
 
+def _tree_of(path: str, found: tuple[int, str, float]) -> str:
+    """The copy tree a path lies in: its folders down to the copy folder `_copy_part` found."""
+    return "/".join(path.split("/")[: found[0] + 1])
+
+
 @lru_cache(maxsize=65536)
 def _folder_copy_part(folder: str) -> tuple[int, str, float] | None:
     """Once per folder: a Django-sized snapshot has ~14,000 definitions in ~900 folders."""
@@ -65,7 +70,7 @@ def copy_trees(definitions: Iterable[Definition], min_share: float, min_names: i
     best: dict[str, dict[str, float]] = {}  # qualified name -> {tree path or "": currency}
     for d in definitions:
         found = _copy_part(d.path)
-        tree = "" if found is None else "/".join(d.path.split("/")[: found[0] + 1])
+        tree = "" if found is None else _tree_of(d.path, found)
         currency = float("inf") if found is None else found[2]
         if found is not None:
             names.setdefault(tree, set()).add(d.qualified_name)
@@ -110,15 +115,10 @@ def tree_factors(
         found = _copy_part(chunk.path)
         if found is None:
             continue
-        tree = "/".join(PurePosixPath(chunk.path).parts[: found[0] + 1])
+        tree = _tree_of(chunk.path, found)
         if tree in trees and not _query_names(found[1], words):
             out[chunk.id] = config.copy_tree_factor
     return out
-
-
-def _currency(path: str) -> float:
-    found = copy_folder(path)
-    return float("inf") if found is None else found[1]
 
 
 def _query_names(folder: str, query_words: Collection[str]) -> bool:
