@@ -34,6 +34,7 @@ from indexing.progress import ProgressRate
 from indexing.scan import ScanOptions
 from indexing.workspace import Workspace, WorkspaceOptions
 from lsp_server.options import ServerOptions
+from lsp_server.worker import StoppableWorker
 from retrievers.codebase import Codebase
 from retrievers.engine import EngineOptions, SearchEngine
 from retrievers.lifecycle import EMBEDDING, ERROR, INDEXING, READY, STARTING, STOPPED, IndexState, reported
@@ -86,7 +87,7 @@ class _Pending:
         return not (self.full or self.paths or self.embed or self.sync or self.damaged)
 
 
-class RootIndex:
+class RootIndex(StoppableWorker):
     """One workspace folder: its workspace, engine, state and worker thread."""
 
     def __init__(self, root: Path, options: ServerOptions, sink: ProgressSink | None = None,
@@ -125,13 +126,9 @@ class RootIndex:
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the worker (after the file it is on) and close the store."""
-        with self._cond:
-            self._stop = True
-            self._cond.notify_all()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
+        stopped = self._halt(timeout)
         self.state = STOPPED
-        if self._thread.is_alive():  # stuck in one long step (a model load): leave the store open
+        if not stopped:  # stuck in one long step (a model load): leave the store open
             log.warning("indexer of %s did not stop within %.1f s", self.root, timeout)
             return
         try:

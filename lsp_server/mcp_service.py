@@ -26,6 +26,7 @@ from typing import Any
 
 from indexing.records import Definition
 from indexing.workspace import Workspace, WorkspaceError, WorkspaceOptions
+from lsp_server.worker import StoppableWorker
 from retrievers import navigation
 from retrievers.base import QueryError
 from retrievers.codebase import Codebase
@@ -73,7 +74,7 @@ class McpOptions:
     limits: Limits = field(default_factory=Limits)
 
 
-class McpService:
+class McpService(StoppableWorker):
     """A workspace, its engine and a background refresher; one method per tool."""
 
     def __init__(self, root: Path, options: McpOptions | None = None) -> None:
@@ -102,12 +103,7 @@ class McpService:
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        with self._cond:
-            self._stop = True
-            self._cond.notify_all()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
-        if self._thread.is_alive():  # stuck in one long step (a model load): leave the store open
+        if not self._halt(timeout):  # stuck in one long step (a model load): leave the store open
             log.warning("the refresh of %s did not stop within %.1f s", self.root, timeout)
             return
         self.engine.close()
