@@ -16,6 +16,11 @@
 
 Unresolved call sites are kept in `unresolved` (by name in `unresolved_named`) for a textual
 references fallback. PageRank (call edges only, mean 1 over definition nodes) is computed lazily.
+
+The lookups and traversals read the DiGraph's own node and adjacency dicts (`nodes_data`, `succ`,
+`pred`), and a pickled `CallGraph` keeps only those dicts: a process that loads a saved graph and
+searches never imports networkx (~0.12 s of a warm CLI start). `graph` hands out the networkx view
+over the same dicts, made on first use, for whatever needs networkx itself.
 """
 
 from __future__ import annotations
@@ -25,9 +30,7 @@ import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from graph import centrality, navigation, traversal
 from graph.errors import DuplicateIdError, GraphError, UnknownDefinitionError
@@ -36,6 +39,11 @@ from graph.resolution import Resolver, SymbolIndex
 from graph.symbol_index import CONFIDENT, EVIDENCE_RANK
 from indexing.records import CallSite, Definition, Import
 
+if TYPE_CHECKING:
+    import networkx as nx
+
+NodeData = dict[int, dict[str, Any]]
+Adjacency = dict[int, dict[int, dict[str, Any]]]
 
 @dataclass
 class GraphOptions:
@@ -54,7 +62,11 @@ class CallGraph:
     def __init__(self, graph: nx.DiGraph, index: SymbolIndex, resolver: Resolver,
                  incoming: dict[int, list[tuple[CallSite, int | None, str]]], unresolved: list[CallSite],
                  outcomes: Counter[str], module_nodes: dict[str, int]) -> None:
-        self.graph = graph
+        self._nx: nx.DiGraph | None = graph
+        # networkx's own storage (documented for subclasses), shared with `graph`, never copied
+        self.nodes_data: NodeData = graph._node
+        self.succ: Adjacency = graph._succ
+        self.pred: Adjacency = graph._pred
         self.index = index
         self.resolver = resolver
         self.incoming_index = incoming
@@ -65,11 +77,27 @@ class CallGraph:
         self._pagerank: dict[int, float] | None = None
         self._site_links: navigation.SiteLinks | None = None
 
+    @property
+    def graph(self) -> nx.DiGraph:
+        """The networkx DiGraph (a view over the same dicts; made on first use after a load)."""
+        if self._nx is None:
+            import networkx as nx
+
+            g = nx.DiGraph()
+            g._node, g._adj, g._pred = self.nodes_data, self.succ, self.pred
+            self._nx = g
+        return self._nx
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_nx"] = None  # the dicts travel; the networkx object is made again on first use
+        return state
+
     # --- lookups -------------------------------------------------------------------------------
     def definition(self, def_id: int) -> Definition:
         """The definition (or module pseudo definition) with this id; UnknownDefinitionError if none."""
         try:
-            return self.graph.nodes[def_id]["definition"]  # type: ignore[no-any-return]
+            return self.nodes_data[def_id]["definition"]  # type: ignore[no-any-return]
         except (KeyError, TypeError):
             raise UnknownDefinitionError(def_id) from None
 
@@ -100,13 +128,13 @@ class CallGraph:
     def bases(self, def_id: int) -> list[int]:
         """Resolved base classes of a class (empty for anything else)."""
         self.definition(def_id)
-        return [v for v, data in self.graph.succ[def_id].items()
+        return [v for v, data in self.succ[def_id].items()
                 if data.get("type") == "inherits" or data.get("inherits")]
 
     def subclasses(self, def_id: int) -> list[int]:
         """Classes that name `def_id` as a base."""
         self.definition(def_id)
-        return [u for u, data in self.graph.pred[def_id].items()
+        return [u for u, data in self.pred[def_id].items()
                 if data.get("type") == "inherits" or data.get("inherits")]
 
     def imported_paths(self, path: str) -> list[str]:
@@ -114,7 +142,7 @@ class CallGraph:
         node = self.module_nodes.get(path)
         if node is None:
             return []
-        return sorted(self.graph.nodes[v]["module"] for v, data in self.graph.succ[node].items()
+        return sorted(self.nodes_data[v]["module"] for v, data in self.succ[node].items()
                       if data.get("type") == "imports")
 
     def importers(self, path: str) -> list[str]:
@@ -122,7 +150,7 @@ class CallGraph:
         node = self.module_nodes.get(path)
         if node is None:
             return []
-        return sorted(self.graph.nodes[u]["module"] for u, data in self.graph.pred[node].items()
+        return sorted(self.nodes_data[u]["module"] for u, data in self.pred[node].items()
                       if data.get("type") == "imports")
 
     def unresolved_named(self, name: str) -> list[CallSite]:
@@ -158,7 +186,7 @@ class CallGraph:
 
     def edge_evidence(self, caller: int, callee: int) -> str | None:
         """The evidence of the call edge caller -> callee, None if there is none."""
-        data = self.graph.get_edge_data(caller, callee)
+        data = self.succ.get(caller, {}).get(callee)
         return None if data is None or data.get("type") != "call" else str(data.get("evidence", ""))
 
     # --- navigation -----------------------------------------------------------------------------
@@ -181,12 +209,12 @@ class CallGraph:
     def pagerank(self) -> dict[int, float]:
         """PageRank over confident call edges among definitions, mean 1 (computed on first use)."""
         if self._pagerank is None:
-            self._pagerank = centrality.pagerank(self.graph, self.index.defs.keys(), confident_only=True)
+            self._pagerank = centrality.pagerank(self.succ, self.index.defs.keys(), confident_only=True)
         return self._pagerank
 
     def stats(self) -> dict[str, Any]:
         types: Counter[str] = Counter()
-        for _, _, data in self.graph.edges(data=True):
+        for data in (d for targets in self.succ.values() for d in targets.values()):
             types[data.get("type", "")] += 1
             types["also_inherits"] += bool(data.get("inherits"))
         resolved = self.outcomes["resolved"] + self.outcomes["ambiguous"]
@@ -237,6 +265,8 @@ def _build(definitions: Sequence[Definition], calls: Sequence[CallSite], imports
            options: GraphOptions) -> CallGraph:
     index = SymbolIndex(definitions, imports, extra_paths=[c.path for c in calls])
     resolver = Resolver(index, options.max_candidates)
+    import networkx as nx  # only a build needs it (see the module docstring)
+
     g: nx.DiGraph = nx.DiGraph()
     g.add_nodes_from((d.id, {"definition": d}) for d in definitions)
     module_nodes: dict[str, int] = {}

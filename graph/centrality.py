@@ -10,16 +10,18 @@ Scores are multiplied by the node count: 1.0 is an average definition, 5.0 five 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from typing import Any
 
-import networkx as nx
 import numpy as np
 
 
-def pagerank(graph: nx.DiGraph, nodes: Collection[int], edge_type: str = "call",
+def pagerank(succ: Mapping[int, Mapping[int, Mapping[str, Any]]], nodes: Collection[int],
+             edge_type: str = "call",
              alpha: float = 0.85, max_iter: int = 200, tol: float = 1.0e-8,
              confident_only: bool = False) -> dict[int, float]:
-    """PageRank of `nodes` over the edges of `edge_type` among them, scaled to mean 1.
+    """PageRank of `nodes` over the edges of `edge_type` among them, scaled to mean 1 (`succ`: a
+    DiGraph's successor adjacency, `graph.succ`: {u: {v: edge data}}).
 
     The power iteration of `networkx.pagerank` (its scipy implementation: uniform teleport,
     dangling nodes spread uniformly, out-weights normalized per node), run on a sparse matrix built
@@ -38,7 +40,6 @@ def pagerank(graph: nx.DiGraph, nodes: Collection[int], edge_type: str = "call",
     rows: list[int] = []
     cols: list[int] = []
     weights: list[float] = []
-    succ = graph.succ
     for u in order:
         if u not in succ:
             continue

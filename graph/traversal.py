@@ -49,7 +49,7 @@ def outgoing_calls(cg: CallGraph, def_id: int, confident: bool = False) -> list[
     cg.definition(def_id)
     out = [
         (callee, list(data["sites"]))
-        for callee, data in cg.graph.succ[def_id].items()
+        for callee, data in cg.succ[def_id].items()
         if data.get("type") == "call" and (not confident or data.get("confident", True))
     ]
     out.sort(key=lambda item: (site_key(item[1][0]) if item[1] else ("", 0, 0), item[0]))
@@ -63,7 +63,7 @@ def callees(cg: CallGraph, def_id: int, confident: bool = False) -> list[int]:
 
 def caller_ids(cg: CallGraph, def_id: int, confident: bool = False) -> list[int]:
     """Ids of the definitions that may call `def_id` (module-level callers are not definitions)."""
-    pred = cg.graph.pred[def_id]
+    pred = cg.pred[def_id]
     return [u for u, data in pred.items() if data.get("type") == "call" and u != def_id
             and (not confident or data.get("confident", True))]
 
@@ -95,7 +95,7 @@ def impact_edges(cg: CallGraph, def_id: int, depth: int = 2) -> list[tuple[int, 
     """Call edges (caller, callee) among `def_id` and its impact set, for drawing it."""
     nodes = {def_id} | {i for i, _ in impact(cg, def_id, depth)}
     return sorted(
-        (u, v) for u in nodes for v, data in cg.graph.succ[u].items()
+        (u, v) for u in nodes for v, data in cg.succ[u].items()
         if data.get("type") == "call" and v in nodes
     )
 

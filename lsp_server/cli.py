@@ -329,6 +329,19 @@ def _version() -> str:
         return "unknown"
 
 
+class _VersionAction(argparse.Action):
+    """`--version`: looks the version up only when asked (importlib.metadata costs a warm search ~30 ms)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str = "show the version and exit") -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        print(f"codeseek {_version()}")
+        parser.exit()
+
+
 ROOT_HELP = ("workspace root (default: the project root above the current directory: the nearest "
              ".codeseek, .git or .hg, else pyproject.toml, package.json, go.mod or Cargo.toml)")
 
@@ -345,7 +358,7 @@ def _root_options(p: argparse.ArgumentParser, positional: bool = False) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="codeseek", description="Semantic code search over a workspace.")
-    parser.add_argument("--version", action="version", version=f"codeseek {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     from retrievers.profile import PRESETS as presets
 

@@ -201,9 +201,10 @@ class GraphRetriever:
 
 
 def _edge_weight(cg: CallGraph, caller: int | None, callee: int | None) -> float:
-    if caller is None or callee is None or not cg.graph.has_edge(caller, callee):
+    data = cg.succ.get(caller, {}).get(callee) if caller is not None and callee is not None else None
+    if data is None:
         return 1.0
-    return float(cg.graph.edges[caller, callee].get("weight", 1.0))
+    return float(data.get("weight", 1.0))
 
 
 def _dedupe(hits: list[Hit]) -> list[Hit]:

@@ -3,6 +3,8 @@ index for a warm process, never persisted with unsaved buffers open; the real pa
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,6 +78,8 @@ def test_persisted_graph_warm_start(tree: Path, tmp_path: Path, monkeypatch: pyt
         loaded = warm.build()
         assert warm.loaded and loaded is not built
         assert callers(loaded, "beta") == {"alpha"} and loaded.pagerank == built.pagerank
+        assert loaded.stats() == built.stats() and loaded.succ == built.succ and loaded.pred == built.pred
+        assert set(loaded.graph.edges) == set(built.graph.edges)  # the networkx view, made on demand
         assert warm.derived_key() == cold.derived_key() != ""
         (tree / "gamma.py").write_text(GAMMA + "\n\ndef beta_user():\n    return beta(2)\n")
         ws.update()  # a new revision: the saved graph no longer applies
@@ -93,3 +97,26 @@ def test_no_persistence_with_unsaved_buffers(tree: Path, tmp_path: Path,
         assert holder.derived_key() == ""
         assert callers(holder.build(), "beta") == {"alpha", "buffered"}
         assert not holder.loaded and not (tmp_path / "index" / "derived" / "callgraph.pickle").exists()
+
+
+def test_a_loaded_graph_needs_no_networkx(tree: Path, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that loads the saved graph and walks it never imports networkx (its import is a tenth
+    of a warm CLI start); asking for the networkx view imports it then."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with open_ws(tree, tmp_path) as ws:
+        ws.update()
+        GraphState(ws, persist=True).build()
+    code = (
+        "import sys; from pathlib import Path; from indexing.workspace import Workspace, WorkspaceOptions; "
+        "from retrievers.graph_state import GraphState; "
+        f"ws = Workspace(Path({str(tree)!r}), "
+        f"WorkspaceOptions(index_dir=Path({str(tmp_path / 'index')!r}))); "
+        "ws.update(); state = GraphState(ws, persist=True); g = state.build(); assert state.loaded; "
+        "(beta,) = g.resolve('beta'); names = sorted(g.definition(c).name for _, c in g.callers(beta.id)); "
+        "names += [g.definition(c).name for c in g.callees(g.resolve('alpha')[0].id)]; "
+        "print(names, 'networkx' in sys.modules, g.graph.number_of_edges() > 0, 'networkx' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["['alpha',", "'beta']", "False", "True", "True"]
