@@ -108,6 +108,15 @@ class SignedCache:
             if enabled:
                 gc.enable()
 
+    def holds(self, name: str, key: str) -> bool:
+        """Whether a file saved under `name` for `key` is there (its head only: `load` checks the rest)."""
+        head = MAGIC + key.encode() + b"\n"
+        try:
+            with self._path(name).open("rb") as saved:
+                return saved.read(len(head)) == head
+        except OSError:
+            return False
+
     def save(self, name: str, key: str, obj: Any) -> bool:
         """Write atomically; False (logged) when the folder is not writable or the object not picklable."""
         try:

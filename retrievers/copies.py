@@ -67,14 +67,24 @@ def copy_trees(definitions: Iterable[Definition], min_share: float, min_names: i
     in a more current tree (no such folder, or a higher version)."""
     names: dict[str, set[str]] = {}  # tree path -> qualified names defined in it
     currency_of: dict[str, float] = {}
-    best: dict[str, dict[str, float]] = {}  # qualified name -> {tree path or "": currency}
-    for d in definitions:
-        found = _copy_part(d.path)
+    parts: dict[str, tuple[int, str, float] | None] = {}  # path -> its copy folder (one look per file)
+    defs = list(definitions)
+    for d in defs:
+        found = parts[d.path] if d.path in parts else parts.setdefault(d.path, _copy_part(d.path))
+        if found is not None:
+            tree = _tree_of(d.path, found)
+            names.setdefault(tree, set()).add(d.qualified_name)
+            currency_of[tree] = found[2]
+    if not names:
+        return {}
+    wanted = set().union(*names.values())
+    best: dict[str, dict[str, float]] = {}  # qualified name in some tree -> {tree path or "": currency}
+    for d in defs:
+        if d.qualified_name not in wanted:
+            continue
+        found = parts[d.path]
         tree = "" if found is None else _tree_of(d.path, found)
         currency = float("inf") if found is None else found[2]
-        if found is not None:
-            names.setdefault(tree, set()).add(d.qualified_name)
-            currency_of[tree] = currency
         trees = best.setdefault(d.qualified_name, {})
         trees[tree] = max(trees.get(tree, currency), currency)
     out: dict[str, str] = {}

@@ -202,6 +202,7 @@ def fuse(
     fused = rrf(ranked, weights, k)
     if chunks is None:
         return fused
-    return apply_priors(fused, chunks, pagerank_for_chunk or {}, wanted=wanted, symbol=symbol,
+    ranks = {} if pagerank_for_chunk is None else pagerank_for_chunk  # (lazy: no truth test, no len)
+    return apply_priors(fused, chunks, ranks, wanted=wanted, symbol=symbol,
                         identifier_query=identifier_query, query_text=query_text, config=config,
                         copy_trees=copy_trees)

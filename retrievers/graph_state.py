@@ -6,7 +6,8 @@ index as it is now, built once per index generation (`Workspace.generation`: an 
 something, or changes another process committed). With `persist`, a graph an earlier process saved
 for the same index revision and the same graph code (`derived_key()`) is loaded instead of built
 (`indexing.persist.SignedCache`), and a built one is saved with its PageRank: a warm process skips the
-build. Never with unsaved buffers open (their records are not in any saved revision).
+build. The unresolved call sites are saved apart and read only when first needed. Never with unsaved
+buffers open (their records are not in any saved revision).
 
 `SearchEngine` owns one and hands its graph to each `Snapshot`; front ends read it through
 `SearchEngine.call_graph()`. Commands that only need the graph (`codeseek graph`) make their own.
@@ -14,7 +15,9 @@ build. Never with unsaved buffers open (their records are not in any saved revis
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from indexing.persist import SignedCache, code_fingerprint
@@ -22,6 +25,10 @@ from indexing.workspace import Workspace
 
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
+    from indexing.records import CallSite
+
+log = logging.getLogger(__name__)
+UNRESOLVED = "callgraph-unresolved"  # saved apart from the graph (CallGraph.without_unresolved)
 
 __all__ = ["GraphState", "graph_code"]
 
@@ -54,17 +61,37 @@ class GraphState:
                 return self._graph
             key = self.derived_key() if self.persist else ""
             cache = SignedCache(ws.index_dir)
-            graph = cache.load("callgraph", key) if key else None
+            graph = cache.load("callgraph", key) if key and cache.holds(UNRESOLVED, key) else None
             self.loaded = graph is not None
-            if graph is None:
-                with ws.store.snapshot():
-                    definitions, calls, imports = ws.store.definitions(), ws.store.calls(), ws.store.imports()
-                graph = build_call_graph(definitions, calls, imports)
+            if graph is not None:
+                graph.unresolved_from(lambda: self._load_unresolved(cache, key))
+            else:
+                graph = self._build_from_store(build_call_graph)
                 if key:
                     graph.pagerank  # noqa: B018 (computed before saving, so it is saved too)
-                    cache.save("callgraph", key, graph)
+                    head, unresolved = graph.without_unresolved()
+                    if cache.save(UNRESOLVED, key, unresolved):  # first: a saved graph finds its sites
+                        cache.save("callgraph", key, head)
             self._graph, self._generation = graph, generation
             return graph
+
+    def _build_from_store(self, build: Callable[..., CallGraph]) -> CallGraph:
+        store = self.workspace.store
+        with store.snapshot():
+            definitions, calls, imports = store.definitions(), store.calls(), store.imports()
+        return build(definitions, calls, imports)
+
+    def _load_unresolved(self, cache: SignedCache, key: str) -> list[CallSite]:
+        """The saved graph's unresolved call sites (read on first use: only the references fallback
+        needs them); built again from the store if their file went missing since."""
+        sites = cache.load(UNRESOLVED, key)
+        if sites is None:
+            from graph.callgraph import build_call_graph
+
+            log.warning("the saved unresolved call sites of %s are gone: rebuilding them",
+                        self.workspace.root)
+            sites = self._build_from_store(build_call_graph).unresolved
+        return sites  # type: ignore[no-any-return]
 
     def derived_key(self) -> str:
         """Names one index state and the code that derives from it: the index's uid and revision and

@@ -78,7 +78,9 @@ def test_persisted_graph_warm_start(tree: Path, tmp_path: Path, monkeypatch: pyt
         loaded = warm.build()
         assert warm.loaded and loaded is not built
         assert callers(loaded, "beta") == {"alpha"} and loaded.pagerank == built.pagerank
+        assert loaded._unresolved is None  # saved apart, read on first use
         assert loaded.stats() == built.stats() and loaded.succ == built.succ and loaded.pred == built.pred
+        assert loaded.unresolved == built.unresolved
         assert set(loaded.graph.edges) == set(built.graph.edges)  # the networkx view, made on demand
         assert warm.derived_key() == cold.derived_key() != ""
         (tree / "gamma.py").write_text(GAMMA + "\n\ndef beta_user():\n    return beta(2)\n")
@@ -120,3 +122,23 @@ def test_a_loaded_graph_needs_no_networkx(tree: Path, tmp_path: Path,
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["['alpha',", "'beta']", "False", "True", "True"]
+
+
+def test_unresolved_sites_saved_apart(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The unresolved call sites live in their own file: without it the saved graph is not taken; if it
+    vanishes after the graph loaded, they are built again from the store."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tree / "delta.py").write_text("def delta():\n    return nowhere(1)\n")
+    sites = tmp_path / "index" / "derived" / "callgraph-unresolved.pickle"
+    with open_ws(tree, tmp_path) as ws:
+        ws.update()
+        built = GraphState(ws, persist=True).build()
+        assert [s.callee for s in built.unresolved_named("nowhere")] == ["nowhere"] and sites.is_file()
+        sites.unlink()
+        missing = GraphState(ws, persist=True)
+        assert missing.build().unresolved_named("nowhere") and not missing.loaded and sites.is_file()
+        late = GraphState(ws, persist=True)
+        graph = late.build()
+        assert late.loaded
+        sites.unlink()
+        assert [s.callee for s in graph.unresolved_named("nowhere")] == ["nowhere"]
