@@ -5,7 +5,8 @@
 - `refresh(embed, progress, paths)`: phase 1 runs `workspace.update` and brings the text index, the
   structural index and the call graph (its one holder: `self.graphs`, `retrievers.graph_state`) up
   to date (searches answer from then on, without semantic); phase 2 embeds the chunks that have no
-  cached vector. The first refresh in a process reconciles the text index and the vectors with the
+  cached vector (when one refresh does both, on a thread beside phase 1: `retrievers.embedding_phase`).
+  The first refresh in a process reconciles the text index and the vectors with the
   store's chunk ids (a killed run leaves them behind or ahead); later refreshes apply the update's
   added and removed chunks.
 - `search(request) -> dict`: validate (the scope is built once, here), classify the intent (or take
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from indexing.workspace import UpdateResult, Workspace
 from retrievers import direct_route, fused_route
 from retrievers.base import Query, QueryError, RetrieverError
+from retrievers.embedding_phase import EmbeddingPhase
 from retrievers.graph_retriever import GraphRetriever
 from retrievers.graph_state import GraphState
 from retrievers.intent import Intent, classify, override
@@ -77,6 +79,9 @@ class EngineOptions:
     persist_graph: bool = True
     persist_once: bool = False
     embeddings: bool = True  # False: no semantic retriever, the model is never loaded
+    # A refresh that embeds starts embedding once the chunks are known, beside the call graph and
+    # the text index (retrievers.embedding_phase); False: after them, as the language server does.
+    embed_alongside: bool = True
     # Overrides of the shipped ranking profiles (retrievers.profile), applied to every preset: a
     # RankingProfile field or one of its priors' ("file_decay": 0, "k": 20...). For A/B runs.
     ranking: dict[str, Any] = field(default_factory=dict)
@@ -187,29 +192,21 @@ class SearchEngine:
                                  f"{self.semantic.model_id}: every chunk is embedded again")
             if self._view is None:
                 self._set_running(INDEXING)
+            semantic = self.semantic if embed else None
+            phase = EmbeddingPhase(semantic, out, progress) if semantic is not None else None
             try:
                 with self.workspace.store.writer.hold():  # one writing process per index (issue 13)
                     if self.workspace.changed_elsewhere():  # another process committed: resync all
                         self._synced = False
-                    self._phase1(out, progress, paths)
-                if embed and self.semantic is not None and self.semantic.pending():
-                    self._set_running(EMBEDDING)
-                    started = time.perf_counter()
-                    semantic = self.semantic
-
-                    def report(done: int, total: int) -> None:
-                        if progress is not None:
-                            progress("embedding", done, total)
-
                     try:
-                        prepare = getattr(semantic.embedder, "prepare", None)
-                        if prepare is not None:  # a first-use model build reports its own phase
-                            prepare(progress)
-                        out.embedded = semantic.embed_pending(report)
-                    except RetrieverError as exc:  # e.g. the model cannot load: search without it
-                        log.warning("embedding failed: %s", exc)
-                        out.notes.append(f"embeddings unavailable, searching without them: {exc}")
-                    out.seconds["embed"] = time.perf_counter() - started
+                        self._phase1(out, progress, paths, phase)
+                    except BaseException:
+                        if phase is not None:
+                            phase.stop()
+                        raise
+                if phase is not None and (phase.started or phase.semantic.pending()):
+                    self._set_running(EMBEDDING)
+                    phase.finish()
             finally:
                 self._set_running(None)
             out.pending = self.semantic.pending() if self.semantic is not None else 0
@@ -231,7 +228,8 @@ class SearchEngine:
         with self._lock:
             self._running = state
 
-    def _phase1(self, out: RefreshResult, progress: Progress | None, paths: Iterable[str] | None) -> None:
+    def _phase1(self, out: RefreshResult, progress: Progress | None, paths: Iterable[str] | None,
+                embedding: EmbeddingPhase | None = None) -> None:
         wanted = None if paths is None else list(paths)
         started = time.perf_counter()
         if wanted is None or wanted:
@@ -246,6 +244,19 @@ class SearchEngine:
             return
         started = time.perf_counter()
         store = self.workspace.store
+        with store.snapshot():
+            chunks = store.chunks()
+            files = store.counts().get("files", 0)
+        synced_key = (self.graphs.derived_key() or None) if self.graphs.persist else None
+        if self.semantic is not None:
+            if not self._synced:  # (the text index is reconciled below, after the graph)
+                derived = self.workspace.index_dir / "derived"
+                self.semantic.index(chunks, embed=False, saved=derived if synced_key else None,
+                                    stamp=synced_key or "")
+            elif out.update is not None and out.update.changed:
+                self.semantic.update(out.update.added, out.update.removed_ids, embed=False)
+        if embedding is not None and self.options.embed_alongside:
+            embedding.start()  # beside the graph and the text index (retrievers.embedding_phase)
         graph = None
         graph_started = time.perf_counter()
         try:
@@ -261,12 +272,12 @@ class SearchEngine:
         except Exception:  # the graph serves references and priors: search works without it
             log.exception("building the call graph of %s failed", self.workspace.root)
         graph_seconds = time.perf_counter() - graph_started
-        with store.snapshot():
-            chunks = store.chunks()
-            definitions = graph.definitions() if graph is not None else store.definitions()
-            files = store.counts().get("files", 0)
+        if graph is not None:
+            definitions = graph.definitions()
+        else:
+            with store.snapshot():
+                definitions = store.definitions()
         out.chunks, out.definitions = len(chunks), len(definitions)
-        synced_key = (self.graphs.derived_key() or None) if self.graphs.persist else None
         if not self._synced:
             # First refresh in this process: make the on-disk text index and the loaded vectors hold
             # exactly the store's chunks (index() re-adds only what differs). A text index that an
@@ -275,15 +286,9 @@ class SearchEngine:
                 self.text.adopt(chunks)
             else:
                 self.text.index(chunks)
-            if self.semantic is not None:
-                derived = self.workspace.index_dir / "derived"
-                self.semantic.index(chunks, embed=False, saved=derived if synced_key else None,
-                                    stamp=synced_key or "")
             out.reconciled = True
         elif out.update is not None and out.update.changed:
             self.text.update(out.update.added, out.update.removed_ids)
-            if self.semantic is not None:
-                self.semantic.update(out.update.added, out.update.removed_ids, embed=False)
         if synced_key is not None and store.get_meta("text.synced") != synced_key:
             store.set_meta("text.synced", synced_key)
         out.seconds["sync"] = time.perf_counter() - started
