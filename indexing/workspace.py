@@ -107,6 +107,7 @@ class Workspace:
         if not root.is_dir():
             raise WorkspaceError(f"workspace root is not a directory: {root}")
         self.root = Path(os.path.realpath(root))
+        self._root_prefix = str(self.root) + os.sep  # read_bytes joins strings: pathlib costs more
         self.options = options or WorkspaceOptions()
         index_dir = self.options.index_dir
         self.index_dir = Path(index_dir) if index_dir else index_dir_for(self.root, self.options.index_base)
@@ -185,7 +186,7 @@ class Workspace:
             overlay = self._overlays.get(rel)
             if overlay is not None:
                 return overlay
-        full = self.root / rel
+        full = self._root_prefix + rel
         try:
             st = os.stat(full)
             with self._cache_lock:
@@ -193,7 +194,8 @@ class Workspace:
                 if hit is not None and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
                     self._bytes_cache.move_to_end(rel)
                     return hit[2]
-            data = full.read_bytes()
+            with open(full, "rb") as fh:
+                data = fh.read()
         except OSError as exc:
             raise WorkspaceError(f"cannot read {rel}: {exc.strerror or exc}") from exc
         with self._cache_lock:

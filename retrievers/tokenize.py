@@ -100,11 +100,11 @@ def identifier_terms(text: str) -> Iterator[str]:
 
 @lru_cache(maxsize=65536)
 def _joined_terms(identifier: str) -> str:
-    return " ".join(terms_for_identifier(identifier))
+    """An identifier's terms joined by spaces ("" for an over-long one)."""
+    return " ".join(terms_for_identifier(identifier)) if len(identifier) <= MAX_IDENT_LEN else ""
 
 
 def identifier_text(text: str) -> str:
     """`" ".join(identifier_terms(text))`, computed once per distinct identifier (indexing a large
-    tree meets the same names hundreds of thousands of times)."""
-    return " ".join(joined for ident in _IDENT_RE.findall(text)
-                    if len(ident) <= MAX_IDENT_LEN and (joined := _joined_terms(ident)))
+    tree meets the same names hundreds of thousands of times; map and filter keep the loop in C)."""
+    return " ".join(filter(None, map(_joined_terms, _IDENT_RE.findall(text))))
