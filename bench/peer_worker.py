@@ -46,7 +46,7 @@ def run_codeseek(root: Path, index_dir: Path, queries: list[str], repeat: int) -
     except ImportError:
         options = EngineOptions()
     imported = time.perf_counter()
-    ws = Workspace(root, WorkspaceOptions(index_base=index_dir))  # as `codeseek search --index-dir`
+    ws = Workspace(root, WorkspaceOptions(index_base=index_dir, parse_workers=None))  # as `codeseek search`
     engine = SearchEngine(ws, options)
     engine.refresh(embed=True)
     ready_at = time.time()

@@ -22,6 +22,7 @@ from typing import Any
 
 from indexing.freshness import content_hash, error_reasons, parser_fingerprint
 from indexing.location import index_dir_for
+from indexing.parse_pool import Plan
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
 from indexing.scan import (
     UNREADABLE,
@@ -73,6 +74,10 @@ class WorkspaceOptions:
     index_base: Path | None = None  # base folder of the per-root index folders (indexing.location)
     index_dir: Path | None = None  # the index folder itself (tests, bench/); None: index_dir_for(root, base)
     scan: ScanOptions = field(default_factory=ScanOptions)
+    # Worker processes that parse a large update (indexing.parse_pool): None picks by machine and
+    # update size (the command line and the servers); 0, the library default, parses in process,
+    # since worker processes re-import the caller's main script, which must guard its top level.
+    parse_workers: int | None = 0
 
 
 @dataclass
@@ -291,29 +296,41 @@ class Workspace:
 
     def _index(self, candidates: list[FileInfo], stored: dict[str, FileRow], overlays: dict[str, bytes],
                out: UpdateResult, progress: Progress | None) -> None:
-        total, i = len(candidates), 0
-        while i < total:
+        """Plan, parse (on worker processes for a large update: `indexing.parse_pool`) and store each
+        candidate, in order."""
+        from indexing.parse_pool import parse_in_order, worker_count
+
+        total = len(candidates)
+        maybe_changed = sum(1 for info in candidates if not self._unchanged(info, stored.get(info.path)))
+        plans = (self._plan(info, stored.get(info.path), overlays.get(info.path), out) for info in candidates)
+        parsed = parse_in_order(plans, worker_count(maybe_changed, self.options.parse_workers))
+        done = 0
+        while done < total:
             # One commit per batch of files (or half a second); each file is still atomic on its own.
             with self.store.transaction():
                 batch_started, pending = time.perf_counter(), 0
-                while i < total:
-                    info = candidates[i]
-                    i += 1
-                    pending += self._index_one(info, stored.get(info.path), overlays.get(info.path), out)
+                for plan, result in parsed:
+                    done += 1
+                    pending += plan.wrote + (self._store(plan, result, out) if result is not None else 0)
                     if progress is not None:
-                        progress(i, total, info.path)
+                        progress(done, total, plan.info.path)
                     if pending >= _COMMIT_FILES or time.perf_counter() - batch_started > _COMMIT_SECONDS:
                         break
 
-    def _index_one(self, info: FileInfo, row: FileRow | None, overlay: bytes | None,
-                   out: UpdateResult) -> int:
-        """Index one candidate; returns 1 when it wrote to the store."""
+    @staticmethod
+    def _unchanged(info: FileInfo, row: FileRow | None) -> bool:
+        """Same language, labels, size and mtime as stored: not even read."""
+        return row is not None and row.language == info.language and row.labels == info.labels \
+            and row.hash != STALE and (row.size, row.mtime_ns) == (info.size, info.mtime_ns)
+
+    def _plan(self, info: FileInfo, row: FileRow | None, overlay: bytes | None, out: UpdateResult) -> Plan:
+        """Read and hash a candidate: a plan with its data when it needs parsing, else without (an
+        unchanged file; one whose content is the same under a new mtime, touched; a vanished one, removed)."""
         same_meta = row is not None and row.language == info.language and row.labels == info.labels \
             and row.hash != STALE
-        if overlay is None and same_meta and row is not None \
-                and (row.size, row.mtime_ns) == (info.size, info.mtime_ns):
+        if overlay is None and self._unchanged(info, row):
             out.unchanged += 1
-            return 0
+            return Plan(info)
         if overlay is not None:
             data = overlay
             info = FileInfo(info.path, info.language, len(data), OVERLAY_MTIME, info.labels)
@@ -325,7 +342,7 @@ class Workspace:
                 out.skipped_paths.append((info.path, reason))
                 if row is not None:
                     self._remove([info.path], out)
-                return 1 if row is not None else 0
+                return Plan(info, wrote=1 if row is not None else 0)
             if len(data) != info.size:  # changed between scan and read: record what was read
                 info = FileInfo(info.path, info.language, len(data), info.mtime_ns, info.labels)
         digest = content_hash(data)
@@ -333,18 +350,17 @@ class Workspace:
         if same_meta and row is not None and row.hash == digest:
             if (row.size, row.mtime_ns) != (info.size, info.mtime_ns):
                 self.store.touch_file(info)
-                return 1
+                return Plan(info, wrote=1)
             out.unchanged += 1
-            return 0
-        from indexing.parse import parse_file  # imported on first use: an unchanged tree never loads it
+            return Plan(info)
+        return Plan(info, data, digest)
 
-        try:
-            result = parse_file(info.path, data, info.language, info.labels)
-        except Exception as exc:  # parse_file promises not to raise; keep indexing if it does
-            result = ParseResult(status="error", error=f"parser-crash: {type(exc).__name__}: {exc}")
+    def _store(self, plan: Plan, result: ParseResult, out: UpdateResult) -> int:
+        """Write one file's parse; returns 1 (a store write)."""
+        info = plan.info
         out.parsed += 1
         out.error_paths.extend((info.path, reason) for reason in error_reasons(result))
-        added, removed = self.store.replace_file_diff(info, digest, result)
+        added, removed = self.store.replace_file_diff(info, plan.digest, result)
         out.added.extend(added)
         out.removed_ids.extend(removed)
         out.changed_paths.append(info.path)

@@ -63,7 +63,8 @@ def _root(args: argparse.Namespace, start: Path | None = None) -> Path:
 
 def _workspace(root: Path, index_base: str | None) -> Workspace:
     """The workspace of `root`, its index under `--index-dir` (a base folder: `indexing.location`)."""
-    return Workspace(root, WorkspaceOptions(index_base=Path(index_base).expanduser() if index_base else None))
+    base = Path(index_base).expanduser() if index_base else None
+    return Workspace(root, WorkspaceOptions(index_base=base, parse_workers=None))
 
 
 def _update(ws: Workspace, show_progress: bool) -> UpdateResult:

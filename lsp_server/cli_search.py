@@ -42,7 +42,8 @@ def _err(message: str) -> None:
 
 def _open_at(root: Path, args: argparse.Namespace) -> SearchEngine:
     base = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
-    workspace = Workspace(root, WorkspaceOptions(index_base=base))  # --index-dir: a base (indexing.location)
+    # --index-dir: a base (indexing.location)
+    workspace = Workspace(root, WorkspaceOptions(index_base=base, parse_workers=None))
     options = foreground_engine_options(embeddings=not args.no_embed)
     options.max_span_lines = max(0, int(getattr(args, "max_lines", options.max_span_lines)))
     return SearchEngine(workspace, options)

@@ -96,7 +96,7 @@ class RootIndex(StoppableWorker):
         scan = ScanOptions(max_file_size=options.max_file_size, excludes=tuple(options.excludes))
         # The `indexDir` option is a base folder, as the CLI's --index-dir (indexing.location).
         base = Path(options.index_dir) if options.index_dir else None
-        self.workspace = Workspace(root, WorkspaceOptions(index_base=base, scan=scan))
+        self.workspace = Workspace(root, WorkspaceOptions(index_base=base, scan=scan, parse_workers=None))
         self.root = self.workspace.root
         embedder = shared_embedder(options.model) if options.embeddings else None
         self.engine = SearchEngine(self.workspace, EngineOptions(

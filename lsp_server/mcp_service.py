@@ -80,7 +80,8 @@ class McpService(StoppableWorker):
     def __init__(self, root: Path, options: McpOptions | None = None) -> None:
         self.options = options or McpOptions()
         self.workspace = Workspace(root, WorkspaceOptions(index_dir=self.options.index_dir,
-                                                          index_base=self.options.index_base))
+                                                          index_base=self.options.index_base,
+                                                          parse_workers=None))
         # One engine per process: it builds its own embedder from `model` (nothing to share).
         self.engine = SearchEngine(self.workspace, EngineOptions(
             model=self.options.model, embeddings=self.options.embeddings))

@@ -1,0 +1,65 @@
+"""indexing.parse_pool: worker processes parse a large update with exactly the records parsing in process
+gives, in file order; how many workers an update gets. Real grammars, store and sample workspace."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from indexing.parse_pool import MIN_FILES, Plan, parse_in_order, worker_count
+from indexing.records import FileInfo
+from indexing.workspace import Workspace, WorkspaceOptions
+
+SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
+
+
+def records(root: Path, index: Path, workers: int) -> tuple[list[tuple[object, ...]], ...]:
+    with Workspace(root, WorkspaceOptions(index_dir=index, parse_workers=workers)) as ws:
+        result = ws.update()
+        assert result.parsed > 0
+        errors = [(path, reason) for path, reason in result.error_paths]
+        chunks = [(c.id, c.path, c.start_line, c.end_line, c.kind, c.symbol, c.content_hash)
+                  for c in ws.store.chunks()]
+        definitions = [(d.id, d.path, d.qualified_name, d.start_line, d.end_line) for d in ws.definitions()]
+        calls = [(c.path, c.line, c.column, c.callee, c.caller) for c in ws.calls()]
+        imports = [(i.path, i.line, i.module, i.name) for i in ws.imports()]
+    return chunks, definitions, calls, imports, errors
+
+
+def test_workers_store_what_parsing_in_process_stores(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CODESEEK_PARSE_WORKERS", raising=False)
+    root = tmp_path / "ws"
+    shutil.copytree(SAMPLE, root)
+    (root / "broken.py").write_bytes(b"def broken(:\n    return \xff\xfe\n")  # a syntax error, bad UTF-8
+    serial = records(root, tmp_path / "serial", 0)
+    pooled = records(root, tmp_path / "pooled", 2)
+    assert pooled == serial and all(serial)
+    assert {path for path, _ in serial[-1]} == {"broken.py"}  # a syntax error and bad UTF-8
+
+
+def test_results_come_in_plan_order_and_plans_without_data_pass_through() -> None:
+    plans = [Plan(FileInfo(f"m{k}.py", "python", 0, 0, ()), f"def f{k}():\n    return {k}\n".encode(), "h")
+             if k % 3 else Plan(FileInfo(f"skip{k}.py", "python", 0, 0, ())) for k in range(40)]
+    out = list(parse_in_order(iter(plans), workers=2))
+    assert [plan for plan, _ in out] == plans
+    for k, (_, result) in enumerate(out):
+        if k % 3:
+            assert result is not None and [d.name for d in result.definitions] == [f"f{k}"]
+        else:
+            assert result is None
+
+
+def test_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CODESEEK_PARSE_WORKERS", raising=False)
+    assert worker_count(MIN_FILES - 1, None, cpus=8) == 0  # a small update: the pool's start costs more
+    assert worker_count(MIN_FILES, None, cpus=2) == 2 and worker_count(10_000, None, cpus=16) == 4
+    assert worker_count(10_000, None, cpus=1) == 0
+    assert worker_count(10_000, 0, cpus=8) == 0 and worker_count(5, 3, cpus=8) == 3  # chosen wins
+    assert worker_count(0, 3, cpus=8) == 0
+    monkeypatch.setenv("CODESEEK_PARSE_WORKERS", "1")
+    assert worker_count(5, 0, cpus=8) == 1
+    monkeypatch.setenv("CODESEEK_PARSE_WORKERS", "many")
+    assert worker_count(5, 0, cpus=8) == 0  # ignored, logged
