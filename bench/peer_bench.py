@@ -83,7 +83,7 @@ TARGETS: dict[str, list[tuple[str, str, float]]] = {
     "requests": [("cold_s", "abs", 2.0), ("cold_s", "ratio", 2.0), ("p50_ms", "ratio", 1.0)],
     "flask": [("cold_s", "ratio", 2.0), ("p50_ms", "ratio", 1.0)],
     "django": [("cold_s", "abs", 30.0), ("cold_s", "ratio", 2.0), ("p50_ms", "ratio", 1.0),
-               ("p50_ms", "abs", 10.0), ("warm_cli_s", "abs", 1.0), ("rss_mib", "abs", 381.5)],
+               ("p50_ms", "abs", 10.0), ("warm_cli_s", "abs", 1.0), ("tree_rss_mib", "abs", 381.5)],
     "django-sdist": [("cold_s", "abs", 60.0), ("cold_s", "ratio", 2.0)],
 }
 
@@ -104,20 +104,54 @@ class Samples:
 
 
 # A forked child's peak RSS counts the parent's pages until it execs, so the measured command is
-# started by this small interpreter (no site, ~10 MiB), which reports its child's ru_maxrss (KiB).
-RSS_WRAPPER = """import os, sys
+# started by this small interpreter (no site, ~10 MiB), which reports its child's ru_maxrss (KiB) and
+# the peak of the summed RSS of the child and every process below it, sampled every 50 ms (codeseek's
+# parse workers are processes of their own: ru_maxrss does not see them).
+RSS_WRAPPER = """import os, sys, time
 pid = os.fork()
 if pid == 0:
     os.execvp(sys.argv[2], sys.argv[2:])
-_, status, usage = os.wait4(pid, 0)
+page = os.sysconf("SC_PAGE_SIZE") // 1024
+def tree_kib():
+    parent = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/" + name + "/stat", "rb") as fh:
+                    parent[int(name)] = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    members, grew = {pid}, True
+    while grew:
+        grew = False
+        for proc, up in parent.items():
+            if up in members and proc not in members:
+                members.add(proc)
+                grew = True
+    total = 0
+    for proc in members:
+        try:
+            with open("/proc/%d/statm" % proc, "rb") as fh:
+                total += int(fh.read().split()[1]) * page
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+peak = 0
+while True:
+    done, status, usage = os.wait4(pid, os.WNOHANG)
+    if done:
+        break
+    peak = max(peak, tree_kib())
+    time.sleep(0.05)
 with open(sys.argv[1], "w") as fh:
-    fh.write(str(usage.ru_maxrss))
+    fh.write("%d %d" % (usage.ru_maxrss, max(peak, usage.ru_maxrss)))
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
-def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int, str, str, float]:
-    """Run a child; (wall s, peak RSS MiB, exit status, stdout, stderr tail, spawn time)."""
+def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int, str, str, float, float]:
+    """Run a child; (wall s, peak RSS MiB, exit status, stdout, stderr tail, spawn time, peak RSS MiB of
+    the child's whole process tree)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile(suffix=".rss") as rss:
         spawned = time.time()
@@ -127,9 +161,10 @@ def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int, str
         wall = time.perf_counter() - started
         out.seek(0)
         err.seek(0)
-        raw = Path(rss.name).read_text().strip()
-        return (wall, int(raw) / 1024.0 if raw else 0.0, proc.returncode,
-                out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")[-2000:], spawned)
+        raw = Path(rss.name).read_text().split()
+        own, tree = (int(raw[0]) / 1024.0, int(raw[1]) / 1024.0) if len(raw) == 2 else (0.0, 0.0)
+        return (wall, own, proc.returncode, out.read().decode("utf-8", "replace"),
+                err.read().decode("utf-8", "replace")[-2000:], spawned, tree)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -164,7 +199,7 @@ class Bench:
             cmd = [str(self.semble_python), str(WORKER), "semble", str(root), "--model", str(self.model)]
             env = dict(self.env_semble, SEMBLE_CACHE_LOCATION=str(scratch / "semble-cache"))
         cmd += ["--queries", str(qfile), "--repeat", str(self.repeat)]
-        wall, rss, code, out, err, spawned = measure(cmd, env)
+        wall, rss, code, out, err, spawned, tree = measure(cmd, env)
         if code != 0:
             raise SystemExit(f"{tool} worker failed ({code}) on {root}:\n{err}")
         data = json.loads(out.strip().splitlines()[-1])
@@ -173,6 +208,7 @@ class Bench:
         samples.add("cold_s", data["ready_at"] - spawned)
         samples.add("build_s", data["build_s"])
         samples.add("rss_mib", rss)
+        samples.add("tree_rss_mib", tree)
         samples.add("p50_ms", percentile(data["latencies_ms"], 0.5))
         samples.add("p95_ms", percentile(data["latencies_ms"], 0.95))
         samples.notes.update(chunks=data["chunks"], embedded=data["embedded"], model=data["model"],
@@ -186,7 +222,7 @@ class Bench:
         else:
             cmd = [str(self.semble_python.parent / "semble"), "search", query, str(root), "-k", "10"]
             env = dict(self.env_semble, SEMBLE_CACHE_LOCATION=str(scratch / "semble-cache"))
-        wall, rss, code, _, err, _ = measure(cmd, env)
+        wall, rss, code, _, err, _, _ = measure(cmd, env)
         if code != 0:
             raise SystemExit(f"{tool} search failed ({code}) on {root}:\n{err}")
         return wall, rss
@@ -231,6 +267,7 @@ ROWS = [  # (key, label, unit scale, format)
     ("cold_s", "cold index incl. vectors, spawn to ready (s)", 1.0, "{:.2f}"),
     ("build_s", "  of which the build after imports (s)", 1.0, "{:.2f}"),
     ("rss_mib", "peak RSS of the cold-index process (MiB)", 1.0, "{:.0f}"),
+    ("tree_rss_mib", "  with its worker processes, summed (MiB)", 1.0, "{:.0f}"),
     ("p50_ms", "warm query in process p50 (ms)", 1.0, "{:.2f}"),
     ("p95_ms", "warm query in process p95 (ms)", 1.0, "{:.2f}"),
     ("cold_cli_s", "cold CLI search, new index (s)", 1.0, "{:.2f}"),
