@@ -127,33 +127,39 @@ def apply_priors(
                                       _structural_match(i)) for i in items},
         chunks, lambda cid: pagerank_for_chunk.get(cid, 0.0), {i.chunk_id: i.score for i in items}, config)
     copies = tree_factors([chunks[i.chunk_id] for i in items], copy_trees or {}, query_text, config)
-    for item in items:
+    path_bonus = config.path_keyword_bonus
+    for item in items:  # (a few hundred candidates per search: the explain dicts hold non-neutral terms only)
         chunk = chunks[item.chunk_id]
-        bonus = {
-            "definition": definitions.get(item.chunk_id, 0.0),
-            "path_keyword": config.path_keyword_bonus * shares.get(chunk.path, 0.0),
-            "coherence": coherence.get(item.chunk_id, 0.0),
-        }
+        bonus: dict[str, float] = {}
+        if value := definitions.get(item.chunk_id, 0.0):
+            bonus["definition"] = value
+        if value := path_bonus * shares.get(chunk.path, 0.0):
+            bonus["path_keyword"] = value
+        if value := coherence.get(item.chunk_id, 0.0):
+            bonus["coherence"] = value
         labels, demoted_by = label_factor(chunk.labels, want, config)
-        factors = {
-            "pagerank": pagerank_factor(pagerank_for_chunk.get(item.chunk_id, 0.0), config),
-            "label": labels,
-            "reexport": reexport_factor(chunk.path, chunk.kind, config),
-            "declaration": declaration_factor(chunk.path, config),
-            "copy": copies.get(item.chunk_id, 1.0),
-        }
-        boost = math.prod(factors.values())
+        factors: dict[str, float] = {}
+        boost = 1.0
+        for name, value in (
+            ("pagerank", pagerank_factor(pagerank_for_chunk.get(item.chunk_id, 0.0), config)),
+            ("label", labels),
+            ("reexport", reexport_factor(chunk.path, chunk.kind, config)),
+            ("declaration", declaration_factor(chunk.path, config)),
+            ("copy", copies.get(item.chunk_id, 1.0)),
+        ):
+            boost *= value
+            if value != 1.0:
+                factors[name] = value
         base = item.score
         item.score = (base + top * sum(bonus.values())) * boost
-        item.explain.update({
-            "rrf": base,
-            "bonus": {name: value for name, value in bonus.items() if value},
-            "factors": {name: value for name, value in factors.items() if value != 1.0},
-            "boost": boost,
-            "labels": list(chunk.labels),
-        })
+        explain = item.explain
+        explain["rrf"] = base
+        explain["bonus"] = bonus
+        explain["factors"] = factors
+        explain["boost"] = boost
+        explain["labels"] = list(chunk.labels)
         if demoted_by:
-            item.explain["demoted_as"] = demoted_by
+            explain["demoted_as"] = demoted_by
     return sorted(items, key=lambda f: (-f.score, f.chunk_id))
 
 

@@ -134,13 +134,16 @@ class Located:
     also: list[dict[str, Any]] | None = None
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})  # leaves _round returns as they are (no call for them)
+
+
 def _round(value: Any) -> Any:
     if isinstance(value, float):
         return round(value, 6)
     if isinstance(value, dict):
-        return {k: _round(v) for k, v in value.items()}
+        return {k: v if type(v) in _PLAIN else _round(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_round(v) for v in value]
+        return [v if type(v) in _PLAIN else _round(v) for v in value]
     return value
 
 
