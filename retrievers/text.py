@@ -344,6 +344,8 @@ class TextRetriever:
         q = self.bm25_query(text, symbol)
         if q is None or limit <= 0:
             return []
+        if scope.unrestricted:
+            return [Hit(cid, score, {"match": "bm25"}) for cid, score in self._run(q, limit)]
         admits = self._admits(scope)
         out = []
         for cid, score in self._run(q, limit * 4 + 50):  # over-fetched: the scope may leave some out
