@@ -31,6 +31,7 @@ class Snapshot:
     by_key: dict[tuple[str, str], Definition] = field(default_factory=dict)  # (path, qualified name)
     _starts: dict[str, list[int]] = field(default_factory=dict, repr=False)
     _defs_by_path: dict[str, list[Definition]] | None = field(default=None, repr=False)
+    _names: frozenset[str] | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, chunks: Iterable[Chunk], definitions: Iterable[Definition], graph: CallGraph | None,
@@ -48,6 +49,12 @@ class Snapshot:
             snap.by_key[(d.path, d.qualified_name)] = d
         snap.pagerank = ChunkPageRank(snap)
         return snap
+
+    def defines(self, name: str) -> bool:
+        """Whether some definition here has exactly this (unqualified) name."""
+        if self._names is None:
+            self._names = frozenset(d.name for d in self.definitions.values())
+        return name in self._names
 
     def chunk_at(self, path: str, line: int) -> Chunk | None:
         """The smallest chunk of `path` containing `line` (None when no chunk does)."""

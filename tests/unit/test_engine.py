@@ -510,3 +510,10 @@ def test_one_set_of_retrievers_per_refresh_behind_one_protocol(engine: SearchEng
     assert engine._view is view and retrievers.graph is held[2]  # not rebuilt per search
     with pytest.raises(QueryError, match="unknown modality 'bm25'"):
         retrievers.get("bm25")
+
+
+def test_a_lone_word_naming_a_definition_finds_it_first(engine: SearchEngine) -> None:
+    result = search(engine, "refund")
+    assert result["intent"] == {"name": "find_definition", "confidence": 0.6, "source": "workspace"}
+    assert places(result)[0] == ("shop/payments.py", 15, 17)
+    assert search(engine, "refunds")["intent"]["source"] == "classifier"  # no such name here
