@@ -128,17 +128,24 @@ def split_words(text: str) -> list[str]:
 
 
 def query_keywords(text: str, min_len: int = 3) -> list[str]:
-    """Distinct content words of a query (stopwords dropped, at least `min_len` letters)."""
+    """Distinct content words of a query (stopwords dropped, at least `min_len` letters); a query that
+    is one shorter word alone (`g`, `db`) keeps it: a short module name is all such a query says."""
     seen: dict[str, None] = {}
-    for word in split_words(text):
+    words = split_words(text)
+    for word in words:
         if len(word) >= min_len and word not in _STOPWORDS:
             seen.setdefault(word, None)
+    if not seen and len(words) == 1 and words[0] not in _STOPWORDS:
+        seen[words[0]] = None
     return list(seen)
 
 
 def prefix_match(a: str, b: str, min_prefix: int = 3) -> bool:
     """Words match when they share a prefix of >= max(min_prefix, shorter length - 2) letters
-    ("dependency" meets "dependencies", "session" meets "sessions", "auth" meets "authentication")."""
+    ("dependency" meets "dependencies", "session" meets "sessions", "auth" meets "authentication");
+    a word shorter than `min_prefix` matches only itself."""
+    if len(a) < min_prefix or len(b) < min_prefix:
+        return a == b
     common = 0
     for x, y in zip(a, b, strict=False):
         if x != y:

@@ -517,3 +517,21 @@ def test_a_lone_word_naming_a_definition_finds_it_first(engine: SearchEngine) ->
     assert result["intent"] == {"name": "find_definition", "confidence": 0.6, "source": "workspace"}
     assert places(result)[0] == ("shop/payments.py", 15, 17)
     assert search(engine, "refunds")["intent"]["source"] == "classifier"  # no such name here
+
+
+def test_a_one_letter_query_finds_the_module_of_that_name(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "g.py").write_text('"""Request-scoped values."""\n\n_values = {}\n\n\n'
+                                       "def put(name, value):\n    _values[name] = value\n")
+    (root / "pkg" / "app.py").write_text("from pkg import g\n\n\ndef handle(request):\n    g.put('user', 1)\n"
+                                         "    g.put('lang', 2)\n    return g\n")
+    (root / "pkg" / "util.py").write_text("def g_sum(a, b):\n    g = a + b\n    return g\n")
+    with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
+        eng = SearchEngine(ws, EngineOptions(embeddings=False))
+        eng.refresh()
+        try:
+            first = search(eng, "g")["results"][0]
+            assert first["path"] == "pkg/g.py" and first["explain"]["bonus"]["path_keyword"] > 0
+        finally:
+            eng.close()

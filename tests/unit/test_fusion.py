@@ -121,9 +121,12 @@ def test_prefix_match_and_keywords() -> None:
     assert prefix_match("dependency", "dependencies")
     assert prefix_match("session", "sessions") and prefix_match("auth", "authentication")
     assert prefix_match("proxy", "proxies")
-    assert not prefix_match("cookie", "connection") and not prefix_match("ab", "ab")
+    assert not prefix_match("cookie", "connection")
+    assert prefix_match("db", "db") and not prefix_match("db", "dbs") and not prefix_match("g", "go")
     assert query_keywords("How does the SessionRedirectMixin strip auth?") == [
         "session", "redirect", "mixin", "strip", "auth"]
+    assert query_keywords("g") == ["g"] and query_keywords("db") == ["db"]  # one short word alone
+    assert query_keywords("the db") == [] and query_keywords("how") == []
 
 
 def test_definition_match() -> None:
