@@ -39,7 +39,7 @@ from retrievers.base import Query, QueryError, RetrieverError
 from retrievers.embedding_phase import EmbeddingPhase
 from retrievers.graph_retriever import GraphRetriever
 from retrievers.graph_state import GraphState
-from retrievers.intent import Intent, classify, named_here, override
+from retrievers.intent import Intent, classify, override
 from retrievers.lifecycle import EMBEDDING, EMPTY, INDEXING, READY, TEXT_ONLY, IndexState
 from retrievers.profile import PROFILES, profile, with_overrides
 from retrievers.request import CheckedRequest, SearchRequest, validate
@@ -359,14 +359,12 @@ class SearchEngine:
         started = time.perf_counter()
         checked = validate(request)
         timings: dict[str, float] = {}
-        with self._lock:
-            view = self._view
         t = time.perf_counter()
         intent = self.classify(checked.text, checked.intent)
-        if view is not None:
-            intent = named_here(intent, checked.text, view[0].defines)
         timings["classify"] = (time.perf_counter() - t) * 1000
         intent_doc = {"name": intent.name, "confidence": round(intent.confidence, 3), "source": intent.source}
+        with self._lock:
+            view = self._view
         if view is None:
             timings["total"] = (time.perf_counter() - started) * 1000
             return empty_result(checked.text, checked.preset, intent_doc, "fused", [], self.index_info(),

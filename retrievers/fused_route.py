@@ -7,7 +7,9 @@ split definition once per list, `fusion.fuse` applies weighted RRF and the prior
 `exact_case.prefer_exact_case` puts exact-case definitions of an identifier query above different-case
 ones, `grouping.saturate` scores a file's further results x file_decay per result already listed (the
 rest fold under `also`), then `floor.apply` drops weak semantic-only matches from the ranked list.
-While another thread loads the embedding model, semantic is left out (`notes`).
+While another thread loads the embedding model, semantic is left out (`notes`). Blocks repeated
+verbatim across files (licence headers: `Snapshot.boilerplate`) leave the lists before any of this,
+except for exact strings and similar-code queries.
 """
 
 from __future__ import annotations
@@ -47,10 +49,15 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
         del weights["semantic"]
         ctx.notes.append(MODEL_LOADING)
     fetch = profile.fetch_limit(checked.limit)
+    boiler = snap.boilerplate(profile.boilerplate_min_files) if intent.name not in KEEP_BOILERPLATE \
+        else frozenset()
+    extra = min(len(boiler), fetch)  # asked for beyond `fetch`, so the lists stay `fetch` long without them
     ranked: dict[str, list[Hit]] = {}
     for modality in ("structural", "text", "semantic"):
         if modality in weights and ctx.retrievers.get(modality) is not None:
-            ranked[modality] = ctx.search(modality, ctx.query, fetch)
+            hits = ctx.search(modality, ctx.query, fetch + extra)
+            useful = [h for h in hits if h.chunk_id not in boiler][:fetch] if boiler else hits
+            ranked[modality] = useful if useful or not hits else hits[:fetch]  # nothing else: keep them
     if "graph" in weights and ctx.retrievers.graph is not None:
         ranked["graph"] = ctx.timed("graph", lambda: _graph_hits(ctx, ranked, weights, fetch))
     started = time.perf_counter()
@@ -68,6 +75,9 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     results = [_fused_located(ctx, item) for item in kept if item.chunk_id in snap.chunks]
     ctx.timings["fuse"] = (time.perf_counter() - started) * 1000
     return list(ranked), results
+
+
+KEEP_BOILERPLATE = frozenset({"exact_match", "find_similar"})  # a quoted licence line, its copies
 
 
 def model_loading(semantic: TieredSemantic | None) -> bool:

@@ -19,7 +19,6 @@ total: empty, huge or control-character input gives an answer, never an exceptio
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -46,8 +45,7 @@ class Intent:
     confidence: float
     symbol: str | None = None  # identifier the query names ("Session.request"), if any
     exact: str | None = None  # exact string to match (quotes removed), if any
-    # "workspace": a lone word the classifier took for a question, which names a definition here
-    source: Literal["classifier", "request", "workspace"] = "classifier"
+    source: Literal["classifier", "request"] = "classifier"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -370,20 +368,3 @@ def override(intent_name: str, text: str) -> Intent:
     if exact is None and name == "exact_match" and clean:
         exact = clean
     return replace(guessed, name=name, confidence=1.0, symbol=symbol, exact=exact, source="request")
-
-
-_LONE_NAME_RE = re.compile(r"^[A-Za-z_$][\w$]*$")
-NAMED_HERE_CONFIDENCE = 0.60  # as sure as a lone Capitalized word: the fused route, with the name's bonus
-
-
-def named_here(intent: Intent, text: str, defines: Callable[[str], bool]) -> Intent:
-    """A classified question that is one bare word which the workspace defines under exactly that name
-    (`g`, `reverse`, `jsonify`) is a definition lookup for it; anything else is left as it was. One-letter
-    and dictionary-word names have no identifier shape the classifier could go by, but the workspace knows
-    its own names."""
-    if intent.source != "classifier" or intent.name != "understand_code" or intent.symbol or intent.exact:
-        return intent
-    word = text.strip()
-    if not _LONE_NAME_RE.match(word) or not defines(word):
-        return intent
-    return Intent("find_definition", NAMED_HERE_CONFIDENCE, symbol=word, source="workspace")

@@ -100,6 +100,9 @@ class RankingProfile:
     # (0: strictly one result per file, the others folded under it; 1: no saturation).
     file_decay: float = 0.85
     direct_confidence: float = 0.85  # a classified intent this sure takes the direct route
+    # A block of text repeated verbatim in this many files or more (a licence header, a generated
+    # banner: `Snapshot.boilerplate`) leaves the fused route's lists; 0: kept.
+    boilerplate_min_files: int = 3
 
     def __post_init__(self) -> None:
         unknown = [m for m in self.modalities if m not in MODALITIES]

@@ -17,6 +17,8 @@ from indexing.records import Chunk, Definition
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
 
+BOILERPLATE_KINDS = frozenset({"block", "text", "section"})  # never a definition's own chunk
+
 
 @dataclass
 class Snapshot:
@@ -31,7 +33,7 @@ class Snapshot:
     by_key: dict[tuple[str, str], Definition] = field(default_factory=dict)  # (path, qualified name)
     _starts: dict[str, list[int]] = field(default_factory=dict, repr=False)
     _defs_by_path: dict[str, list[Definition]] | None = field(default=None, repr=False)
-    _names: frozenset[str] | None = field(default=None, repr=False)
+    _boilerplate: tuple[int, frozenset[int]] | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, chunks: Iterable[Chunk], definitions: Iterable[Definition], graph: CallGraph | None,
@@ -50,11 +52,24 @@ class Snapshot:
         snap.pagerank = ChunkPageRank(snap)
         return snap
 
-    def defines(self, name: str) -> bool:
-        """Whether some definition here has exactly this (unqualified) name."""
-        if self._names is None:
-            self._names = frozenset(d.name for d in self.definitions.values())
-        return name in self._names
+    def boilerplate(self, min_files: int) -> frozenset[int]:
+        """Ids of the non-definition chunks (blocks, text, sections) whose exact content recurs in
+        `min_files` files or more: licence headers, generated banners. They say nothing about their
+        file; a question's nearest neighbours used to be a repository's 37 identical headers."""
+        if min_files <= 0:
+            return frozenset()
+        cached = self._boilerplate
+        if cached is not None and cached[0] == min_files:
+            return cached[1]
+        files: dict[str, set[str]] = {}
+        for c in self.chunks.values():
+            if c.kind in BOILERPLATE_KINDS:
+                files.setdefault(c.content_hash, set()).add(c.path)
+        common = {h for h, paths in files.items() if len(paths) >= min_files}
+        found = frozenset(c.id for c in self.chunks.values()
+                          if c.kind in BOILERPLATE_KINDS and c.content_hash in common)
+        self._boilerplate = (min_files, found)
+        return found
 
     def chunk_at(self, path: str, line: int) -> Chunk | None:
         """The smallest chunk of `path` containing `line` (None when no chunk does)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from retrievers.base import QueryError
-from retrievers.intent import INTENTS, Intent, classify, named_here, override
+from retrievers.intent import INTENTS, Intent, classify, override
 
 # (query, intent, symbol) for the rules that name a symbol.
 NAMED = [
@@ -226,15 +226,3 @@ def test_override_rejects_unknown_intents() -> None:
         override("find_everything", "x")
     with pytest.raises(QueryError):
         override("", "x")
-
-
-def test_a_lone_word_the_workspace_defines_is_a_definition_lookup() -> None:
-    names = {"g", "refund", "jsonify"}
-    for word in ("g", "refund", "jsonify"):
-        intent = named_here(classify(word), word, names.__contains__)
-        assert (intent.name, intent.symbol, intent.source) == ("find_definition", word, "workspace")
-        assert intent.confidence == 0.6  # the fused route with the name's bonus, not the direct route
-    for text in ("caching", "refund policy", "how does refund work"):  # not defined, or not one word
-        assert named_here(classify(text), text, names.__contains__) == classify(text)
-    requested = override("understand_code", "refund")
-    assert named_here(requested, "refund", names.__contains__) == requested  # the request's intent stands
