@@ -72,6 +72,7 @@ class RankingConfig:
     # definition bonus ("off", "first": full for one, x rest for the others, "divide": bonus / count) ...
     definition_share: str = "divide"
     definition_share_rest: float = 0.5
+    definition_home: bool = True  # ... the ones in their home file (`Foo.cs` for `Foo`) share it apart
     copy_tree_factor: float = 0.5  # ... and every chunk of a version/legacy folder copying another tree
     copy_tree_min_share: float = 0.2  # ... judged so when this share of its names is defined there too
 
