@@ -159,7 +159,10 @@ def share_definition_bonus(
         if len(ids) < 2:
             continue
         if mode == "divide":
-            home = [i for i in ids if home_file(chunks[i].path, chunks[i].symbol or "")]
+            # top-level declarations only: a dotted symbol is a member or a module (`Data.Aeson.Parser`
+            # is always in its home file, it is no primary declaration among others)
+            home = [i for i in ids if "." not in (chunks[i].symbol or ".")
+                    and home_file(chunks[i].path, chunks[i].symbol or "")]
             share = len(home) if 0 < len(home) < len(ids) and config.definition_home else len(ids)
             out.update({chunk_id: bonuses[chunk_id] / (share if chunk_id in home else len(ids))
                         for chunk_id in ids})
