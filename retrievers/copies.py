@@ -135,6 +135,12 @@ def home_file(path: str, name: str) -> bool:
     return bool(name) and stem.lower() == name.rsplit(".", 1)[-1].lower()
 
 
+def module_declaration(path: str, symbol: str) -> bool:
+    """Whether `symbol` names the module `path` is (Haskell's `Data.Aeson.Parser` in
+    `src/Data/Aeson/Parser.hs`): always in its home file, so no primary declaration among others."""
+    return "." in symbol and PurePosixPath(path).with_suffix("").as_posix().endswith(symbol.replace(".", "/"))
+
+
 def share_definition_bonus(
     bonuses: Mapping[int, float],
     chunks: Mapping[int, Chunk],
@@ -159,10 +165,8 @@ def share_definition_bonus(
         if len(ids) < 2:
             continue
         if mode == "divide":
-            # top-level declarations only: a dotted symbol is a member or a module (`Data.Aeson.Parser`
-            # is always in its home file, it is no primary declaration among others)
-            home = [i for i in ids if "." not in (chunks[i].symbol or ".")
-                    and home_file(chunks[i].path, chunks[i].symbol or "")]
+            home = [i for i in ids if home_file(chunks[i].path, chunks[i].symbol or "")
+                    and not module_declaration(chunks[i].path, chunks[i].symbol or "")]
             share = len(home) if 0 < len(home) < len(ids) and config.definition_home else len(ids)
             out.update({chunk_id: bonuses[chunk_id] / (share if chunk_id in home else len(ids))
                         for chunk_id in ids})

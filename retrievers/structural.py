@@ -295,8 +295,8 @@ class StructuralRetriever:
         self._sorted_names = sorted((name, i) for name, ids in by_folded.items() for i in ids)
         # Ties go to a definition in its home file (`Foo.cs` for the partial class `Foo` also declared
         # in `Foo.Async.cs`), then to the smaller (more specific) one, then by position.
-        spans = sorted((d.kind == "module" or d.parent is not None or not home_file(d.path, d.name),
-                        d.end_line - d.start_line, d.path, d.start_line, i) for i, d in enumerate(defs))
+        spans = sorted((d.kind == "module" or not home_file(d.path, d.name), d.end_line - d.start_line,
+                        d.path, d.start_line, i) for i, d in enumerate(defs))
         self._order = [0] * len(defs)
         for rank, (*_, i) in enumerate(spans):
             self._order[i] = rank

@@ -11,6 +11,7 @@ from retrievers.copies import (
     copy_trees,
     copy_trees_of,
     home_file,
+    module_declaration,
     share_definition_bonus,
     tree_factors,
 )
@@ -131,9 +132,12 @@ def test_partial_declarations_share_the_bonus_with_the_home_file_apart() -> None
     assert both == {1: 1.5, 2: 1.5}  # both are home files: divided as before
 
 
-def test_a_module_or_a_member_is_no_home_declaration() -> None:
+def test_a_module_declaration_is_no_home_declaration() -> None:
     # Haskell's `module Data.Aeson.Parser` is always in Parser.hs: it does not outrank `newtype Parser`.
     chunks = {1: chunk(1, "src/Data/Aeson/Parser.hs", "Data.Aeson.Parser", "block"),
               2: chunk(2, "src/Data/Aeson/Types/Internal.hs", "Parser", "class")}
     shared = share_definition_bonus({1: 1.0, 2: 1.0}, chunks, lambda i: 0.0, {}, RankingConfig())
     assert shared == {1: 0.5, 2: 0.5}
+    assert module_declaration("src/Data/Aeson/Parser.hs", "Data.Aeson.Parser")
+    assert not module_declaration("lib/rails/engine.rb", "Rails.Engine")  # a class nested in a module
+    assert not module_declaration("Dapper/SqlMapper.cs", "SqlMapper")
