@@ -165,7 +165,9 @@ def share_definition_bonus(
         if len(ids) < 2:
             continue
         if mode == "divide":
-            home = [i for i in ids if home_file(chunks[i].path, chunks[i].symbol or "")
+            # a type's declaration (a method named like its file, a constructor, is none)
+            home = [i for i in ids if chunks[i].kind not in ("function", "method")
+                    and home_file(chunks[i].path, chunks[i].symbol or "")
                     and not module_declaration(chunks[i].path, chunks[i].symbol or "")]
             share = len(home) if 0 < len(home) < len(ids) and config.definition_home else len(ids)
             out.update({chunk_id: bonuses[chunk_id] / (share if chunk_id in home else len(ids))

@@ -24,6 +24,7 @@ from typing import Any
 
 from indexing.labels import labels_for
 from indexing.records import Chunk, Definition
+from indexing.symbols import CLASS_KINDS
 from retrievers.base import Hit, Query
 from retrievers.copies import home_file
 from retrievers.priors import prefix_match, query_keywords
@@ -293,9 +294,9 @@ class StructuralRetriever:
         self._by_part, self._name_parts = by_part, name_parts
         self._adjust = [self._kind_adjust(d) for d in defs]
         self._sorted_names = sorted((name, i) for name, ids in by_folded.items() for i in ids)
-        # Ties go to a definition in its home file (`Foo.cs` for the partial class `Foo` also declared
+        # Ties go to a type declared in its home file (`Foo.cs` for the partial class `Foo` also declared
         # in `Foo.Async.cs`), then to the smaller (more specific) one, then by position.
-        spans = sorted((d.kind == "module" or not home_file(d.path, d.name), d.end_line - d.start_line,
+        spans = sorted((d.kind not in CLASS_KINDS or not home_file(d.path, d.name), d.end_line - d.start_line,
                         d.path, d.start_line, i) for i, d in enumerate(defs))
         self._order = [0] * len(defs)
         for rank, (*_, i) in enumerate(spans):

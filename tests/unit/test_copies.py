@@ -46,9 +46,7 @@ def test_share_definition_bonus_modes() -> None:
                                     RankingConfig(definition_share="first", definition_share_rest=0.25))
     assert ranked == {1: 3.0, 2: 0.75, 3: 1.0}
     divided = share_definition_bonus(bonuses, chunks, lambda i: 0.0, {}, RankingConfig())  # the default
-    assert divided == {1: 1.5, 2: 3.0, 3: 1.0}  # src/f.py is f's home file: it keeps the bonus whole
-    apart = RankingConfig(definition_home=False)
-    assert share_definition_bonus(bonuses, chunks, lambda i: 0.0, {}, apart) == {1: 1.5, 2: 1.5, 3: 1.0}
+    assert divided == {1: 1.5, 2: 1.5, 3: 1.0}  # src/f.py is named after f, but f is no type
     off = RankingConfig(definition_share="off")
     assert share_definition_bonus(bonuses, chunks, lambda i: 0.0, {}, off) == bonuses
     with pytest.raises(QueryError, match="definition_share"):
@@ -126,6 +124,9 @@ def test_partial_declarations_share_the_bonus_with_the_home_file_apart() -> None
               for i, path in enumerate(["SqlMapper.Async.cs", "SqlMapper.cs", "SqlMapper.Link.cs"], 1)}
     shared = share_definition_bonus({1: 3.0, 2: 3.0, 3: 3.0}, chunks, lambda i: 0.0, {}, RankingConfig())
     assert shared == {1: 1.0, 2: 3.0, 3: 1.0}
+    apart = RankingConfig(definition_home=False)
+    assert share_definition_bonus({1: 3.0, 2: 3.0, 3: 3.0}, chunks, lambda i: 0.0, {}, apart) == {
+        1: 1.0, 2: 1.0, 3: 1.0}
     homes = {1: chunk(1, "Http/Request.php", "Request", "class"),
              2: chunk(2, "Http/Client/Request.php", "Request", "class")}
     both = share_definition_bonus({1: 3.0, 2: 3.0}, homes, lambda i: 0.0, {}, RankingConfig())
