@@ -6,8 +6,8 @@ outranking the real definition (docs/design.md "Issue 9"):
 
 - `share_definition_bonus`: the definition bonus goes in full to one of the same-named definitions
   among the candidates (the best by PageRank, then the shallowest path, then the fused score) and
-  x `definition_share_rest` to each other one.
-  Among same-named definitions, those in their home file (`home_file`: C#'s `SqlMapper.cs` among
+  x `definition_share_rest` to each other one ("first"), or bonus / their number ("divide", the
+  default); in "divide", types declared in their home file (`home_file`: C#'s `SqlMapper.cs` among
   the partial `SqlMapper.Async.cs`...) share the bonus among themselves.
 - `copy_trees` / `tree_factors`: a folder that looks like a version or a kept copy (`copy_folder`:
   `v1/`, `v2beta1/`, `old/`, `legacy/`, `classic/`...) at least `copy_tree_min_share` of whose
@@ -151,8 +151,8 @@ def share_definition_bonus(
     """The definition bonuses shared among the chunks given the same bonus (`config.definition_share`):
     "first": the first by (PageRank, -path depth, fused score) keeps it, each other one gets
     x `config.definition_share_rest`; "divide": each gets bonus / their number, but when some of them
-    (not all) are in their home file (`config.definition_home`), those share it among themselves;
-    "off": unchanged."""
+    (not all) are types declared in their home file (`config.definition_home`; not a function, method
+    or module), those share it among themselves; "off": unchanged."""
     mode, rest = config.definition_share, config.definition_share_rest
     if mode == "off":
         return dict(bonuses)
