@@ -89,13 +89,22 @@ class _TreeChunker:
         return not node.is_named and (node.type in _CLOSERS or not node.type.replace("_", "a").isalnum())
 
     def _is_prefix(self, node: Node) -> bool:
-        return node.type in self.spec.attach_next or node.type in self.spec.comments
+        if node.type in self.spec.comments:
+            return True  # a declaration that may lead another (a signature) is not led by itself
+        return node.type in self.spec.attach_next and (node.start_byte, node.end_byte) not in self.defs
 
     def _attached(self, prefix: Node, node: Node) -> bool:
         """Whether a comment/attribute belongs to the node after it (adjacent, or a /** doc */ one
         blank line above)."""
-        gap = node.start_point.row - prefix.end_point.row
+        gap = node.start_point.row - _end_row(prefix)
         return gap <= 1 or (gap == 2 and self.source.startswith(b"/**", prefix.start_byte))
+
+    def _continues(self, last: _Unit, node: Node) -> bool:
+        """Whether `node` is a further equation of the definition `last` holds (same symbol)."""
+        info = self.defs.get((node.start_byte, node.end_byte))
+        head = last.nodes[last.main]
+        previous = self.defs.get((head.start_byte, head.end_byte))
+        return info is not None and previous is not None and info.symbol == previous.symbol
 
     def _units(self, nodes: list[Node]) -> list[_Unit]:
         units: list[_Unit] = []
@@ -105,14 +114,14 @@ class _TreeChunker:
                 continue
             last = units[-1] if units else None
             if self._is_prefix(node):
-                if last is not None and not pending and node.start_point.row == last.nodes[-1].end_point.row:
+                if last is not None and not pending and node.start_point.row == _end_row(last.nodes[-1]):
                     last.nodes.append(node)  # trailing comment on the same line
                 else:
                     pending.append(node)
                 continue
             if not node.is_named:
                 opener = not self._closer(node)
-                same_line = last is not None and node.start_point.row == last.nodes[-1].end_point.row
+                same_line = last is not None and node.start_point.row == _end_row(last.nodes[-1])
                 if last is not None and not pending and (same_line or not opener):
                     last.nodes.append(node)  # closing syntax stays with what it closes
                     continue
@@ -122,11 +131,11 @@ class _TreeChunker:
             if (
                 last is not None
                 and not pending
-                and node.start_point.row == last.nodes[-1].end_point.row
+                and node.start_point.row == _end_row(last.nodes[-1])
                 and (node.start_byte, node.end_byte) not in self.defs
             ):
                 row = node.start_point.row
-                k = next(i for i, n in enumerate(last.nodes) if n.end_point.row >= row)
+                k = next(i for i, n in enumerate(last.nodes) if _end_row(n) >= row)
                 line_fits = self.size(last.nodes[k].start_byte, node.end_byte) <= self.budget
                 only_prefix = all(self._is_prefix(n) or not n.is_named for n in last.nodes[:k])
                 whole_fits = self.size(last.nodes[0].start_byte, node.end_byte) <= self.budget
@@ -142,6 +151,10 @@ class _TreeChunker:
                         units.append(_Unit(nodes=[*last.nodes[k:], node], main=len(last.nodes) - k))
                         del last.nodes[k:]
                     continue
+            if self.spec.equations and last is not None and self._continues(last, node):
+                last.nodes.extend([*pending, node])  # a further equation of the same definition
+                pending = []
+                continue
             if pending and not self._attached(pending[-1], node):
                 units.append(_Unit(nodes=pending, main=len(pending) - 1))  # detached comment block
                 pending = []
@@ -325,6 +338,13 @@ class _TreeChunker:
         header = a.header if len(a.header) <= len(b.header) else b.header
         scope = b.scope if b.opens else a.scope
         return Span(a.start, b.end, size, kind, symbol, header, defs, scope, a.opens or b.opens)
+
+
+def _end_row(node: Node) -> int:
+    """The last row a node covers: a node whose end is the start of a line (its trailing newline is
+    part of it, as Haskell's `imports`) ends on the row before."""
+    end = node.end_point
+    return end.row - 1 if end.column == 0 and end.row > node.start_point.row else end.row
 
 
 def _expand_to(node: Node, body: Node) -> list[Node]:

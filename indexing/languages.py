@@ -22,7 +22,7 @@ QUERY_DIR = Path(__file__).with_name("queries")
 GRAMMARS: frozenset[str] = frozenset(
     {
         "python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "csharp",
-        "ruby", "php", "kotlin", "lua", "bash", "scala", "swift",
+        "ruby", "php", "kotlin", "lua", "bash", "scala", "swift", "haskell",
     }
 )
 TEXT_KINDS: frozenset[str] = frozenset({"markdown", "rst", "yaml", "toml", "json", "text"})
@@ -46,6 +46,7 @@ _EXTENSIONS: dict[str, str] = {
     ".sh": "bash", ".bash": "bash", ".zsh": "bash", ".ksh": "bash",
     ".scala": "scala", ".sc": "scala",
     ".swift": "swift",
+    ".hs": "haskell",
     ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown",
     ".rst": "rst",
     ".yaml": "yaml", ".yml": "yaml",
@@ -62,7 +63,7 @@ _EXTENSIONS: dict[str, str] = {
     ".mk": "text", ".tf": "text", ".env": "text",
     # Source in languages without wired definitions and call sites: indexed by line chunks, so text
     # and semantic search still reach them (before, every file was skipped as unsupported).
-    ".ex": "text", ".exs": "text", ".hs": "text", ".lhs": "text", ".zig": "text", ".dart": "text",
+    ".ex": "text", ".exs": "text", ".lhs": "text", ".zig": "text", ".dart": "text",
     ".erl": "text", ".hrl": "text", ".clj": "text", ".cljs": "text", ".ml": "text", ".mli": "text",
     ".fs": "text", ".fsx": "text", ".jl": "text", ".nim": "text", ".pl": "text", ".pm": "text",
     ".groovy": "text", ".elm": "text", ".r": "text", ".vim": "text", ".fish": "text", ".ps1": "text",
@@ -96,6 +97,10 @@ class LangSpec:
     wrappers: frozenset[str] = frozenset()
     # Whether the first string statement of a body is a docstring (Python).
     docstrings: bool = False
+    # Whether a definition may be written as several sibling equations of one name (Haskell's
+    # `f 0 = ...` / `f n = ...`, a class method's signature and its default): the first is the
+    # definition, the others continue it (`indexing.symbols`).
+    equations: bool = False
 
 
 _JS_WRAPPERS = frozenset({"export_statement"})
@@ -124,6 +129,10 @@ SPECS: dict[str, LangSpec] = {
         comments=frozenset({"comment", "block_comment"}), attach_next=frozenset({"annotation"})
     ),
     "swift": LangSpec(comments=frozenset({"comment", "multiline_comment"})),
+    # A top-level type signature belongs to the equations below it.
+    "haskell": LangSpec(
+        comments=frozenset({"comment", "haddock"}), attach_next=frozenset({"signature"}), equations=True
+    ),
 }
 
 

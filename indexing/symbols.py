@@ -34,7 +34,7 @@ _BODY_TYPES = frozenset(
         "statement_block", "function_body", "template_body", "body_statement", "enum_body",
         "interface_body", "protocol_body", "enum_class_body", "statements", "do_block",
         "enum_variant_list", "enum_member_declaration_list", "object_type", "struct_type",
-        "interface_type",
+        "interface_type", "class_declarations", "instance_declarations",
     }
 )
 _MAX_SIG = 300
@@ -45,6 +45,9 @@ _XML_TAG = re.compile(
     r"|example|exception|inheritdoc|include|permission)\b[^<>]*>"
 )
 _MAX_RECEIVER = 120
+# Field lines of a module header comment (Haskell's Haddock `Module : ...`, `License : ...`): metadata,
+# not the description that follows them.
+_DOC_FIELD = re.compile(r"(?:Module|Copyright|License|Maintainer|Stability|Portability)\s*:\s")
 
 
 @dataclass
@@ -63,6 +66,8 @@ class DefNode:
     signature: str = ""  # first line, stripped
     header: str = ""  # whole signature up to the body, whitespace collapsed
     doc: str = ""
+    continues: bool = False  # a later equation of the definition before it (`LangSpec.equations`)
+    last: Node | None = None  # the definition's last equation, when it has several
 
 
 @dataclass
@@ -132,6 +137,8 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
             elif what == "base" and text not in entry.bases:
                 entry.bases.append(text)
     defs = sorted(found.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    if spec.equations:
+        _merge_equations(defs, spec)
     _qualify(defs, scopes)
     for d in defs + scopes:
         _describe(d, source, spec)
@@ -145,6 +152,22 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
     for scope in scopes:
         scope.qualified = scope.name
     return Symbols(defs, calls, imports, scopes)
+
+
+def _merge_equations(defs: list[DefNode], spec: LangSpec) -> None:
+    """Mark each definition that repeats the name and kind of the definition just before it (only
+    comments and pragmas between) as a continuation of it: one definition written as equations."""
+    skip = spec.comments | {"pragma"}
+    heads: dict[tuple[int, int], DefNode] = {}
+    for d in defs:
+        prev = d.node.prev_named_sibling
+        while prev is not None and prev.type in skip:
+            prev = prev.prev_named_sibling
+        head = heads.get((prev.start_byte, prev.end_byte)) if prev is not None else None
+        if head is not None and head.name == d.name and head.kind == d.kind:
+            d.continues = True
+            head.last = d.node
+        heads[(d.node.start_byte, d.node.end_byte)] = head if d.continues and head is not None else d
 
 
 def _scope_name(text: str) -> str:
@@ -269,10 +292,12 @@ def _first_doc_line(text: str) -> str:
     for raw in text.splitlines():
         line = raw.strip()
         for marker in ('r"""', "r'''", 'b"""', '"""', "'''", "/**", "/*!", "/*", "*/", "///", "//!", "//",
-                       "--[[", "---", "--", "#", "*", '"', "'"):
+                       "--[[", "-- |", "-- ^", "{- |", "{-|", "{-", "---", "--", "#", "*", '"', "'"):
             if line.startswith(marker):
                 line = line[len(marker):].strip()
-        for marker in ('"""', "'''", "*/", "]]", '"', "'"):
+        if _DOC_FIELD.match(line):
+            continue
+        for marker in ('"""', "'''", "*/", "]]", "-}", '"', "'"):
             if line.endswith(marker):
                 line = line[: -len(marker)].strip()
         line = _XML_TAG.sub("", line).strip()
@@ -306,7 +331,9 @@ def _calls(
         while stack and stack[-1].node.end_byte <= pos:
             stack.pop()
         caller = stack[-1].qualified if stack else None
-        receiver_text = _collapse(_text(source, receiver), _MAX_RECEIVER) if receiver is not None else None
+        receiver_text = None  # Haskell's qualified `M.size`: the module `M.` is the receiver `M`
+        if receiver is not None:
+            receiver_text = _collapse(_text(source, receiver), _MAX_RECEIVER).rstrip(".")
         rtype = None
         if receiver_text and evidence is not None:
             rtype = receiver_type(receiver_text, stack, evidence, index, class_body, CLASS_KINDS)
@@ -367,7 +394,10 @@ def to_definitions(defs: list[DefNode], path: str) -> list[Definition]:
     """Definition records for the extracted declarations."""
     out: list[Definition] = []
     for d in defs:
+        if d.continues:
+            continue
         node = d.outer
+        end = d.last if d.last is not None and d.last.end_byte > node.end_byte else node
         out.append(
             Definition(
                 name=d.name,
@@ -375,9 +405,9 @@ def to_definitions(defs: list[DefNode], path: str) -> list[Definition]:
                 kind=d.kind,
                 path=path,
                 start_line=node.start_point.row + 1,
-                end_line=_end_line(node),
+                end_line=_end_line(end),
                 start_byte=node.start_byte,
-                end_byte=node.end_byte,
+                end_byte=end.end_byte,
                 name_line=d.name_node.start_point.row + 1,
                 name_column=d.name_node.start_point.column,
                 signature=d.signature,

@@ -6,7 +6,9 @@ outranking the real definition (docs/design.md "Issue 9"):
 
 - `share_definition_bonus`: the definition bonus goes in full to one of the same-named definitions
   among the candidates (the best by PageRank, then the shallowest path, then the fused score) and
-  x `definition_share_rest` to each other one.
+  x `definition_share_rest` to each other one ("first"), or bonus / their number ("divide", the
+  default); in "divide", types declared in their home file (`home_file`: C#'s `SqlMapper.cs` among
+  the partial `SqlMapper.Async.cs`...) share the bonus among themselves.
 - `copy_trees` / `tree_factors`: a folder that looks like a version or a kept copy (`copy_folder`:
   `v1/`, `v2beta1/`, `old/`, `legacy/`, `classic/`...) at least `copy_tree_min_share` of whose
   qualified names are also defined in a more current tree of the workspace (no such folder, or a
@@ -136,6 +138,19 @@ def _query_names(folder: str, query_words: Collection[str]) -> bool:
     return low in query_words or any(low.startswith(w) and len(w) >= 2 for w in query_words if w[0] == "v")
 
 
+def home_file(path: str, name: str) -> bool:
+    """Whether `path` is the file named after the definition `name` (its stem, case-folded: C#'s
+    `SqlMapper.cs` for the partial class also declared in `SqlMapper.Async.cs`, `request.rb`)."""
+    stem = PurePosixPath(path).stem
+    return bool(name) and stem.lower() == name.rsplit(".", 1)[-1].lower()
+
+
+def module_declaration(path: str, symbol: str) -> bool:
+    """Whether `symbol` names the module `path` is (Haskell's `Data.Aeson.Parser` in
+    `src/Data/Aeson/Parser.hs`): always in its home file, so no primary declaration among others."""
+    return "." in symbol and PurePosixPath(path).with_suffix("").as_posix().endswith(symbol.replace(".", "/"))
+
+
 def share_definition_bonus(
     bonuses: Mapping[int, float],
     chunks: Mapping[int, Chunk],
@@ -145,7 +160,9 @@ def share_definition_bonus(
 ) -> dict[int, float]:
     """The definition bonuses shared among the chunks given the same bonus (`config.definition_share`):
     "first": the first by (PageRank, -path depth, fused score) keeps it, each other one gets
-    x `config.definition_share_rest`; "divide": each gets bonus / their number; "off": unchanged."""
+    x `config.definition_share_rest`; "divide": each gets bonus / their number, but when some of them
+    (not all) are types declared in their home file (`config.definition_home`; not a function, method
+    or module), those share it among themselves; "off": unchanged."""
     mode, rest = config.definition_share, config.definition_share_rest
     if mode == "off":
         return dict(bonuses)
@@ -158,7 +175,13 @@ def share_definition_bonus(
         if len(ids) < 2:
             continue
         if mode == "divide":
-            out.update({chunk_id: bonuses[chunk_id] / len(ids) for chunk_id in ids})
+            # a type's declaration (a method named like its file, a constructor, is none)
+            home = [i for i in ids if chunks[i].kind not in ("function", "method")
+                    and home_file(chunks[i].path, chunks[i].symbol or "")
+                    and not module_declaration(chunks[i].path, chunks[i].symbol or "")]
+            share = len(home) if 0 < len(home) < len(ids) and config.definition_home else len(ids)
+            out.update({chunk_id: bonuses[chunk_id] / (share if chunk_id in home else len(ids))
+                        for chunk_id in ids})
             continue
         ids.sort(key=lambda i: (-pagerank(i), len(PurePosixPath(chunks[i].path).parts),
                                 -fused_score.get(i, 0.0), i))

@@ -308,12 +308,12 @@ class SearchEngine:
     def _build_structural(self, structural: StructuralRetriever, chunks: list[Any], key: str | None) -> None:
         """Build the definition tables, or load those an earlier process saved for this revision."""
         from indexing.persist import SignedCache, code_fingerprint
+        from retrievers import copies, tokenize
         from retrievers import structural as structural_module
-        from retrievers import tokenize
 
         cache = SignedCache(self.workspace.index_dir)
         if key is not None:
-            key = f"{key}:{code_fingerprint(structural_module, tokenize)}"
+            key = f"{key}:{code_fingerprint(structural_module, tokenize, copies)}"
         if key is not None and structural.import_state(cache.load("structural", key) or {}):
             return
         structural.index(chunks)

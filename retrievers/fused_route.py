@@ -19,6 +19,7 @@ from typing import Any
 
 from retrievers import floor, fusion
 from retrievers.base import Hit
+from retrievers.contracts import contract_files_of
 from retrievers.copies import copy_trees_of
 from retrievers.exact_case import prefer_exact_case
 from retrievers.grouping import GROUPED_KINDS, collapse_definitions, saturate
@@ -67,7 +68,8 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
         wanted=ctx.wanted(), symbol=intent.symbol, identifier_query=ctx.identifier_query,
         query_text=checked.text, config=profile.priors,
         copy_trees=copy_trees_of(snap, profile.priors.copy_tree_min_share)
-        if profile.priors.copy_tree_factor < 1.0 else None)
+        if profile.priors.copy_tree_factor < 1.0 else None,
+        contracts=contract_files_of(snap) if profile.priors.contract_factor < 1.0 else ())
     fused_list = prefer_exact_case(fused_list, checked.text, snap.chunks.get)
     kept = saturate(fused_list, checked.limit, profile.file_decay)
     lexical = bool(ranked["text"]) if "text" in ranked else None  # did any query word occur at all?

@@ -23,6 +23,7 @@ from typing import Any
 
 from indexing.records import Chunk
 from retrievers.base import Hit, QueryError
+from retrievers.contracts import contract_factors
 from retrievers.copies import share_definition_bonus, tree_factors
 from retrievers.priors import (
     coherence_bonuses,
@@ -33,6 +34,7 @@ from retrievers.priors import (
     path_keyword_shares,
     query_keywords,
     reexport_factor,
+    split_words,
 )
 from retrievers.profile import DEFAULT_CONFIG, RankingConfig
 
@@ -105,11 +107,12 @@ def apply_priors(
     query_text: str = "",
     config: RankingConfig = DEFAULT_CONFIG,
     copy_trees: Mapping[str, str] | None = None,
+    contracts: Collection[str] = (),
 ) -> list[Fused]:
     """Rescore fused results with the ranking priors; best first. Chunks missing from `chunks` drop.
 
     final = (rrf + top_rrf * (definition + path_keyword + coherence)) * pagerank * label * reexport
-    * declaration * copy; same-named definitions share the definition bonus (retrievers.copies).
+    * declaration * copy * contract; same-named definitions share the definition bonus (retrievers.copies).
     explain gains `rrf`, `bonus` (non-zero additive terms, in top-score units), `factors`
     (multiplicative terms other than 1), `boost` (their product) and `labels`.
     """
@@ -127,6 +130,8 @@ def apply_priors(
                                       _structural_match(i)) for i in items},
         chunks, lambda cid: pagerank_for_chunk.get(cid, 0.0), {i.chunk_id: i.score for i in items}, config)
     copies = tree_factors([chunks[i.chunk_id] for i in items], copy_trees or {}, query_text, config)
+    contract = contract_factors([chunks[i.chunk_id] for i in items], contracts,
+                                split_words(query_text), identifier_query, config)
     path_bonus = config.path_keyword_bonus
     for item in items:  # (a few hundred candidates per search: the explain dicts hold non-neutral terms only)
         chunk = chunks[item.chunk_id]
@@ -146,6 +151,7 @@ def apply_priors(
             ("reexport", reexport_factor(chunk.path, chunk.kind, config)),
             ("declaration", declaration_factor(chunk.path, config)),
             ("copy", copies.get(item.chunk_id, 1.0)),
+            ("contract", contract.get(item.chunk_id, 1.0)),
         ):
             boost *= value
             if value != 1.0:
@@ -203,6 +209,7 @@ def fuse(
     query_text: str = "",
     config: RankingConfig = DEFAULT_CONFIG,
     copy_trees: Mapping[str, str] | None = None,
+    contracts: Collection[str] = (),
 ) -> list[Fused]:
     """rrf, then apply_priors when the chunks are given (no dedupe: see dedupe_by_file)."""
     fused = rrf(ranked, weights, k)
@@ -211,4 +218,4 @@ def fuse(
     ranks = {} if pagerank_for_chunk is None else pagerank_for_chunk  # (lazy: no truth test, no len)
     return apply_priors(fused, chunks, ranks, wanted=wanted, symbol=symbol,
                         identifier_query=identifier_query, query_text=query_text, config=config,
-                        copy_trees=copy_trees)
+                        copy_trees=copy_trees, contracts=contracts)

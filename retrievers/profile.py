@@ -68,10 +68,12 @@ class RankingConfig:
     reexport_names: tuple[str, ...] = (
         "__init__.py", "index.js", "index.mjs", "index.cjs", "index.ts", "mod.rs", "package-info.java")
     declaration_factor: float = 0.7  # TypeScript .d.ts declaration files
+    contract_factor: float = 0.7  # interface files a class implements, for questions (retrievers.contracts)
     # Copies and layers (retrievers.copies): how same-named definitions among the candidates share the
     # definition bonus ("off", "first": full for one, x rest for the others, "divide": bonus / count) ...
     definition_share: str = "divide"
     definition_share_rest: float = 0.5
+    definition_home: bool = True  # ... the ones in their home file (`Foo.cs` for `Foo`) share it apart
     copy_tree_factor: float = 0.5  # ... and every chunk of a version/legacy folder copying another tree
     copy_tree_min_share: float = 0.2  # ... judged so when this share of its names is defined there too
 

@@ -24,7 +24,9 @@ from typing import Any
 
 from indexing.labels import labels_for
 from indexing.records import Chunk, Definition
+from indexing.symbols import CLASS_KINDS
 from retrievers.base import Hit, Query
+from retrievers.copies import home_file
 from retrievers.priors import prefix_match, query_keywords
 from retrievers.scope import EVERYWHERE, Scope
 from retrievers.tokenize import split_identifier
@@ -134,7 +136,7 @@ class StructuralRetriever:
         self, symbol: str | None, text: str = "", top: int | None = None
     ) -> list[tuple[int, float, str]]:
         """(definition index, score, match kind), best first, for a symbol and/or free text; the best
-        `top` only when given (ties: the smaller definition, then path and line)."""
+        `top` only when given (ties: the definition in its home file, the smaller one, path, line)."""
         self._ensure()
         best: dict[int, tuple[float, str]] = {}
         target = (symbol or "").strip()
@@ -292,8 +294,10 @@ class StructuralRetriever:
         self._by_part, self._name_parts = by_part, name_parts
         self._adjust = [self._kind_adjust(d) for d in defs]
         self._sorted_names = sorted((name, i) for name, ids in by_folded.items() for i in ids)
-        # Ties go to the smaller (more specific) definition, then by position.
-        spans = sorted((d.end_line - d.start_line, d.path, d.start_line, i) for i, d in enumerate(defs))
+        # Ties go to a type declared in its home file (`Foo.cs` for the partial class `Foo` also declared
+        # in `Foo.Async.cs`), then to the smaller (more specific) one, then by position.
+        spans = sorted((d.kind not in CLASS_KINDS or not home_file(d.path, d.name), d.end_line - d.start_line,
+                        d.path, d.start_line, i) for i, d in enumerate(defs))
         self._order = [0] * len(defs)
         for rank, (*_, i) in enumerate(spans):
             self._order[i] = rank

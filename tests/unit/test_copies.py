@@ -10,6 +10,8 @@ from retrievers.copies import (
     copy_folder,
     copy_trees,
     copy_trees_of,
+    home_file,
+    module_declaration,
     share_definition_bonus,
     tree_factors,
 )
@@ -44,7 +46,7 @@ def test_share_definition_bonus_modes() -> None:
                                     RankingConfig(definition_share="first", definition_share_rest=0.25))
     assert ranked == {1: 3.0, 2: 0.75, 3: 1.0}
     divided = share_definition_bonus(bonuses, chunks, lambda i: 0.0, {}, RankingConfig())  # the default
-    assert divided == {1: 1.5, 2: 1.5, 3: 1.0}
+    assert divided == {1: 1.5, 2: 1.5, 3: 1.0}  # src/f.py is named after f, but f is no type
     off = RankingConfig(definition_share="off")
     assert share_definition_bonus(bonuses, chunks, lambda i: 0.0, {}, off) == bonuses
     with pytest.raises(QueryError, match="definition_share"):
@@ -108,3 +110,35 @@ def test_copy_trees_of_a_snapshot_are_computed_once_per_snapshot() -> None:
     first = copy_trees_of(snap, 0.5)
     assert first == {"a/old": "old"} and copy_trees_of(snap, 0.5) is first
     assert copy_trees_of(Snapshot.build([], defs[:3], None, 0), 0.5) == {}
+
+
+def test_home_file_is_the_file_named_after_the_definition() -> None:
+    assert home_file("Dapper/SqlMapper.cs", "SqlMapper")
+    assert not home_file("Dapper/SqlMapper.Async.cs", "SqlMapper")  # a partial declaration's other file
+    assert home_file("lib/rack/request.rb", "Request") and home_file("src/Foo.java", "pkg.Foo")
+    assert not home_file("src/sessions.py", "Session") and not home_file("src/f.py", "")
+
+
+def test_partial_declarations_share_the_bonus_with_the_home_file_apart() -> None:
+    chunks = {i: chunk(i, path, "SqlMapper", "class")
+              for i, path in enumerate(["SqlMapper.Async.cs", "SqlMapper.cs", "SqlMapper.Link.cs"], 1)}
+    shared = share_definition_bonus({1: 3.0, 2: 3.0, 3: 3.0}, chunks, lambda i: 0.0, {}, RankingConfig())
+    assert shared == {1: 1.0, 2: 3.0, 3: 1.0}
+    apart = RankingConfig(definition_home=False)
+    assert share_definition_bonus({1: 3.0, 2: 3.0, 3: 3.0}, chunks, lambda i: 0.0, {}, apart) == {
+        1: 1.0, 2: 1.0, 3: 1.0}
+    homes = {1: chunk(1, "Http/Request.php", "Request", "class"),
+             2: chunk(2, "Http/Client/Request.php", "Request", "class")}
+    both = share_definition_bonus({1: 3.0, 2: 3.0}, homes, lambda i: 0.0, {}, RankingConfig())
+    assert both == {1: 1.5, 2: 1.5}  # both are home files: divided as before
+
+
+def test_a_module_declaration_is_no_home_declaration() -> None:
+    # Haskell's `module Data.Aeson.Parser` is always in Parser.hs: it does not outrank `newtype Parser`.
+    chunks = {1: chunk(1, "src/Data/Aeson/Parser.hs", "Data.Aeson.Parser", "block"),
+              2: chunk(2, "src/Data/Aeson/Types/Internal.hs", "Parser", "class")}
+    shared = share_definition_bonus({1: 1.0, 2: 1.0}, chunks, lambda i: 0.0, {}, RankingConfig())
+    assert shared == {1: 0.5, 2: 0.5}
+    assert module_declaration("src/Data/Aeson/Parser.hs", "Data.Aeson.Parser")
+    assert not module_declaration("lib/rails/engine.rb", "Rails.Engine")  # a class nested in a module
+    assert not module_declaration("Dapper/SqlMapper.cs", "SqlMapper")

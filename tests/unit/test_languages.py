@@ -35,6 +35,8 @@ from indexing.languages import GRAMMARS, QueryError, get_parser, language_for_pa
         ("build.sh", "bash"),
         ("Main.scala", "scala"),
         ("View.swift", "swift"),
+        ("src/Text/Pandoc/App.hs", "haskell"),
+        ("Main.lhs", "text"),
         ("README.md", "markdown"),
         ("docs/index.rst", "rst"),
         (".github/workflows/ci.yml", "yaml"),

@@ -167,3 +167,20 @@ def test_module_parts() -> None:
     assert module_parts("src/requests/sessions.py") == ["src", "requests", "sessions"]
     assert module_parts("pkg/__init__.py") == ["pkg"]
     assert module_parts("lib/router/index.js") == ["lib", "router"]
+
+
+def test_a_partial_class_ranks_its_home_file_first() -> None:
+    # C#'s partial class: the same name declared in SqlMapper.cs and in smaller SqlMapper.*.cs files.
+    files = {
+        "Dapper/SqlMapper.Link.cs": "namespace Dapper { public static partial class SqlMapper { } }\n",
+        "Dapper/SqlMapper.cs": "namespace Dapper {\n public static partial class SqlMapper\n {\n"
+                               "  public static int Execute(string sql) { return 0; }\n }\n}\n",
+        "Dapper/SqlMapper.Async.cs": "namespace Dapper { public static partial class SqlMapper { } }\n",
+    }
+    parsed = parse_sample(files)
+    r = StructuralRetriever(lambda: parsed.definitions, parsed.chunk_for_definition)
+    r.index(parsed.chunks)
+    hits = search(r, "SqlMapper", "SqlMapper")
+    # the home file first although its declaration is the largest, then smaller-first, then by path
+    assert [h.detail["path"] for h in hits] == ["Dapper/SqlMapper.cs", "Dapper/SqlMapper.Async.cs",
+                                               "Dapper/SqlMapper.Link.cs"]
