@@ -143,19 +143,25 @@ def apply_priors(
         if value := coherence.get(item.chunk_id, 0.0):
             bonus["coherence"] = value
         labels, demoted_by = label_factor(chunk.labels, want, config)
+        rank = pagerank_factor(pagerank_for_chunk.get(item.chunk_id, 0.0), config)
+        reexport = reexport_factor(chunk.path, chunk.kind, config)
+        declaration = declaration_factor(chunk.path, config)
+        copy = copies.get(item.chunk_id, 1.0)
+        contracted = contract.get(item.chunk_id, 1.0)
+        boost = rank * labels * reexport * declaration * copy * contracted
         factors: dict[str, float] = {}
-        boost = 1.0
-        for name, value in (
-            ("pagerank", pagerank_factor(pagerank_for_chunk.get(item.chunk_id, 0.0), config)),
-            ("label", labels),
-            ("reexport", reexport_factor(chunk.path, chunk.kind, config)),
-            ("declaration", declaration_factor(chunk.path, config)),
-            ("copy", copies.get(item.chunk_id, 1.0)),
-            ("contract", contract.get(item.chunk_id, 1.0)),
-        ):
-            boost *= value
-            if value != 1.0:
-                factors[name] = value
+        if rank != 1.0:
+            factors["pagerank"] = rank
+        if labels != 1.0:
+            factors["label"] = labels
+        if reexport != 1.0:
+            factors["reexport"] = reexport
+        if declaration != 1.0:
+            factors["declaration"] = declaration
+        if copy != 1.0:
+            factors["copy"] = copy
+        if contracted != 1.0:
+            factors["contract"] = contracted
         base = item.score
         item.score = (base + top * sum(bonus.values())) * boost
         explain = item.explain

@@ -145,6 +145,10 @@ class ChunkPageRank(Mapping[int, float]):
         self._snapshot = snapshot
         self._known: dict[int, float | None] = {}
 
+    def get(self, chunk_id: int, default: float | None = None) -> float | None:  # type: ignore[override]
+        value = self._known[chunk_id] if chunk_id in self._known else self._work_out(chunk_id)
+        return default if value is None else value
+
     def __getitem__(self, chunk_id: int) -> float:
         value = self._known[chunk_id] if chunk_id in self._known else self._work_out(chunk_id)
         if value is None:
