@@ -34,6 +34,7 @@ class Snapshot:
     _starts: dict[str, list[int]] = field(default_factory=dict, repr=False)
     _defs_by_path: dict[str, list[Definition]] | None = field(default=None, repr=False)
     _boilerplate: tuple[int, frozenset[int]] | None = field(default=None, repr=False)
+    _id_at: dict[tuple[str, int], int | None] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, chunks: Iterable[Chunk], definitions: Iterable[Definition], graph: CallGraph | None,
@@ -90,8 +91,14 @@ class Snapshot:
         return best
 
     def chunk_id_at(self, path: str, line: int) -> int | None:
+        """`chunk_at`'s id, remembered per (path, line): graph expansion asks for the same definitions'
+        chunks query after query."""
+        key = (path, line)
+        if key in self._id_at:
+            return self._id_at[key]
         c = self.chunk_at(path, line)
-        return c.id if c is not None else None
+        found = self._id_at[key] = c.id if c is not None else None
+        return found
 
     def chunk_for_definition(self, d: Definition) -> int | None:
         return self.chunk_id_at(d.path, d.name_line)
