@@ -10,7 +10,8 @@ passes straight through in its place, with the result None.
 
 Only worth it for a large update: the pool costs ~0.5 s to start. `worker_count(files)` says how many
 workers an update of that many files gets (0: parse in process). If the pool breaks (a worker killed),
-the remaining files are parsed in process; `parse_file` itself never raises.
+the remaining files are parsed in process; `parse_file` itself never raises. A worker ends itself
+within a second of its owner's death (a killed indexer leaves no worker or fork server behind).
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def parse_in_order(plans: Iterable[Plan], workers: int) -> Iterator[tuple[Plan, 
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["indexing.parse"])
     pending: deque[tuple[Plan, Future[ParseResult] | None]] = deque()
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_stdout_to_stderr) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
+                             initargs=(os.getpid(),)) as pool:
         broken = False
         for plan in plans:
             future = None
@@ -108,12 +110,41 @@ def parse_in_order(plans: Iterable[Plan], workers: int) -> Iterator[tuple[Plan, 
             yield _take(pending.popleft())
 
 
-def _stdout_to_stderr() -> None:
-    """In a worker: anything written to stdout goes to stderr (the language server speaks on stdout)."""
+def _start_worker(owner: int) -> None:
+    """In a worker: anything written to stdout goes to stderr (the language server speaks on stdout),
+    and the worker ends itself once the process that owns the pool is gone (killed: a normal exit
+    shuts the pool down), which also lets the fork server go."""
     import sys
+    import threading
+    import time
 
     sys.stdout.flush()
     os.dup2(2, 1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if _gone(owner):
+                os._exit(0)
+
+    threading.Thread(target=watch, name="codeseek-parse-owner", daemon=True).start()
+
+
+def _gone(pid: int) -> bool:
+    """Whether process `pid` has ended: no longer there, or a zombie its parent has not reaped yet."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except FileNotFoundError:
+        return True
+    except (OSError, IndexError):  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # alive, but not ours to signal
+            return False
+        return False
 
 
 def _take(item: tuple[Plan, Future[ParseResult] | None]) -> tuple[Plan, ParseResult | None]:

@@ -63,3 +63,47 @@ def test_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
     assert worker_count(5, 0, cpus=8) == 1
     monkeypatch.setenv("CODESEEK_PARSE_WORKERS", "many")
     assert worker_count(5, 0, cpus=8) == 0  # ignored, logged
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc")
+def test_workers_end_when_their_owner_is_killed(tmp_path: Path) -> None:
+    """A killed indexer leaves no parse worker (nor fork server) behind."""
+    import os
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    mark = f"codeseek-test-{uuid.uuid4().hex}"
+    code = (
+        "import os, signal\n"
+        "from indexing.parse_pool import Plan, parse_in_order\n"
+        "from indexing.records import FileInfo\n"
+        "if __name__ == '__main__':\n"
+        "    plans = [Plan(FileInfo(f'm{k}.py', 'python', 0, 0, ()), b'def f():\\n    return 1\\n', 'h')\n"
+        "             for k in range(40)]\n"
+        "    results = parse_in_order(iter(plans), workers=2)\n"
+        "    next(results)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    script = tmp_path / "owner.py"
+    script.write_text(code)
+    proc = subprocess.run([sys.executable, str(script)], env={**os.environ, "CODESEEK_TEST_MARK": mark},
+                          capture_output=True, timeout=120)
+    assert proc.returncode == -9
+
+    def marked() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if mark.encode() in (entry / "environ").read_bytes():
+                        found.append(int(entry.name))
+                except OSError:
+                    pass
+        return found
+
+    deadline = time.monotonic() + 10
+    while marked() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert marked() == []
