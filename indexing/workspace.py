@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from indexing.file_updates import OVERLAY_MTIME, UpdateResult, plan_file, store_parse, unchanged
 from indexing.freshness import content_hash, error_reasons, parser_fingerprint
 from indexing.location import index_dir_for
-from indexing.parse_pool import Plan
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
 from indexing.scan import (
-    UNREADABLE,
     VANISHED,
     ScanOptions,
     ScanResult,
@@ -33,7 +32,7 @@ from indexing.scan import (
     scan,
     scan_paths,
 )
-from indexing.store import STALE, FileRow, IndexStore, StoreError, database_path
+from indexing.store import FileRow, IndexStore, StoreError, database_path
 
 __all__ = [
     "OVERLAY_MTIME", "IndexRootMismatch", "Progress", "StoreError", "UpdateResult", "Workspace",
@@ -41,7 +40,6 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int, str], None]
-OVERLAY_MTIME = -1  # mtime recorded for a file indexed from an editor buffer: the disk always differs
 _COMMIT_FILES = 200  # files per commit; each file stays atomic on its own
 _COMMIT_SECONDS = 0.5
 
@@ -78,30 +76,6 @@ class WorkspaceOptions:
     # update size (the command line and the servers); 0, the library default, parses in process,
     # since worker processes re-import the caller's main script, which must guard its top level.
     parse_workers: int | None = 0
-
-
-@dataclass
-class UpdateResult:
-    """What one update did. `parsed == 0` on an unchanged tree."""
-
-    added: list[Chunk] = field(default_factory=list)
-    removed_ids: list[int] = field(default_factory=list)
-    changed_paths: list[str] = field(default_factory=list)  # re-indexed (new or modified)
-    removed_paths: list[str] = field(default_factory=list)
-    languages: dict[str, int] = field(default_factory=dict)  # indexed files per language, after the update
-    scanned: int = 0  # files the scan accepted (or paths examined, for a targeted update)
-    parsed: int = 0
-    hashed: int = 0  # files read and hashed because size or mtime changed
-    unchanged: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)  # by reason
-    skipped_paths: list[tuple[str, str]] = field(default_factory=list)
-    errors: dict[str, int] = field(default_factory=dict)  # by reason
-    error_paths: list[tuple[str, str]] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.changed_paths or self.removed_paths)
 
 
 class Workspace:
@@ -301,8 +275,9 @@ class Workspace:
         from indexing.parse_pool import parse_in_order, worker_count
 
         total = len(candidates)
-        maybe_changed = sum(1 for info in candidates if not self._unchanged(info, stored.get(info.path)))
-        plans = (self._plan(info, stored.get(info.path), overlays.get(info.path), out) for info in candidates)
+        maybe_changed = sum(1 for info in candidates if not unchanged(info, stored.get(info.path)))
+        plans = (plan_file(self.root, self.store, info, stored.get(info.path), overlays.get(info.path), out,
+                    self._remove) for info in candidates)
         parsed = parse_in_order(plans, worker_count(maybe_changed, self.options.parse_workers))
         done = 0
         while done < total:
@@ -311,60 +286,13 @@ class Workspace:
                 batch_started, pending = time.perf_counter(), 0
                 for plan, result in parsed:
                     done += 1
-                    pending += plan.wrote + (self._store(plan, result, out) if result is not None else 0)
+                    pending += plan.wrote
+                    if result is not None:
+                        pending += store_parse(self.store, plan, result, out)
                     if progress is not None:
                         progress(done, total, plan.info.path)
                     if pending >= _COMMIT_FILES or time.perf_counter() - batch_started > _COMMIT_SECONDS:
                         break
-
-    @staticmethod
-    def _unchanged(info: FileInfo, row: FileRow | None) -> bool:
-        """Same language, labels, size and mtime as stored: not even read."""
-        return row is not None and row.language == info.language and row.labels == info.labels \
-            and row.hash != STALE and (row.size, row.mtime_ns) == (info.size, info.mtime_ns)
-
-    def _plan(self, info: FileInfo, row: FileRow | None, overlay: bytes | None, out: UpdateResult) -> Plan:
-        """Read and hash a candidate: a plan with its data when it needs parsing, else without (an
-        unchanged file; one whose content is the same under a new mtime, touched; a vanished one, removed)."""
-        same_meta = row is not None and row.language == info.language and row.labels == info.labels \
-            and row.hash != STALE
-        if overlay is None and self._unchanged(info, row):
-            out.unchanged += 1
-            return Plan(info)
-        if overlay is not None:
-            data = overlay
-            info = FileInfo(info.path, info.language, len(data), OVERLAY_MTIME, info.labels)
-        else:
-            try:
-                data = (self.root / info.path).read_bytes()
-            except OSError as exc:
-                reason = VANISHED if isinstance(exc, FileNotFoundError) else UNREADABLE
-                out.skipped_paths.append((info.path, reason))
-                if row is not None:
-                    self._remove([info.path], out)
-                return Plan(info, wrote=1 if row is not None else 0)
-            if len(data) != info.size:  # changed between scan and read: record what was read
-                info = FileInfo(info.path, info.language, len(data), info.mtime_ns, info.labels)
-        digest = content_hash(data)
-        out.hashed += 1
-        if same_meta and row is not None and row.hash == digest:
-            if (row.size, row.mtime_ns) != (info.size, info.mtime_ns):
-                self.store.touch_file(info)
-                return Plan(info, wrote=1)
-            out.unchanged += 1
-            return Plan(info)
-        return Plan(info, data, digest)
-
-    def _store(self, plan: Plan, result: ParseResult, out: UpdateResult) -> int:
-        """Write one file's parse; returns 1 (a store write)."""
-        info = plan.info
-        out.parsed += 1
-        out.error_paths.extend((info.path, reason) for reason in error_reasons(result))
-        added, removed = self.store.replace_file_diff(info, plan.digest, result)
-        out.added.extend(added)
-        out.removed_ids.extend(removed)
-        out.changed_paths.append(info.path)
-        return 1
 
     # -- records and state ---------------------------------------------------------------------------
     def definitions(self) -> list[Definition]:
