@@ -76,6 +76,36 @@ def test_a_tree_that_is_mostly_errors_falls_back_to_line_chunks() -> None:
     assert (result.chunks[0].start_byte, result.chunks[0].end_byte) == (0, len(source))
 
 
+C_OPEN_BRACE_IN_IF = b"""#include <stdio.h>
+#ifdef A
+int f(void) {
+#else
+int f(int x) {
+#endif
+  return 0;
+}
+
+static int add(int a, int b)
+{
+  return a + b;
+}
+
+static int twice(int a)
+{
+  return add(a, a);
+}
+"""
+
+
+def test_intact_definitions_inside_an_error_node_are_chunked_as_definitions() -> None:
+    # Each `#if` branch opens the brace: tree-sitter wraps the rest of the file in one ERROR node,
+    # while the functions inside it parse. Only the ERROR node's own tokens count as unparsed.
+    result = parse_file("f.c", C_OPEN_BRACE_IN_IF, "c", (), ChunkOptions(max_chars=60))
+    assert result.status == "partial"
+    assert result.error == "syntax errors from line 2"
+    assert {"add", "twice"} <= {c.symbol for c in result.chunks if c.kind == "function"}
+
+
 def test_invalid_utf8_keeps_raw_byte_offsets() -> None:
     prefix = b"# caf\xe9 \xff\xfe latin-1 bytes\n"
     source = prefix + GOOD
