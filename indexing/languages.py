@@ -22,7 +22,7 @@ QUERY_DIR = Path(__file__).with_name("queries")
 GRAMMARS: frozenset[str] = frozenset(
     {
         "python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "csharp",
-        "ruby", "php", "kotlin", "lua", "bash", "scala", "swift",
+        "ruby", "php", "kotlin", "lua", "bash", "scala", "swift", "zig",
     }
 )
 TEXT_KINDS: frozenset[str] = frozenset({"markdown", "rst", "yaml", "toml", "json", "text"})
@@ -46,6 +46,7 @@ _EXTENSIONS: dict[str, str] = {
     ".sh": "bash", ".bash": "bash", ".zsh": "bash", ".ksh": "bash",
     ".scala": "scala", ".sc": "scala",
     ".swift": "swift",
+    ".zig": "zig",
     ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown",
     ".rst": "rst",
     ".yaml": "yaml", ".yml": "yaml",
@@ -62,7 +63,7 @@ _EXTENSIONS: dict[str, str] = {
     ".mk": "text", ".tf": "text", ".env": "text",
     # Source in languages without wired definitions and call sites: indexed by line chunks, so text
     # and semantic search still reach them (before, every file was skipped as unsupported).
-    ".ex": "text", ".exs": "text", ".hs": "text", ".lhs": "text", ".zig": "text", ".dart": "text",
+    ".ex": "text", ".exs": "text", ".hs": "text", ".lhs": "text", ".dart": "text",
     ".erl": "text", ".hrl": "text", ".clj": "text", ".cljs": "text", ".ml": "text", ".mli": "text",
     ".fs": "text", ".fsx": "text", ".jl": "text", ".nim": "text", ".pl": "text", ".pm": "text",
     ".groovy": "text", ".elm": "text", ".r": "text", ".vim": "text", ".fish": "text", ".ps1": "text",
@@ -124,6 +125,7 @@ SPECS: dict[str, LangSpec] = {
         comments=frozenset({"comment", "block_comment"}), attach_next=frozenset({"annotation"})
     ),
     "swift": LangSpec(comments=frozenset({"comment", "multiline_comment"})),
+    "zig": LangSpec(comments=frozenset({"line_comment", "doc_comment", "container_doc_comment"})),
 }
 
 

@@ -35,6 +35,7 @@ from indexing.languages import GRAMMARS, QueryError, get_parser, language_for_pa
         ("build.sh", "bash"),
         ("Main.scala", "scala"),
         ("View.swift", "swift"),
+        ("lib/std/mem.zig", "zig"),
         ("README.md", "markdown"),
         ("docs/index.rst", "rst"),
         (".github/workflows/ci.yml", "yaml"),
