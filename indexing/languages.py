@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,6 +85,24 @@ def language_for_path(path: str) -> str | None:
     if not ext and name.startswith("Dockerfile"):
         return "text"
     return _EXTENSIONS.get(ext)
+
+
+# C++ written in a `.h` header: namespaces, templates, access labels, classes, `std::`, extensionless
+# standard headers (`#include <vector>`). C headers guard their C++ callers with `extern "C"` only.
+_CPP_IN_HEADER = re.compile(
+    rb"^[ \t]*(?:namespace[ \t]+[\w:]*[ \t]*\{|template[ \t]*<|(?:public|private|protected)[ \t]*:"
+    rb"|class[ \t]+\w+[^;\n]*$|\#[ \t]*include[ \t]*<[a-z_]+>)|\bstd::\w",
+    re.M,
+)
+
+
+def grammar_for_source(language: str | None, path: str, source: bytes) -> str | None:
+    """The grammar to parse `source` with: a `.h` file holding C++ is parsed as C++ (abseil, fmt and
+    most C++ projects name their headers `.h`; the C grammar leaves much of them in ERROR nodes); the
+    file keeps its path-derived language."""
+    if language == "c" and path.endswith(".h") and _CPP_IN_HEADER.search(source):
+        return "cpp"
+    return language
 
 
 @dataclass(frozen=True)

@@ -214,3 +214,21 @@ def test_bundled_javascript_with_long_lines_between_modules_does_not_recurse_dee
     result = parse_file("vendor/bundle.js", source, "javascript", ("vendor",))
     assert result.status == "ok", result.error
     assert len(result.chunks) > 400
+
+
+def test_a_cpp_header_named_dot_h_gets_cpp_definitions() -> None:
+    source = b"""#include <string>
+namespace absl {
+class Cord {
+ public:
+  std::string Flatten() const;
+  template <typename T>
+  void Append(T value) { data_ += value; }
+ private:
+  std::string data_;
+};
+}  // namespace absl
+"""
+    result = parse_file("absl/strings/cord.h", source, "c", ())
+    assert result.status == "ok"
+    assert {"Cord", "Cord.Append"} <= {d.qualified_name for d in result.definitions}
