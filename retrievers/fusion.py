@@ -105,6 +105,7 @@ def apply_priors(
     query_text: str = "",
     config: RankingConfig = DEFAULT_CONFIG,
     copy_trees: Mapping[str, str] | None = None,
+    c_headers: Collection[str] = (),
 ) -> list[Fused]:
     """Rescore fused results with the ranking priors; best first. Chunks missing from `chunks` drop.
 
@@ -127,6 +128,7 @@ def apply_priors(
                                       _structural_match(i)) for i in items},
         chunks, lambda cid: pagerank_for_chunk.get(cid, 0.0), {i.chunk_id: i.score for i in items}, config)
     copies = tree_factors([chunks[i.chunk_id] for i in items], copy_trees or {}, query_text, config)
+    headers = () if identifier_query else c_headers  # an identifier lookup may want the header's struct
     for item in items:
         chunk = chunks[item.chunk_id]
         bonus = {
@@ -139,7 +141,7 @@ def apply_priors(
             "pagerank": pagerank_factor(pagerank_for_chunk.get(item.chunk_id, 0.0), config),
             "label": labels,
             "reexport": reexport_factor(chunk.path, chunk.kind, config),
-            "declaration": declaration_factor(chunk.path, config),
+            "declaration": declaration_factor(chunk.path, config, headers),
             "copy": copies.get(item.chunk_id, 1.0),
         }
         boost = math.prod(factors.values())
@@ -197,6 +199,7 @@ def fuse(
     query_text: str = "",
     config: RankingConfig = DEFAULT_CONFIG,
     copy_trees: Mapping[str, str] | None = None,
+    c_headers: Collection[str] = (),
 ) -> list[Fused]:
     """rrf, then apply_priors when the chunks are given (no dedupe: see dedupe_by_file)."""
     fused = rrf(ranked, weights, k)
@@ -204,4 +207,4 @@ def fuse(
         return fused
     return apply_priors(fused, chunks, pagerank_for_chunk or {}, wanted=wanted, symbol=symbol,
                         identifier_query=identifier_query, query_text=query_text, config=config,
-                        copy_trees=copy_trees)
+                        copy_trees=copy_trees, c_headers=c_headers)

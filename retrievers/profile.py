@@ -68,6 +68,7 @@ class RankingConfig:
     reexport_names: tuple[str, ...] = (
         "__init__.py", "index.js", "index.mjs", "index.cjs", "index.ts", "mod.rs", "package-info.java")
     declaration_factor: float = 0.7  # TypeScript .d.ts declaration files
+    c_header_factor: float = 0.5  # a C header beside its .c file, natural-language queries (headers.py)
     # Copies and layers (retrievers.copies): how same-named definitions among the candidates share the
     # definition bonus ("off", "first": full for one, x rest for the others, "divide": bonus / count) ...
     definition_share: str = "divide"
