@@ -32,7 +32,8 @@ def test_interface_headers_are_demoted_for_questions_not_for_identifier_lookups(
     chunks = {1: _chunk(1, "src/server.h", "class", "redisServer"), 2: _chunk(2, "src/server.c")}
     headers = frozenset({"src/server.h"})
     question = {f.chunk_id: f.score for f in apply_priors(
-        [Fused(1, 1.0), Fused(2, 0.9)], chunks, {}, query_text="how log lines are formatted", c_headers=headers)}
+        [Fused(1, 1.0), Fused(2, 0.9)], chunks, {}, query_text="how log lines are formatted",
+        c_headers=headers)}
     assert question == pytest.approx({1: 0.5, 2: 0.9})
     lookup = {f.chunk_id: f.score for f in apply_priors(
         [Fused(1, 1.0), Fused(2, 0.9)], chunks, {}, identifier_query=True, query_text="redisServer",

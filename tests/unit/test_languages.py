@@ -6,7 +6,14 @@ import pytest
 from tree_sitter import QueryCursor
 
 from indexing import languages
-from indexing.languages import GRAMMARS, QueryError, get_parser, grammar_for_source, language_for_path, load_query
+from indexing.languages import (
+    GRAMMARS,
+    QueryError,
+    get_parser,
+    grammar_for_source,
+    language_for_path,
+    load_query,
+)
 
 
 @pytest.mark.parametrize(
