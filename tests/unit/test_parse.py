@@ -9,7 +9,7 @@ import pytest
 
 from indexing import languages
 from indexing.chunker import ChunkOptions
-from indexing.parse import parse_file
+from indexing.parse import DEFAULT_OPTIONS, parse_file
 
 GOOD = b'''import os
 
@@ -232,3 +232,13 @@ class Cord {
     result = parse_file("absl/strings/cord.h", source, "c", ())
     assert result.status == "ok"
     assert {"Cord", "Cord.Append"} <= {d.qualified_name for d in result.definitions}
+
+
+def test_hundreds_of_comment_lines_before_a_definition_are_chunked_without_recursion() -> None:
+    doc = b"".join(b"/// line %d of a long macro manual, with an example or two.\n" % i for i in range(1500))
+    source = doc + b"macro_rules! select { () => {} }\n\nfn after() -> u32 {\n    1\n}\n"
+    result = parse_file("src/macros/select.rs", source, "rust", ())
+    assert result.status == "ok" and result.error is None
+    assert len(result.chunks) > 10
+    assert all(c.end_byte - c.start_byte <= 2 * DEFAULT_OPTIONS.max_chars for c in result.chunks)
+    assert any(c.symbol == "after" for c in result.chunks)
