@@ -8,7 +8,7 @@ outranking the real definition (docs/design.md "Issue 9"):
   among the candidates (the best by PageRank, then the shallowest path, then the fused score) and
   x `definition_share_rest` to each other one.
 - `copy_trees` / `tree_factors`: a folder that looks like a version or a kept copy (`copy_folder`:
-  `v1/`, `v2beta1/`, `old/`, `legacy/`, `classic/`..., or a Windows port: `win/`, `windows/`) at least `copy_tree_min_share` of whose
+  `v1/`, `v2beta1/`, `old/`, `legacy/`, `classic/`, `time_alt/`..., or a Windows port: `win/`) at least `copy_tree_min_share` of whose
   qualified names are also defined in a more current tree of the workspace (no such folder, or a
   higher version) is a parallel copy; every chunk in it is scored x `copy_tree_factor` unless the
   query names the folder. Computed once per index snapshot (`copy_trees_of`).
@@ -33,6 +33,9 @@ _COPY_WORDS = frozenset({"legacy", "deprecated", "compat", "backcompat", "obsole
 # A Windows port beside the portable implementation restates its API (libuv `src/win/` beside
 # `src/unix/`); a query naming Windows (any of these words) keeps it.
 _WINDOWS_WORDS = frozenset({"win", "win32", "win64", "windows", "winapi"})
+# A folder named for another with a copy suffix: tokio `runtime/time_alt/` beside `runtime/time/`.
+_COPY_SUFFIXES = frozenset({"alt", "old", "legacy", "compat", "deprecated", "classic", "obsolete"})
+_PART_SEP = re.compile(r"[-_]")
 
 
 def copy_folder(path: str) -> tuple[str, float] | None:
@@ -59,7 +62,7 @@ def _folder_copy_part(folder: str) -> tuple[int, str, float] | None:
         m = _VERSION.match(low)
         if m:
             return index, part, float(m.group(1))
-        if low in _COPY_WORDS or low in _WINDOWS_WORDS:
+        if low in _COPY_WORDS or low in _WINDOWS_WORDS or _PART_SEP.split(low)[-1] in _COPY_SUFFIXES:
             return index, part, -1.0
     return None
 

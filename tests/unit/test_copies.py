@@ -31,6 +31,9 @@ def test_copy_folder_names_versions_and_kept_copies() -> None:
     assert copy_folder("src/client.py") is None
     assert copy_folder("src/vendor/x.py") is None and copy_folder("src/v8js/x.py") is None
     assert copy_folder("src/old.py") is None  # a file name is not a folder
+    assert copy_folder("src/runtime/time_alt/wheel.rs") == ("time_alt", -1.0)  # beside runtime/time/
+    assert copy_folder("ktor-client-darwin-legacy/src/x.kt") == ("ktor-client-darwin-legacy", -1.0)
+    assert copy_folder("src/altitude/x.rs") is None and copy_folder("src/bold/x.rs") is None
 
 
 def test_share_definition_bonus_modes() -> None:
