@@ -8,10 +8,11 @@ outranking the real definition (docs/design.md "Issue 9"):
   among the candidates (the best by PageRank, then the shallowest path, then the fused score) and
   x `definition_share_rest` to each other one.
 - `copy_trees` / `tree_factors`: a folder that looks like a version or a kept copy (`copy_folder`:
-  `v1/`, `v2beta1/`, `old/`, `legacy/`, `classic/`, `time_alt/`..., or a Windows port: `win/`) at least `copy_tree_min_share` of whose
-  qualified names are also defined in a more current tree of the workspace (no such folder, or a
-  higher version) is a parallel copy; every chunk in it is scored x `copy_tree_factor` unless the
-  query names the folder. Computed once per index snapshot (`copy_trees_of`).
+  `v1/`, `v2beta1/`, `old/`, `legacy/`, `classic/`, `time_alt/`..., or a Windows port: `win/`) at
+  least `copy_tree_min_share` of whose qualified names are also defined in a more current tree of
+  the workspace (no such folder, or a higher version) is a parallel copy; every chunk in it is scored
+  x `copy_tree_factor` unless the query names the folder. Computed once per index snapshot
+  (`copy_trees_of`).
 """
 
 from __future__ import annotations
