@@ -105,6 +105,24 @@ def grammar_for_source(language: str | None, path: str, source: bytes) -> str | 
     return language
 
 
+# A C/C++ class head with export or attribute macros before the name (`class FMT_API file {`, `class
+# ABSL_LOCKABLE ABSL_ATTRIBUTE_WARN_UNUSED Mutex {`): tree-sitter takes the first macro for the name.
+# A class has one name, so ALL-CAPS words between the keyword and a name followed by `:`, `{`, `<` or
+# `final` are macros.
+_CLASS_HEAD_MACROS = re.compile(
+    rb"\b(?:class|struct|union)((?:[ \t]+[A-Z][A-Z0-9_]*[A-Z0-9](?:[ \t]*\([^()\n]*\))?)+)"
+    rb"[ \t]+(?=[A-Za-z_]\w*[ \t]*(?:[:{<]|final\b))"
+)
+
+
+def source_for_grammar(grammar: str, source: bytes) -> bytes:
+    """The bytes to hand the parser: C/C++ class-head macros blanked to spaces (same length, so every
+    offset still points into the file as it is); other grammars get the source unchanged."""
+    if grammar not in ("c", "cpp") or b"class" not in source and b"struct" not in source:
+        return source
+    return _CLASS_HEAD_MACROS.sub(lambda m: m.group(0).replace(m.group(1), b" " * len(m.group(1))), source)
+
+
 @dataclass(frozen=True)
 class LangSpec:
     """Node-type facts the chunker and symbol extractor need for one grammar."""

@@ -13,7 +13,7 @@ import hashlib
 from tree_sitter import Node
 
 from indexing.chunker import ChunkOptions, DefInfo, Span, chunk_tree
-from indexing.languages import GRAMMARS, get_parser, grammar_for_source, spec_for
+from indexing.languages import GRAMMARS, get_parser, grammar_for_source, source_for_grammar, spec_for
 from indexing.records import Chunk, ParseResult
 from indexing.symbols import CLASS_KINDS, DefNode, extract, to_definitions
 from indexing.textchunks import line_spans, markdown_spans
@@ -60,6 +60,7 @@ def _parse(path: str, source: bytes, language: str | None, opts: ChunkOptions) -
         spans = markdown_spans(source, opts) if language == "markdown" else line_spans(source, opts)
         return ParseResult(chunks=_spans(spans, path, source, language))
     language = grammar_for_source(language, path, source) or language
+    source = source_for_grammar(language, source)  # same length: chunk hashes come from the file's bytes
     tree = get_parser(language).parse(source)
     root = tree.root_node
     symbols = extract(root, source, language, path)

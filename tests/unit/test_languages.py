@@ -13,6 +13,7 @@ from indexing.languages import (
     grammar_for_source,
     language_for_path,
     load_query,
+    source_for_grammar,
 )
 
 
@@ -165,3 +166,11 @@ def test_shared_fragments_are_no_grammar_but_are_inherited() -> None:
 def test_a_header_holding_cpp_is_parsed_as_cpp(source: bytes, expected: str) -> None:
     assert grammar_for_source("c", "include/x.h", source) == expected
     assert grammar_for_source("c", "src/x.c", source) == "c"  # only headers are sniffed
+
+
+def test_class_head_macros_are_blanked_for_the_parser_only_in_c_and_cpp() -> None:
+    source = b"class FMT_API file {\n};\nstruct CURL_EXTERN x;\nclass Plain : Base {};\n"
+    blanked = source_for_grammar("cpp", source)
+    assert len(blanked) == len(source)
+    assert blanked.startswith(b"class         file {") and b"CURL_EXTERN x;" in blanked
+    assert source_for_grammar("python", source) is source

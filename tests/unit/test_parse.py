@@ -242,3 +242,22 @@ def test_hundreds_of_comment_lines_before_a_definition_are_chunked_without_recur
     assert len(result.chunks) > 10
     assert all(c.end_byte - c.start_byte <= 2 * DEFAULT_OPTIONS.max_chars for c in result.chunks)
     assert any(c.symbol == "after" for c in result.chunks)
+
+
+def test_macros_in_a_cpp_class_head_do_not_take_the_class_name() -> None:
+    source = b"""namespace absl {
+class ABSL_LOCKABLE ABSL_ATTRIBUTE_WARN_UNUSED Mutex {
+ public:
+  void Lock();
+};
+class FMT_SO_VISIBILITY("default") format_error : public std::runtime_error {};
+struct FOO bar;
+}
+"""
+    result = parse_file("absl/synchronization/mutex.h", source, "cpp", (), ChunkOptions(max_chars=40))
+    names = {d.qualified_name: d.kind for d in result.definitions}
+    assert names == {"Mutex": "class", "Mutex.Lock": "method", "format_error": "class"}
+    for chunk in result.chunks:  # hashes are of the file's own bytes, macros included
+        assert chunk.content_hash == hashlib.blake2b(source[chunk.start_byte:chunk.end_byte],
+                                                     digest_size=16).hexdigest()
+    assert any(b"ABSL_LOCKABLE" in source[c.start_byte:c.end_byte] for c in result.chunks)
