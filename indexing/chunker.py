@@ -200,6 +200,9 @@ class _TreeChunker:
             size = self.size(unit.start, unit.end)
             if size > self.budget:
                 flush()
+                if all(self._is_prefix(n) for n in unit.nodes):
+                    out.extend(self._pack_prefixes(unit.nodes, ctx))  # a long run of comment lines
+                    continue
                 rest = self._detach_prefix(unit, ctx, out)
                 if rest is None:
                     out.extend(self._split(unit, ctx))
@@ -218,6 +221,26 @@ class _TreeChunker:
                 group, group_size = [unit], size
         flush()
         return self._merge_small(out)
+
+    def _pack_prefixes(self, nodes: list[Node], ctx: tuple[DefInfo, ...]) -> list[Span]:
+        """Comments (and attributes) over the budget, packed in order into spans that fit; one larger
+        than the budget is cut by lines. Iterative: Rust macro docs run to hundreds of `///` lines,
+        one node each, and peeling them one by one recursed past Python's limit."""
+        spans: list[Span] = []
+        start = end = -1
+        for node in nodes:
+            if start >= 0 and self.size(start, node.end_byte) > self.budget:
+                spans.append(self._span([], start, end, ctx, None))
+                start = -1
+            if self.size(node.start_byte, node.end_byte) > self.budget:
+                pieces = cut_spans(self.source, node.start_byte, node.end_byte, self.budget, 0, self.size)
+                spans.extend(self._span([], a, b, ctx, None) for a, b in pieces)
+                continue
+            start = node.start_byte if start < 0 else start
+            end = node.end_byte
+        if start >= 0:
+            spans.append(self._span([], start, end, ctx, None))
+        return spans
 
     def _detach_prefix(self, unit: _Unit, ctx: tuple[DefInfo, ...], out: list[Span]) -> _Unit | None:
         """A too-large statement led by a long comment: the comment becomes its own chunk(s) and the

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,7 @@ QUERY_DIR = Path(__file__).with_name("queries")
 GRAMMARS: frozenset[str] = frozenset(
     {
         "python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "csharp",
-        "ruby", "php", "kotlin", "lua", "bash", "scala", "swift", "haskell",
+        "ruby", "php", "kotlin", "lua", "bash", "scala", "swift", "haskell", "zig",
     }
 )
 TEXT_KINDS: frozenset[str] = frozenset({"markdown", "rst", "yaml", "toml", "json", "text"})
@@ -47,6 +48,7 @@ _EXTENSIONS: dict[str, str] = {
     ".scala": "scala", ".sc": "scala",
     ".swift": "swift",
     ".hs": "haskell",
+    ".zig": "zig",
     ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown",
     ".rst": "rst",
     ".yaml": "yaml", ".yml": "yaml",
@@ -63,7 +65,7 @@ _EXTENSIONS: dict[str, str] = {
     ".mk": "text", ".tf": "text", ".env": "text",
     # Source in languages without wired definitions and call sites: indexed by line chunks, so text
     # and semantic search still reach them (before, every file was skipped as unsupported).
-    ".ex": "text", ".exs": "text", ".lhs": "text", ".zig": "text", ".dart": "text",
+    ".ex": "text", ".exs": "text", ".lhs": "text", ".dart": "text",
     ".erl": "text", ".hrl": "text", ".clj": "text", ".cljs": "text", ".ml": "text", ".mli": "text",
     ".fs": "text", ".fsx": "text", ".jl": "text", ".nim": "text", ".pl": "text", ".pm": "text",
     ".groovy": "text", ".elm": "text", ".r": "text", ".vim": "text", ".fish": "text", ".ps1": "text",
@@ -84,6 +86,42 @@ def language_for_path(path: str) -> str | None:
     if not ext and name.startswith("Dockerfile"):
         return "text"
     return _EXTENSIONS.get(ext)
+
+
+# C++ written in a `.h` header: namespaces, templates, access labels, classes, `std::`, extensionless
+# standard headers (`#include <vector>`). C headers guard their C++ callers with `extern "C"` only.
+_CPP_IN_HEADER = re.compile(
+    rb"^[ \t]*(?:namespace[ \t]+[\w:]*[ \t]*\{|template[ \t]*<|(?:public|private|protected)[ \t]*:"
+    rb"|class[ \t]+\w+[^;\n]*$|\#[ \t]*include[ \t]*<[a-z_]+>)|\bstd::\w",
+    re.M,
+)
+
+
+def grammar_for_source(language: str | None, path: str, source: bytes) -> str | None:
+    """The grammar to parse `source` with: a `.h` file holding C++ is parsed as C++ (abseil, fmt and
+    most C++ projects name their headers `.h`; the C grammar leaves much of them in ERROR nodes); the
+    file keeps its path-derived language."""
+    if language == "c" and path.endswith(".h") and _CPP_IN_HEADER.search(source):
+        return "cpp"
+    return language
+
+
+# A C/C++ class head with export or attribute macros before the name (`class FMT_API file {`, `class
+# ABSL_LOCKABLE ABSL_ATTRIBUTE_WARN_UNUSED Mutex {`): tree-sitter takes the first macro for the name.
+# A class has one name, so ALL-CAPS words between the keyword and a name followed by `:`, `{`, `<` or
+# `final` are macros.
+_CLASS_HEAD_MACROS = re.compile(
+    rb"\b(?:class|struct|union)((?:[ \t]+[A-Z][A-Z0-9_]*[A-Z0-9](?:[ \t]*\([^()\n]*\))?)+)"
+    rb"[ \t]+(?=[A-Za-z_]\w*[ \t]*(?:[:{<]|final\b))"
+)
+
+
+def source_for_grammar(grammar: str, source: bytes) -> bytes:
+    """The bytes to hand the parser: C/C++ class-head macros blanked to spaces (same length, so every
+    offset still points into the file as it is); other grammars get the source unchanged."""
+    if grammar not in ("c", "cpp") or b"class" not in source and b"struct" not in source:
+        return source
+    return _CLASS_HEAD_MACROS.sub(lambda m: m.group(0).replace(m.group(1), b" " * len(m.group(1))), source)
 
 
 @dataclass(frozen=True)
@@ -133,6 +171,7 @@ SPECS: dict[str, LangSpec] = {
     "haskell": LangSpec(
         comments=frozenset({"comment", "haddock"}), attach_next=frozenset({"signature"}), equations=True
     ),
+    "zig": LangSpec(comments=frozenset({"line_comment", "doc_comment", "container_doc_comment"})),
 }
 
 

@@ -13,7 +13,7 @@ import hashlib
 from tree_sitter import Node
 
 from indexing.chunker import ChunkOptions, DefInfo, Span, chunk_tree
-from indexing.languages import GRAMMARS, get_parser, spec_for
+from indexing.languages import GRAMMARS, get_parser, grammar_for_source, source_for_grammar, spec_for
 from indexing.records import Chunk, ParseResult
 from indexing.symbols import CLASS_KINDS, DefNode, extract, to_definitions
 from indexing.textchunks import line_spans, markdown_spans
@@ -59,6 +59,8 @@ def _parse(path: str, source: bytes, language: str | None, opts: ChunkOptions) -
                                error="no grammar for this file type")
         spans = markdown_spans(source, opts) if language == "markdown" else line_spans(source, opts)
         return ParseResult(chunks=_spans(spans, path, source, language))
+    language = grammar_for_source(language, path, source) or language
+    source = source_for_grammar(language, source)  # same length: chunk hashes come from the file's bytes
     tree = get_parser(language).parse(source)
     root = tree.root_node
     symbols = extract(root, source, language, path)
@@ -93,16 +95,27 @@ def _info(d: DefNode) -> DefInfo:
 
 
 def _errors(root: Node) -> tuple[int, int | None]:
-    """Bytes inside ERROR nodes and the first line with an error (walks only erroneous subtrees)."""
+    """Unparsed bytes and the first line with an error (walks only erroneous subtrees).
+
+    Unparsed = the tokens an ERROR node holds directly and MISSING nodes; a well-formed named subtree
+    inside an ERROR node parsed (tree-sitter wraps a whole C file in ERROR when one `#if` branch
+    leaves a brace open, while every function in it is intact), so it is not counted.
+    """
     total = 0
     first: int | None = None
     stack = [root]
     while stack:
         node = stack.pop()
         if node.is_error or node.is_missing:
-            total += node.end_byte - node.start_byte
             line = node.start_point.row + 1
             first = line if first is None else min(first, line)
+            if node.is_missing:
+                continue
+            for child in node.children:
+                if child.has_error:
+                    stack.append(child)
+                elif child.is_error or not child.is_named or not child.child_count:
+                    total += child.end_byte - child.start_byte
             continue
         if node.has_error:
             stack.extend(node.children)

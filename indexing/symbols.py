@@ -34,7 +34,7 @@ _BODY_TYPES = frozenset(
         "statement_block", "function_body", "template_body", "body_statement", "enum_body",
         "interface_body", "protocol_body", "enum_class_body", "statements", "do_block",
         "enum_variant_list", "enum_member_declaration_list", "object_type", "struct_type",
-        "interface_type", "class_declarations", "instance_declarations",
+        "interface_type", "class_declarations", "instance_declarations", "Block", "ContainerDecl",
     }
 )
 _MAX_SIG = 300
@@ -110,7 +110,7 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
             if key not in found and "name" in caps:
                 name_node = caps["name"][0]
                 found[key] = DefNode(node, kind, _text(source, name_node), name_node, _outer(node, spec))
-            elif key in found and found[key].kind == "class" and kind != "class":
+            elif key in found and _generic(found[key].kind, kind):
                 found[key].kind = kind  # a specific pattern (interface, struct) wins over the generic one
             notes = extra.setdefault(key, [])
             if "scope.name" in caps:
@@ -168,6 +168,14 @@ def _merge_equations(defs: list[DefNode], spec: LangSpec) -> None:
             d.continues = True
             head.last = d.node
         heads[(d.node.start_byte, d.node.end_byte)] = head if d.continues and head is not None else d
+
+
+def _generic(found: str, other: str) -> bool:
+    """Whether kind `found` is a generic one that `other` makes specific: `class` -> `interface`,
+    and `constant` -> a class kind (Zig's `const Foo = struct {...}` is both)."""
+    if found == "class":
+        return other != "class"
+    return found == "constant" and other in CLASS_KINDS
 
 
 def _scope_name(text: str) -> str:

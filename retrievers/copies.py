@@ -10,10 +10,11 @@ outranking the real definition (docs/design.md "Issue 9"):
   default); in "divide", types declared in their home file (`home_file`: C#'s `SqlMapper.cs` among
   the partial `SqlMapper.Async.cs`...) share the bonus among themselves.
 - `copy_trees` / `tree_factors`: a folder that looks like a version or a kept copy (`copy_folder`:
-  `v1/`, `v2beta1/`, `old/`, `legacy/`, `classic/`...) at least `copy_tree_min_share` of whose
-  qualified names are also defined in a more current tree of the workspace (no such folder, or a
-  higher version) is a parallel copy; every chunk in it is scored x `copy_tree_factor` unless the
-  query names the folder. Computed once per index snapshot (`copy_trees_of`).
+  `v1/`, `v2beta1/`, `old/`, `legacy/`, `classic/`, `time_alt/`..., or a Windows port: `win/`) at
+  least `copy_tree_min_share` of whose qualified names are also defined in a more current tree of
+  the workspace (no such folder, or a higher version) is a parallel copy; every chunk in it is scored
+  x `copy_tree_factor` unless the query names the folder. Computed once per index snapshot
+  (`copy_trees_of`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ from retrievers.tokenize import identifiers
 _VERSION = re.compile(r"^(?:api[_-]?)?v(\d+)(?:[._-]?\d+)*(?:(?:alpha|beta|rc)\d*)?$")
 _COPY_WORDS = frozenset({"legacy", "deprecated", "compat", "backcompat", "obsolete", "old", "classic",
                          "mini", "archive", "archived", "previous"})
+# A Windows port beside the portable implementation restates its API (libuv `src/win/` beside
+# `src/unix/`); a query naming Windows (any of these words) keeps it.
+_WINDOWS_WORDS = frozenset({"win", "win32", "win64", "windows", "winapi"})
+# A folder named for another with a copy suffix: tokio `runtime/time_alt/` beside `runtime/time/`.
+_COPY_SUFFIXES = frozenset({"alt", "old", "legacy", "compat", "deprecated", "classic", "obsolete"})
+_PART_SEP = re.compile(r"[-_]")
 
 
 def copy_folder(path: str) -> tuple[str, float] | None:
@@ -58,7 +65,7 @@ def _folder_copy_part(folder: str) -> tuple[int, str, float] | None:
         m = _VERSION.match(low)
         if m:
             return index, part, float(m.group(1))
-        if low in _COPY_WORDS:
+        if low in _COPY_WORDS or low in _WINDOWS_WORDS or _PART_SEP.split(low)[-1] in _COPY_SUFFIXES:
             return index, part, -1.0
     return None
 
@@ -135,6 +142,8 @@ def tree_factors(
 
 def _query_names(folder: str, query_words: Collection[str]) -> bool:
     low = folder.lower()
+    if low in _WINDOWS_WORDS and not _WINDOWS_WORDS.isdisjoint(query_words):
+        return True
     return low in query_words or any(low.startswith(w) and len(w) >= 2 for w in query_words if w[0] == "v")
 
 

@@ -23,6 +23,7 @@ from retrievers.contracts import contract_files_of
 from retrievers.copies import copy_trees_of
 from retrievers.exact_case import prefer_exact_case
 from retrievers.grouping import GROUPED_KINDS, collapse_definitions, saturate
+from retrievers.headers import interface_headers_of
 from retrievers.literals import line_groups
 from retrievers.results import Located
 from retrievers.route_context import NAME_TIERS, RouteContext, graph_located
@@ -69,7 +70,8 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
         query_text=checked.text, config=profile.priors,
         copy_trees=copy_trees_of(snap, profile.priors.copy_tree_min_share)
         if profile.priors.copy_tree_factor < 1.0 else None,
-        contracts=contract_files_of(snap) if profile.priors.contract_factor < 1.0 else ())
+        contracts=contract_files_of(snap) if profile.priors.contract_factor < 1.0 else (),
+        c_headers=interface_headers_of(snap) if profile.priors.c_header_factor < 1.0 else ())
     fused_list = prefer_exact_case(fused_list, checked.text, snap.chunks.get)
     kept = saturate(fused_list, checked.limit, profile.file_decay)
     lexical = bool(ranked["text"]) if "text" in ranked else None  # did any query word occur at all?

@@ -108,6 +108,7 @@ def apply_priors(
     config: RankingConfig = DEFAULT_CONFIG,
     copy_trees: Mapping[str, str] | None = None,
     contracts: Collection[str] = (),
+    c_headers: Collection[str] = (),
 ) -> list[Fused]:
     """Rescore fused results with the ranking priors; best first. Chunks missing from `chunks` drop.
 
@@ -132,6 +133,7 @@ def apply_priors(
     copies = tree_factors([chunks[i.chunk_id] for i in items], copy_trees or {}, query_text, config)
     contract = contract_factors([chunks[i.chunk_id] for i in items], contracts,
                                 split_words(query_text), identifier_query, config)
+    headers = () if identifier_query else c_headers  # an identifier lookup may want the header's struct
     path_bonus = config.path_keyword_bonus
     for item in items:  # (a few hundred candidates per search: the explain dicts hold non-neutral terms only)
         chunk = chunks[item.chunk_id]
@@ -145,7 +147,7 @@ def apply_priors(
         labels, demoted_by = label_factor(chunk.labels, want, config)
         rank = pagerank_factor(pagerank_for_chunk.get(item.chunk_id, 0.0), config)
         reexport = reexport_factor(chunk.path, chunk.kind, config)
-        declaration = declaration_factor(chunk.path, config)
+        declaration = declaration_factor(chunk.path, config, headers)
         copy = copies.get(item.chunk_id, 1.0)
         contracted = contract.get(item.chunk_id, 1.0)
         boost = rank * labels * reexport * declaration * copy * contracted
@@ -216,6 +218,7 @@ def fuse(
     config: RankingConfig = DEFAULT_CONFIG,
     copy_trees: Mapping[str, str] | None = None,
     contracts: Collection[str] = (),
+    c_headers: Collection[str] = (),
 ) -> list[Fused]:
     """rrf, then apply_priors when the chunks are given (no dedupe: see dedupe_by_file)."""
     fused = rrf(ranked, weights, k)
@@ -224,4 +227,4 @@ def fuse(
     ranks = {} if pagerank_for_chunk is None else pagerank_for_chunk  # (lazy: no truth test, no len)
     return apply_priors(fused, chunks, ranks, wanted=wanted, symbol=symbol,
                         identifier_query=identifier_query, query_text=query_text, config=config,
-                        copy_trees=copy_trees, contracts=contracts)
+                        copy_trees=copy_trees, contracts=contracts, c_headers=c_headers)

@@ -61,9 +61,13 @@ def reexport_factor(path: str, kind: str, config: RankingConfig = DEFAULT_CONFIG
     return config.reexport_factor if path.rpartition("/")[2] in config.reexport_names else 1.0
 
 
-def declaration_factor(path: str, config: RankingConfig = DEFAULT_CONFIG) -> float:
-    """TypeScript declaration files restate an API without implementing it."""
-    return config.declaration_factor if path.endswith(".d.ts") else 1.0
+def declaration_factor(path: str, config: RankingConfig = DEFAULT_CONFIG,
+                       c_headers: Collection[str] = ()) -> float:
+    """TypeScript declaration files restate an API without implementing it; so do C headers beside
+    their `.c` file (`c_headers`: `retrievers.headers`, passed for natural-language queries only)."""
+    if path.endswith(".d.ts"):
+        return config.declaration_factor
+    return config.c_header_factor if path in c_headers else 1.0
 
 
 def _module_parts(path: str) -> list[str]:

@@ -69,6 +69,7 @@ class RankingConfig:
         "__init__.py", "index.js", "index.mjs", "index.cjs", "index.ts", "mod.rs", "package-info.java")
     declaration_factor: float = 0.7  # TypeScript .d.ts declaration files
     contract_factor: float = 0.7  # interface files a class implements, for questions (retrievers.contracts)
+    c_header_factor: float = 0.5  # a C header beside its .c file, natural-language queries (headers.py)
     # Copies and layers (retrievers.copies): how same-named definitions among the candidates share the
     # definition bonus ("off", "first": full for one, x rest for the others, "divide": bonus / count) ...
     definition_share: str = "divide"

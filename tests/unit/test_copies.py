@@ -33,6 +33,9 @@ def test_copy_folder_names_versions_and_kept_copies() -> None:
     assert copy_folder("src/client.py") is None
     assert copy_folder("src/vendor/x.py") is None and copy_folder("src/v8js/x.py") is None
     assert copy_folder("src/old.py") is None  # a file name is not a folder
+    assert copy_folder("src/runtime/time_alt/wheel.rs") == ("time_alt", -1.0)  # beside runtime/time/
+    assert copy_folder("ktor-client-darwin-legacy/src/x.kt") == ("ktor-client-darwin-legacy", -1.0)
+    assert copy_folder("src/altitude/x.rs") is None and copy_folder("src/bold/x.rs") is None
 
 
 def test_share_definition_bonus_modes() -> None:
@@ -99,6 +102,21 @@ def test_tree_factors_demote_every_chunk_of_a_copy_tree_unless_named() -> None:
     out = apply_priors([Fused(1, 0.03), Fused(2, 0.02)], {c.id: c for c in cands[:2]}, {},
                        query_text="validation", config=cfg, copy_trees=trees)
     assert [f.chunk_id for f in out] == [2, 1] and out[1].explain["factors"] == {"copy": 0.5}
+
+
+def test_a_windows_port_restating_the_portable_tree_is_a_copy_unless_the_query_names_windows() -> None:
+    unix = [definition(f"src/unix/{f}.c", n) for f, n in (("pipe", "uv_pipe_init"), ("tcp", "uv_tcp_bind"),
+                                                          ("tty", "uv_tty_init"), ("core", "uv__io_poll"))]
+    win = [definition(f"src/win/{f}.c", n) for f, n in (("pipe", "uv_pipe_init"), ("tcp", "uv_tcp_bind"),
+                                                        ("tty", "uv_tty_init"), ("winapi", "pNtQueryFile"))]
+    assert copy_folder("src/win/pipe.c") == ("win", -1.0)
+    trees = copy_trees(unix + win, 0.2)
+    assert trees == {"src/win": "win"}  # the unix tree is the portable one: not a copy
+    cfg = RankingConfig(copy_tree_factor=0.5)
+    cands = [chunk(1, "src/win/pipe.c", "uv_pipe_init"), chunk(2, "src/unix/pipe.c", "uv_pipe_init")]
+    assert tree_factors(cands, trees, "pipe IPC between processes", cfg) == {1: 0.5}
+    assert tree_factors(cands, trees, "named pipes on Windows", cfg) == {}
+    assert tree_factors(cands, trees, "win32 pipe handles", cfg) == {}
 
 
 def test_copy_trees_of_a_snapshot_are_computed_once_per_snapshot() -> None:

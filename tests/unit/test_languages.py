@@ -6,7 +6,15 @@ import pytest
 from tree_sitter import QueryCursor
 
 from indexing import languages
-from indexing.languages import GRAMMARS, QueryError, get_parser, language_for_path, load_query
+from indexing.languages import (
+    GRAMMARS,
+    QueryError,
+    get_parser,
+    grammar_for_source,
+    language_for_path,
+    load_query,
+    source_for_grammar,
+)
 
 
 @pytest.mark.parametrize(
@@ -37,6 +45,7 @@ from indexing.languages import GRAMMARS, QueryError, get_parser, language_for_pa
         ("View.swift", "swift"),
         ("src/Text/Pandoc/App.hs", "haskell"),
         ("Main.lhs", "text"),
+        ("lib/std/mem.zig", "zig"),
         ("README.md", "markdown"),
         ("docs/index.rst", "rst"),
         (".github/workflows/ci.yml", "yaml"),
@@ -143,3 +152,27 @@ def test_shared_fragments_are_no_grammar_but_are_inherited() -> None:
         assert fragment not in GRAMMARS
         assert languages.query_source(fragment) in languages.query_source(lang)
     assert languages.query_source("typescript") in languages.query_source("tsx")
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (b"namespace absl {\nclass Span;\n}\n", "cpp"),
+        (b"template <typename T>\nT max(T a, T b);\n", "cpp"),
+        (b"#include <vector>\nint f(void);\n", "cpp"),
+        (b"inline std::string name();\n", "cpp"),
+        (b"#ifdef __cplusplus\nextern \"C\" {\n#endif\nint curl_easy_init(void);\n", "c"),
+        (b"#include <stdio.h>\nstruct conn { int fd; };\n", "c"),
+    ],
+)
+def test_a_header_holding_cpp_is_parsed_as_cpp(source: bytes, expected: str) -> None:
+    assert grammar_for_source("c", "include/x.h", source) == expected
+    assert grammar_for_source("c", "src/x.c", source) == "c"  # only headers are sniffed
+
+
+def test_class_head_macros_are_blanked_for_the_parser_only_in_c_and_cpp() -> None:
+    source = b"class FMT_API file {\n};\nstruct CURL_EXTERN x;\nclass Plain : Base {};\n"
+    blanked = source_for_grammar("cpp", source)
+    assert len(blanked) == len(source)
+    assert blanked.startswith(b"class         file {") and b"CURL_EXTERN x;" in blanked
+    assert source_for_grammar("python", source) is source

@@ -9,7 +9,7 @@ import pytest
 
 from indexing import languages
 from indexing.chunker import ChunkOptions
-from indexing.parse import parse_file
+from indexing.parse import DEFAULT_OPTIONS, parse_file
 
 GOOD = b'''import os
 
@@ -74,6 +74,36 @@ def test_a_tree_that_is_mostly_errors_falls_back_to_line_chunks() -> None:
     assert result.error is not None and "unparsed" in result.error
     assert [c.kind for c in result.chunks] == ["text"]
     assert (result.chunks[0].start_byte, result.chunks[0].end_byte) == (0, len(source))
+
+
+C_OPEN_BRACE_IN_IF = b"""#include <stdio.h>
+#ifdef A
+int f(void) {
+#else
+int f(int x) {
+#endif
+  return 0;
+}
+
+static int add(int a, int b)
+{
+  return a + b;
+}
+
+static int twice(int a)
+{
+  return add(a, a);
+}
+"""
+
+
+def test_intact_definitions_inside_an_error_node_are_chunked_as_definitions() -> None:
+    # Each `#if` branch opens the brace: tree-sitter wraps the rest of the file in one ERROR node,
+    # while the functions inside it parse. Only the ERROR node's own tokens count as unparsed.
+    result = parse_file("f.c", C_OPEN_BRACE_IN_IF, "c", (), ChunkOptions(max_chars=60))
+    assert result.status == "partial"
+    assert result.error == "syntax errors from line 2"
+    assert {"add", "twice"} <= {c.symbol for c in result.chunks if c.kind == "function"}
 
 
 def test_invalid_utf8_keeps_raw_byte_offsets() -> None:
@@ -184,3 +214,50 @@ def test_bundled_javascript_with_long_lines_between_modules_does_not_recurse_dee
     result = parse_file("vendor/bundle.js", source, "javascript", ("vendor",))
     assert result.status == "ok", result.error
     assert len(result.chunks) > 400
+
+
+def test_a_cpp_header_named_dot_h_gets_cpp_definitions() -> None:
+    source = b"""#include <string>
+namespace absl {
+class Cord {
+ public:
+  std::string Flatten() const;
+  template <typename T>
+  void Append(T value) { data_ += value; }
+ private:
+  std::string data_;
+};
+}  // namespace absl
+"""
+    result = parse_file("absl/strings/cord.h", source, "c", ())
+    assert result.status == "ok"
+    assert {"Cord", "Cord.Append"} <= {d.qualified_name for d in result.definitions}
+
+
+def test_hundreds_of_comment_lines_before_a_definition_are_chunked_without_recursion() -> None:
+    doc = b"".join(b"/// line %d of a long macro manual, with an example or two.\n" % i for i in range(1500))
+    source = doc + b"macro_rules! select { () => {} }\n\nfn after() -> u32 {\n    1\n}\n"
+    result = parse_file("src/macros/select.rs", source, "rust", ())
+    assert result.status == "ok" and result.error is None
+    assert len(result.chunks) > 10
+    assert all(c.end_byte - c.start_byte <= 2 * DEFAULT_OPTIONS.max_chars for c in result.chunks)
+    assert any(c.symbol == "after" for c in result.chunks)
+
+
+def test_macros_in_a_cpp_class_head_do_not_take_the_class_name() -> None:
+    source = b"""namespace absl {
+class ABSL_LOCKABLE ABSL_ATTRIBUTE_WARN_UNUSED Mutex {
+ public:
+  void Lock();
+};
+class FMT_SO_VISIBILITY("default") format_error : public std::runtime_error {};
+struct FOO bar;
+}
+"""
+    result = parse_file("absl/synchronization/mutex.h", source, "cpp", (), ChunkOptions(max_chars=40))
+    names = {d.qualified_name: d.kind for d in result.definitions}
+    assert names == {"Mutex": "class", "Mutex.Lock": "method", "format_error": "class"}
+    for chunk in result.chunks:  # hashes are of the file's own bytes, macros included
+        assert chunk.content_hash == hashlib.blake2b(source[chunk.start_byte:chunk.end_byte],
+                                                     digest_size=16).hexdigest()
+    assert any(b"ABSL_LOCKABLE" in source[c.start_byte:c.end_byte] for c in result.chunks)

@@ -25,6 +25,7 @@ EXT = {
     "bash": "sh",
     "scala": "scala",
     "swift": "swift",
+    "zig": "zig",
 }
 
 
@@ -680,6 +681,54 @@ def test_lua_and_bash() -> None:
     assert next(d for d in bash.definitions if d.name == "build").doc == "Builds it."
     assert calls(bash) == [(None, "helper", "build"), (None, "build", "deploy"), (None, "deploy", None)]
     assert imports(bash) == [("./lib.sh", None, None)]
+
+
+def test_zig_containers_functions_and_calls() -> None:
+    result = parse(
+        "zig",
+        """
+        const std = @import("std");
+        /// A counter.
+        pub const Counter = struct {
+            n: u32,
+            /// Starts at zero.
+            pub fn init() Counter {
+                return .{ .n = 0 };
+            }
+            fn bump(self: *Counter) void {
+                self.n = add(self.n, 1);
+                std.debug.print("{d}", .{self.n});
+            }
+        };
+        pub const Color = enum { red, green };
+        pub const Error = error{Overflow};
+        fn add(a: u32, b: u32) u32 {
+            return a + b;
+        }
+        pub fn List(comptime T: type) type {
+            return struct {
+                items: []T,
+                pub fn len(self: @This()) usize {
+                    return self.items.len;
+                }
+            };
+        }
+    """,
+    )
+    assert defs(result) == {
+        "std": ("constant", None, ()),
+        "Counter": ("struct", None, ()),
+        "Counter.init": ("method", "Counter", ()),
+        "Counter.bump": ("method", "Counter", ()),
+        "Color": ("enum", None, ()),
+        "Error": ("enum", None, ()),
+        "add": ("function", None, ()),
+        "List": ("function", None, ()),
+        "List.len": ("function", "List", ()),
+    }
+    docs = {d.qualified_name: d.doc for d in result.definitions}
+    assert docs["Counter"] == "A counter." and docs["Counter.init"] == "Starts at zero."
+    assert calls(result) == [(None, "add", "Counter.bump"), (None, "print", "Counter.bump")]
 
 
 def test_specific_kind_wins_over_the_generic_class_pattern() -> None:

@@ -8,13 +8,13 @@
 /** VS Code language ids whose files codeseek parses with a grammar. */
 export const INDEXED_LANGUAGE_IDS = [
   'python', 'javascript', 'javascriptreact', 'typescript', 'typescriptreact', 'go', 'rust', 'java', 'c',
-  'cpp', 'csharp', 'ruby', 'php', 'kotlin', 'lua', 'shellscript', 'scala', 'swift', 'haskell',
+  'cpp', 'csharp', 'ruby', 'php', 'kotlin', 'lua', 'shellscript', 'scala', 'swift', 'haskell', 'zig',
 ] as const;
 
 /** File extensions (without the dot) that activate the extension when a workspace contains one. */
 export const ACTIVATION_EXTENSIONS = [
   'py', 'js', 'mjs', 'cjs', 'jsx', 'ts', 'mts', 'cts', 'tsx', 'go', 'rs', 'java', 'c', 'h', 'cc', 'cpp',
-  'hpp', 'cs', 'rb', 'php', 'kt', 'lua', 'sh', 'scala', 'swift', 'hs',
+  'hpp', 'cs', 'rb', 'php', 'kt', 'lua', 'sh', 'scala', 'swift', 'hs', 'zig',
 ] as const;
 
 /** The `activationEvents` entries package.json must carry (one glob: VS Code searches once). */
