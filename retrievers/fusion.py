@@ -151,19 +151,9 @@ def apply_priors(
         copy = copies.get(item.chunk_id, 1.0)
         contracted = contract.get(item.chunk_id, 1.0)
         boost = rank * labels * reexport * declaration * copy * contracted
-        factors: dict[str, float] = {}
-        if rank != 1.0:
-            factors["pagerank"] = rank
-        if labels != 1.0:
-            factors["label"] = labels
-        if reexport != 1.0:
-            factors["reexport"] = reexport
-        if declaration != 1.0:
-            factors["declaration"] = declaration
-        if copy != 1.0:
-            factors["copy"] = copy
-        if contracted != 1.0:
-            factors["contract"] = contracted
+        factors = {name: value for name, value in (
+            ("pagerank", rank), ("label", labels), ("reexport", reexport), ("declaration", declaration),
+            ("copy", copy), ("contract", contracted)) if value != 1.0}
         base = item.score
         item.score = (base + top * sum(bonus.values())) * boost
         explain = item.explain
