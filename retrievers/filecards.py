@@ -7,7 +7,10 @@ path (folders and stem, the stem twice) and of the definitions declared in it (n
 first line of each doc comment, as the store already holds them). Nothing is read from the files,
 and nothing is written: the cards of a snapshot are built in memory once (`file_cards_of`; curl's 366
 files in ~50 ms, a refresh that changed few files reuses the others' terms) and searched with BM25
-(`FileCards.search`, stemmed terms as in the text index's body field, ~0.1 ms).
+(`FileCards.search`, stemmed terms as in the text index's body field, ~0.1 ms), the score x
+(1 + `file_card_pagerank` x ln(1 + the PageRank of the file's most central chunk)): the file a
+question about a subsystem means is more often its hub (`SqlMapper.cs`, `url.c`) than a small file
+whose name repeats a query word.
 
 The fused route (`retrievers.fused_route`) turns the best-matching files (`file_card_top`, 3) into one
 more list for weighted RRF (`card_hits`): each file stands for its best chunk among the other
@@ -81,6 +84,7 @@ class FileCards:
     paths: list[str]
     postings: dict[str, list[tuple[int, int]]]  # term -> [(file index, term frequency)]
     lengths: list[int]
+    central: dict[str, float] = field(default_factory=dict)  # path -> its most central chunk's PageRank
     k1: float = 1.2
     b: float = 0.75
     _avg: float = field(init=False, default=1.0)
@@ -89,10 +93,11 @@ class FileCards:
         self._avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 1.0
         self._avg = self._avg or 1.0
 
-    def search(self, text: str, limit: int, scope: Scope = EVERYWHERE,
-               b: float | None = None) -> list[tuple[str, float]]:
-        """(path, BM25 score) of the best-matching cards within `scope`, best first (`b`: the length
-        normalisation, the card set's own by default)."""
+    def search(self, text: str, limit: int, scope: Scope = EVERYWHERE, b: float | None = None,
+               centrality: float = 0.0) -> list[tuple[str, float]]:
+        """(path, score) of the best-matching cards within `scope`, best first: BM25 (`b`: the length
+        normalisation, the card set's own by default) x (1 + `centrality` x ln(1 + the file's
+        `central` value))."""
         n = len(self.paths)
         b = self.b if b is None else b
         scores: dict[int, float] = {}
@@ -104,6 +109,10 @@ class FileCards:
             for index, tf in posting:
                 norm = self.k1 * (1.0 - b + b * self.lengths[index] / self._avg)
                 scores[index] = scores.get(index, 0.0) + idf * tf * (self.k1 + 1.0) / (tf + norm)
+        if centrality and self.central:
+            central = self.central
+            scores = {index: score * (1.0 + centrality * math.log1p(central.get(self.paths[index], 0.0)))
+                      for index, score in scores.items()}
         ranked = sorted(scores.items(), key=lambda item: (-item[1], self.paths[item[0]]))
         out = []
         for index, score in ranked:
@@ -145,12 +154,17 @@ _CACHE: list[Any] = [None, None, None]  # [weak reference to the snapshot, its c
 
 
 def file_cards_of(snapshot: Any) -> FileCards:
-    """`build_cards` of a snapshot's files, kept for the latest snapshot (weakly referenced); the next
-    snapshot's build reuses the term counts of the files whose definitions did not change."""
+    """`build_cards` of a snapshot's files with each file's highest chunk PageRank (`central`), kept
+    for the latest snapshot (weakly referenced); the next snapshot's build reuses the term counts of
+    the files whose definitions did not change."""
     ref, cards, counts = _CACHE
     if ref is not None and ref() is snapshot:
         return cards  # type: ignore[no-any-return]
     cards, counts = build_cards(snapshot.by_path, snapshot.definitions.values(), counts)
+    for chunk_id, value in snapshot.pagerank.items():
+        chunk = snapshot.chunks.get(chunk_id)
+        if chunk is not None and value > cards.central.get(chunk.path, 0.0):
+            cards.central[chunk.path] = value
     _CACHE[:] = [weakref.ref(snapshot), cards, counts]
     return cards  # type: ignore[no-any-return]
 

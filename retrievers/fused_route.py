@@ -109,7 +109,7 @@ def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[st
             best.setdefault(chunk.path, item.chunk_id)
     priors = ctx.profile.priors
     files = file_cards_of(snap).search(ctx.checked.text, min(fetch, priors.file_card_top), ctx.scope,
-                                       priors.file_card_b)
+                                       priors.file_card_b, priors.file_card_pagerank)
     return card_hits(files, best, snap.by_path, lambda cid: snap.pagerank.get(cid, 0.0))
 
 

@@ -91,3 +91,18 @@ def test_card_hits_take_the_best_candidate_else_the_most_central_chunk() -> None
                      lambda cid: pagerank(cid, 0.0))
     assert [(h.chunk_id, h.score) for h in hits] == [(2, 2.0), (3, 1.0)]
     assert hits[0].detail == {"match": "file_card", "path": "a.py"}
+
+
+def test_centrality_lifts_the_file_with_the_more_central_chunk() -> None:
+    cards, _ = build_cards(["a/router.c", "b/router.c"], [])
+    assert [p for p, _ in cards.search("router", 5)] == ["a/router.c", "b/router.c"]  # a tie: by path
+    cards.central = {"b/router.c": 4.0}
+    assert [p for p, _ in cards.search("router", 5, centrality=0.4)][0] == "b/router.c"
+    assert [p for p, _ in cards.search("router", 5, centrality=0.0)][0] == "a/router.c"
+
+
+def test_the_snapshot_cards_know_each_files_most_central_chunk() -> None:
+    chunks = [chunk(1, "lib/url.c"), chunk(2, "lib/url.c", 10), chunk(3, "lib/hostip.c")]
+    snap = Snapshot.build(chunks, [DEFS[0], DEFS[3]], None, 2)
+    snap.pagerank = {1: 0.5, 2: 2.0, 3: 1.0}
+    assert file_cards_of(snap).central == {"lib/url.c": 2.0, "lib/hostip.c": 1.0}

@@ -119,6 +119,7 @@ def test_file_card_settings_are_checked_and_overridable() -> None:
                                                  "file_card_top": 5})
     assert tuned.priors.file_card_intents == frozenset({"understand_code", "find_similar"})
     assert tuned.priors.file_card_top == 5 and PROFILES["default"].priors.file_card_top == 3
-    for bad in ({"file_card_b": 1.5}, {"file_card_weight": -0.1}, {"file_card_top": -1}):
+    for bad in ({"file_card_b": 1.5}, {"file_card_weight": -0.1}, {"file_card_top": -1},
+                {"file_card_pagerank": -1.0}):
         with pytest.raises(QueryError, match="file_card"):
             with_overrides(PROFILES["default"], bad)
