@@ -150,23 +150,27 @@ def build_cards(paths: Iterable[str], definitions: Iterable[Definition],
     return FileCards(ordered, postings, lengths), counts
 
 
-_CACHE: list[Any] = [None, None, None]  # [weak reference to the snapshot, its cards, their term counts]
+_CACHE: list[tuple[Any, FileCards, CardCache]] = []  # (weak reference to a snapshot, cards, counts)
+_KEEP = 4  # snapshots held: one per workspace root a language server serves, most recent first
 
 
 def file_cards_of(snapshot: Any) -> FileCards:
     """`build_cards` of a snapshot's files with each file's highest chunk PageRank (`central`), kept
-    for the latest snapshot (weakly referenced); the next snapshot's build reuses the term counts of
-    the files whose definitions did not change."""
-    ref, cards, counts = _CACHE
-    if ref is not None and ref() is snapshot:
-        return cards  # type: ignore[no-any-return]
-    cards, counts = build_cards(snapshot.by_path, snapshot.definitions.values(), counts)
+    for the last few snapshots (weakly referenced); a new snapshot's build reuses the term counts of
+    the latest one for files whose definitions did not change (a counted file's terms depend only on
+    its path, names and docs, so any snapshot's counts are safe to reuse)."""
+    for ref, cards, _ in _CACHE:
+        if ref() is snapshot:
+            return cards
+    previous = _CACHE[0][2] if _CACHE else None
+    cards, counts = build_cards(snapshot.by_path, snapshot.definitions.values(), previous)
     for chunk_id, value in snapshot.pagerank.items():
         chunk = snapshot.chunks.get(chunk_id)
         if chunk is not None and value > cards.central.get(chunk.path, 0.0):
             cards.central[chunk.path] = value
-    _CACHE[:] = [weakref.ref(snapshot), cards, counts]
-    return cards  # type: ignore[no-any-return]
+    alive = [entry for entry in _CACHE if entry[0]() is not None]
+    _CACHE[:] = [(weakref.ref(snapshot), cards, counts), *alive][:_KEEP]
+    return cards
 
 
 def card_hits(
