@@ -3,7 +3,8 @@
 Taken when the direct route (`retrievers.direct_route`) does not apply or finds nothing. Each of the
 profile's retrievers fetches `profile.fetch_limit(limit)` hits within the request's scope, the graph
 expands the top seeds of the others (callers and callees), `grouping.collapse_definitions` keeps a
-split definition once per list, `fusion.fuse` applies weighted RRF and the priors,
+split definition once per list, `fusion.fuse` applies weighted RRF (for questions with one more list:
+the files whose card matches best, `retrievers.filecards`) and the priors,
 `exact_case.prefer_exact_case` puts exact-case definitions of an identifier query above different-case
 ones, `grouping.saturate` scores a file's further results x file_decay per result already listed (the
 rest fold under `also`), then `floor.apply` drops weak semantic-only matches from the ranked list.
@@ -22,6 +23,7 @@ from retrievers.base import Hit
 from retrievers.contracts import contract_files_of
 from retrievers.copies import copy_trees_of
 from retrievers.exact_case import prefer_exact_case
+from retrievers.filecards import card_hits, file_cards_of
 from retrievers.grouping import GROUPED_KINDS, collapse_definitions, saturate
 from retrievers.headers import interface_headers_of
 from retrievers.literals import line_groups
@@ -62,6 +64,12 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
             ranked[modality] = useful if useful or not hits else hits[:fetch]  # nothing else: keep them
     if "graph" in weights and ctx.retrievers.graph is not None:
         ranked["graph"] = ctx.timed("graph", lambda: _graph_hits(ctx, ranked, weights, fetch))
+    run = list(ranked)  # the retrievers; the file-card list below is not one of them
+    card_weight = profile.priors.file_card_weight
+    if card_weight > 0 and intent.name in profile.priors.file_card_intents and ranked \
+            and not checked.modalities:  # a request that names its retrievers gets only those
+        ranked["file"] = ctx.timed("file", lambda: _file_hits(ctx, ranked, weights, fetch))
+        weights["file"] = card_weight * sum(weights.values())  # a share of the evidence, whatever ran
     started = time.perf_counter()
     ranked = collapse_definitions(ranked, snap)
     fused_list = fusion.fuse(
@@ -78,7 +86,7 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     kept = floor.apply(kept, ctx.notes, among=fused_list, lexical=lexical)  # survivors keep their order
     results = [_fused_located(ctx, item) for item in kept if item.chunk_id in snap.chunks]
     ctx.timings["fuse"] = (time.perf_counter() - started) * 1000
-    return list(ranked), results
+    return run, results
 
 
 KEEP_BOILERPLATE = frozenset({"exact_match", "find_similar"})  # a quoted licence line, its copies
@@ -102,6 +110,21 @@ def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[s
         expanded = graph.expand([Hit(f.chunk_id, f.score) for f in seeds], fetch, ctx.scope)
         hits += [h for h in expanded if h.chunk_id not in seen]
     return hits
+
+
+def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[str, float],
+               fetch: int) -> list[Hit]:
+    """The files whose cards match the question, each as its best candidate chunk (retrievers.filecards)."""
+    snap = ctx.snap
+    best: dict[str, int] = {}
+    for item in fusion.rrf(ranked, weights, ctx.profile.k):  # best first
+        chunk = snap.chunks.get(item.chunk_id)
+        if chunk is not None:
+            best.setdefault(chunk.path, item.chunk_id)
+    priors = ctx.profile.priors
+    files = file_cards_of(snap).search(ctx.checked.text, min(fetch, priors.file_card_top), ctx.scope,
+                                       priors.file_card_b, priors.file_card_pagerank)
+    return card_hits(files, best, snap.by_path, lambda cid: snap.pagerank.get(cid, 0.0))
 
 
 def _fused_located(ctx: RouteContext, item: fusion.Fused) -> Located:

@@ -77,10 +77,24 @@ class RankingConfig:
     definition_home: bool = True  # ... the ones in their home file (`Foo.cs` for `Foo`) share it apart
     copy_tree_factor: float = 0.5  # ... and every chunk of a version/legacy folder copying another tree
     copy_tree_min_share: float = 0.2  # ... judged so when this share of its names is defined there too
+    # File cards (retrievers.filecards): the `file_card_top` files whose card (path, definition names,
+    # docs; BM25 x a centrality factor) best matches a question form one more RRF list, weighted this
+    # share of the weights of the retrievers that ran, for these intents (0: off; docs/design.md
+    # "Issue 9 mechanisms", step 8).
+    file_card_weight: float = 0.3
+    file_card_top: int = 3
+    file_card_pagerank: float = 0.4  # card score x (1 + this x ln(1 + the file's highest chunk PageRank))
+    file_card_b: float = 0.75  # BM25 length normalisation of the cards (0: a long card is not discounted)
+    file_card_intents: frozenset[str] = frozenset({"understand_code"})
 
     def __post_init__(self) -> None:
         if self.definition_share not in ("off", "first", "divide"):
             raise QueryError(f"definition_share must be off, first or divide, got {self.definition_share!r}")
+        weight, top, b = self.file_card_weight, self.file_card_top, self.file_card_b
+        if not (math.isfinite(weight) and weight >= 0 and top >= 0 and 0 <= b <= 1
+                and self.file_card_pagerank >= 0):
+            raise QueryError("file_card_weight must be a finite number >= 0, file_card_top and "
+                             "file_card_pagerank >= 0, file_card_b in 0..1")
 
 
 DEFAULT_CONFIG = RankingConfig()
@@ -179,6 +193,8 @@ def with_overrides(base: RankingProfile, overrides: Mapping[str, Any]) -> Rankin
     for name in ("modalities", "expand_intents"):
         if name in own:
             own[name] = (tuple if name == "modalities" else frozenset)(own[name])
+    if "file_card_intents" in prior:
+        prior["file_card_intents"] = frozenset(prior["file_card_intents"])
     if "label_factors" in prior:
         prior["label_factors"] = MappingProxyType(dict(prior["label_factors"]))
     if prior:

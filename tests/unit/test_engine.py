@@ -568,3 +568,26 @@ def test_repeated_licence_blocks_leave_questions_but_not_exact_strings(tmp_path:
             assert any(r["start_line"] == 1 for r in kept["results"])  # the knob turns it off
         finally:
             eng.close()
+
+
+def test_file_cards_answer_a_question_about_a_module(tmp_path: Path) -> None:
+    ws = Workspace(_copy(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
+    cards = SearchEngine(ws, EngineOptions(embeddings=False, ranking={"file_card_weight": 0.5}))
+    plain = SearchEngine(ws, EngineOptions(embeddings=False, ranking={"file_card_weight": 0.0}))
+    try:
+        cards.refresh()
+        plain.refresh()
+        question = "how are declined charges and refunds handled"
+        result = search(cards, question)
+        first = result["results"][0]
+        assert first["path"] == "shop/payments.py"
+        assert first["explain"]["file"]["detail"] == {"match": "file_card", "path": "shop/payments.py"}
+        assert all("file" not in r["explain"] for r in search(plain, question)["results"])
+        scoped = search(cards, question, exclude=("shop/payments.py",))
+        assert all(r["explain"].get("file", {}).get("detail", {}).get("path") != "shop/payments.py"
+                   for r in scoped["results"])
+        assert all("file" not in r["explain"] for r in search(cards, "apply_discount")["results"])
+    finally:
+        cards.close()
+        plain.close()
+        ws.close()

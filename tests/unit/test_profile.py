@@ -112,3 +112,14 @@ def test_the_editors_take_the_preset_names_from_the_server() -> None:
     hand_typed = "'quick', 'default', 'thorough'"
     for source in [*(editors / "vscode" / "src").glob("*.ts"), *(editors / "nvim" / "lua").rglob("*.lua")]:
         assert hand_typed not in source.read_text(encoding="utf-8"), f"{source.name} lists the presets"
+
+
+def test_file_card_settings_are_checked_and_overridable() -> None:
+    tuned = with_overrides(PROFILES["default"], {"file_card_intents": ["understand_code", "find_similar"],
+                                                 "file_card_top": 5})
+    assert tuned.priors.file_card_intents == frozenset({"understand_code", "find_similar"})
+    assert tuned.priors.file_card_top == 5 and PROFILES["default"].priors.file_card_top == 3
+    for bad in ({"file_card_b": 1.5}, {"file_card_weight": -0.1}, {"file_card_top": -1},
+                {"file_card_pagerank": -1.0}):
+        with pytest.raises(QueryError, match="file_card"):
+            with_overrides(PROFILES["default"], bad)

@@ -1,0 +1,72 @@
+"""File cards (issue 9): what building and searching them costs, in process.
+
+    python bench/filecard_bench.py --repos curl,tokio,commons-lang [--runs 5] [--semble-dev-src DIR]
+
+For each semble-dev repository (indexed under `$CODESEEK_EVAL_DIR/semble-dev/<repo>`, as
+bench/eval_public.py lays them out; opened text-only) it prints the files and definitions, the time to
+build the cards from scratch (a new process's first question), the rebuild after a refresh that
+changed nothing (the term counts are reused), and the p50 of one card search over the repository's
+annotated queries, `--runs` times each. The fused route pays the build once per index snapshot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.corpora import cache_home  # noqa: E402
+from bench.semble_dev import dev_dir, load_repos, select, source_dir  # noqa: E402
+from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
+from retrievers.filecards import build_cards  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repos", default="curl,tokio,commons-lang")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--semble-dev-src", default=None)
+    args = parser.parse_args()
+    base = Path(os.environ.get("CODESEEK_EVAL_DIR") or cache_home() / "codeseek-eval")
+    src = source_dir(args.semble_dev_src)
+    for repo in select(load_repos(), args.repos):
+        root = src / repo.name / repo.root if repo.root else src / repo.name
+        annotations = dev_dir() / "annotations" / f"{repo.name}.json"
+        queries = [q["query"] for q in json.loads(annotations.read_text())]
+        workspace = Workspace(root, WorkspaceOptions(index_dir=base / "semble-dev" / repo.name))
+        try:
+            workspace.update()
+            paths = {c.path for c in workspace.store.chunks()}  # the files a snapshot holds
+            definitions = workspace.store.definitions()
+            cold, warm, search = [], [], []
+            for _ in range(args.runs):
+                t = time.perf_counter()
+                cards, counts = build_cards(paths, definitions)
+                cold.append((time.perf_counter() - t) * 1000)
+                t = time.perf_counter()
+                build_cards(paths, definitions, counts)
+                warm.append((time.perf_counter() - t) * 1000)
+                for query in queries:
+                    t = time.perf_counter()
+                    cards.search(query, 3)
+                    search.append((time.perf_counter() - t) * 1000)
+        finally:
+            workspace.close()
+        print(f"{repo.name:16s} {len(paths):5d} files {len(definitions):6d} definitions: build "
+              f"{statistics.median(cold):7.1f} ms, rebuild {statistics.median(warm):6.1f} ms, search p50 "
+              f"{statistics.median(search):5.2f} ms")
+    print("(in process, medians; the machine is shared, figures are noisy)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

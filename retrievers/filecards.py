@@ -1,0 +1,193 @@
+"""File cards: one small document per file, for questions whose answer is a whole module.
+
+A question about a module's role ("how is the routing layer organised", "how the timer wheel tracks
+deadlines") has its evidence spread over many chunks of one file; no single chunk may rank first,
+while the file as a whole is the answer (issue 9). A file's card is what names it: the words of its
+path (folders and stem, the stem twice) and of the definitions declared in it (names, split, and the
+first line of each doc comment, as the store already holds them). Nothing is read from the files,
+and nothing is written: the cards of a snapshot are built in memory once (`file_cards_of`; curl's 366
+files in ~50 ms, a refresh that changed few files reuses the others' terms) and searched with BM25
+(`FileCards.search`, stemmed terms as in the text index's body field, ~0.1 ms), the score x
+(1 + `file_card_pagerank` x ln(1 + the PageRank of the file's most central chunk)): the file a
+question about a subsystem means is more often its hub (`SqlMapper.cs`, `url.c`) than a small file
+whose name repeats a query word.
+
+The fused route (`retrievers.fused_route`) turns the best-matching files (`file_card_top`, 3) into one
+more list for weighted RRF (`card_hits`): each file stands for its best chunk among the other
+retrievers' candidates, or, when none of its chunks is a candidate, its most central chunk (PageRank),
+so a file no chunk retriever surfaced can still be answered. The list weighs
+`RankingConfig.file_card_weight` (0.3) of the weights of the retrievers that ran, for the intents in
+`file_card_intents` (questions, not identifier lookups).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import weakref
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+import tantivy
+
+from indexing.records import Chunk, Definition
+from retrievers.base import Hit
+from retrievers.scope import EVERYWHERE, Scope
+from retrievers.text import STOPWORDS
+
+__all__ = ["FileCards", "build_cards", "card_hits", "card_terms", "file_cards_of", "query_terms"]
+
+_GENERIC_FOLDERS = frozenset({"", ".", "src", "lib", "source", "sources", "main", "pkg", "internal"})
+_ANALYZER = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+             .filter(tantivy.Filter.remove_long(40))
+             .filter(tantivy.Filter.lowercase())
+             .filter(tantivy.Filter.stemmer("english"))
+             .build())
+
+
+# Words of identifiers and prose: acronyms before a capitalised word, capitalised or lowercase runs,
+# other letters (digits, `_` and punctuation separate): `HTTPResponse_v2` -> HTTP, Response, v.
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[^\W\d_A-Za-z]+")
+
+
+def _stems(text: str) -> list[str]:
+    """Stemmed lowercase words of `text`, identifiers split first (`HandlerStack` -> handler, stack)."""
+    return _ANALYZER.analyze(" ".join(_WORD.findall(text)))
+
+
+def card_terms(path: str, definitions: Iterable[Definition]) -> list[str]:
+    """The stemmed terms of a file's card: path folders, the stem twice, definition names and docs."""
+    p = PurePosixPath(path)
+    folders = [part for part in p.parent.parts if part.lower() not in _GENERIC_FOLDERS]
+    stem = p.name.split(".")[0]
+    words = [*folders, stem, stem]
+    for d in definitions:
+        words.append(d.name)
+        if d.doc:
+            words.append(d.doc)
+    return _stems(" ".join(words))
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct stemmed content words of a query (stopwords dropped, unless nothing else is left)."""
+    words = [w for w in text.split() if w.lower().strip("?.,;:!'\"()") not in STOPWORDS] or text.split()
+    return list(dict.fromkeys(_stems(" ".join(words))))
+
+
+@dataclass
+class FileCards:
+    """BM25 over the cards of one snapshot's files (k1 1.2, b 0.75)."""
+
+    paths: list[str]
+    postings: dict[str, list[tuple[int, int]]]  # term -> [(file index, term frequency)]
+    lengths: list[int]
+    central: dict[str, float] = field(default_factory=dict)  # path -> its most central chunk's PageRank
+    k1: float = 1.2
+    b: float = 0.75
+    _avg: float = field(init=False, default=1.0)
+
+    def __post_init__(self) -> None:
+        self._avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 1.0
+        self._avg = self._avg or 1.0
+
+    def search(self, text: str, limit: int, scope: Scope = EVERYWHERE, b: float | None = None,
+               centrality: float = 0.0) -> list[tuple[str, float]]:
+        """(path, score) of the best-matching cards within `scope`, best first: BM25 (`b`: the length
+        normalisation, the card set's own by default) x (1 + `centrality` x ln(1 + the file's
+        `central` value))."""
+        n = len(self.paths)
+        b = self.b if b is None else b
+        scores: dict[int, float] = {}
+        for term in query_terms(text):
+            posting = self.postings.get(term)
+            if not posting:
+                continue
+            idf = math.log(1.0 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
+            for index, tf in posting:
+                norm = self.k1 * (1.0 - b + b * self.lengths[index] / self._avg)
+                scores[index] = scores.get(index, 0.0) + idf * tf * (self.k1 + 1.0) / (tf + norm)
+        if centrality and self.central:
+            central = self.central
+            scores = {index: score * (1.0 + centrality * math.log1p(central.get(self.paths[index], 0.0)))
+                      for index, score in scores.items()}
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], self.paths[item[0]]))
+        out = []
+        for index, score in ranked:
+            if scope.admits(self.paths[index]):
+                out.append((self.paths[index], score))
+                if len(out) >= limit:
+                    break
+        return out
+
+
+CardCache = dict[str, tuple[tuple[tuple[str, str], ...], Counter[str]]]  # path -> (names and docs, terms)
+
+
+def build_cards(paths: Iterable[str], definitions: Iterable[Definition],
+                previous: CardCache | None = None) -> tuple[FileCards, CardCache]:
+    """The cards of `paths` (every indexed file), filled with the definitions declared in each, and
+    the term counts per file; a file whose names and docs are those of `previous` keeps its counts
+    (a refresh after an edit re-reads only the edited files' cards)."""
+    by_path: dict[str, list[Definition]] = {}
+    for d in definitions:
+        by_path.setdefault(d.path, []).append(d)
+    ordered = sorted(set(paths))
+    postings: dict[str, list[tuple[int, int]]] = {}
+    lengths = []
+    counts: CardCache = {}
+    for index, path in enumerate(ordered):
+        defs = sorted(by_path.get(path, ()), key=lambda d: (d.start_line, d.name))
+        key = tuple((d.name, d.doc) for d in defs)
+        held = (previous or {}).get(path)
+        terms = held[1] if held is not None and held[0] == key else Counter(card_terms(path, defs))
+        counts[path] = (key, terms)
+        lengths.append(sum(terms.values()))
+        for term, tf in terms.items():
+            postings.setdefault(term, []).append((index, tf))
+    return FileCards(ordered, postings, lengths), counts
+
+
+_CACHE: list[tuple[Any, FileCards, CardCache]] = []  # (weak reference to a snapshot, cards, counts)
+_KEEP = 4  # snapshots held: one per workspace root a language server serves, most recent first
+
+
+def file_cards_of(snapshot: Any) -> FileCards:
+    """`build_cards` of a snapshot's files with each file's highest chunk PageRank (`central`), kept
+    for the last few snapshots (weakly referenced); a new snapshot's build reuses the term counts of
+    the latest one for files whose definitions did not change (a counted file's terms depend only on
+    its path, names and docs, so any snapshot's counts are safe to reuse)."""
+    for ref, cards, _ in _CACHE:
+        if ref() is snapshot:
+            return cards
+    previous = _CACHE[0][2] if _CACHE else None
+    cards, counts = build_cards(snapshot.by_path, snapshot.definitions.values(), previous)
+    for chunk_id, value in snapshot.pagerank.items():
+        chunk = snapshot.chunks.get(chunk_id)
+        if chunk is not None and value > cards.central.get(chunk.path, 0.0):
+            cards.central[chunk.path] = value
+    alive = [entry for entry in _CACHE if entry[0]() is not None]
+    _CACHE[:] = [(weakref.ref(snapshot), cards, counts), *alive][:_KEEP]
+    return cards
+
+
+def card_hits(
+    files: Sequence[tuple[str, float]],
+    best_candidate: Mapping[str, int],
+    by_path: Mapping[str, Sequence[Chunk]],
+    pagerank: Callable[[int], float],
+) -> list[Hit]:
+    """The ranked files as chunk hits: each file's best candidate chunk (`best_candidate`, by path),
+    else its most central chunk (highest PageRank, then the first)."""
+    hits = []
+    for path, score in files:
+        chunk_id = best_candidate.get(path)
+        if chunk_id is None:
+            chunks = by_path.get(path) or ()
+            if not chunks:
+                continue
+            chunk_id = max(chunks, key=lambda c: (pagerank(c.id), -c.start_line)).id
+        hits.append(Hit(chunk_id, score, {"match": "file_card", "path": path}))
+    return hits

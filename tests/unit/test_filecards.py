@@ -1,0 +1,110 @@
+"""File cards (retrievers.filecards): card terms, BM25 over cards, file vectors, and the card list."""
+
+from __future__ import annotations
+
+from indexing.records import Chunk, Definition
+from retrievers.filecards import (
+    build_cards,
+    card_hits,
+    card_terms,
+    file_cards_of,
+    query_terms,
+)
+from retrievers.scope import Scope
+from retrievers.snapshot import Snapshot
+
+
+def definition(name: str, path: str, doc: str = "", line: int = 1) -> Definition:
+    return Definition(name=name, qualified_name=name, kind="function", path=path, start_line=line,
+                      end_line=line + 3, start_byte=0, end_byte=10, name_line=line, name_column=4,
+                      signature=f"def {name}():", doc=doc)
+
+
+def chunk(cid: int, path: str, line: int = 1) -> Chunk:
+    return Chunk(path=path, language="python", start_line=line, end_line=line + 3, start_byte=0, end_byte=10,
+                 kind="function", symbol=None, labels=("source",), content_hash=f"h{cid}", id=cid)
+
+
+DEFS = [
+    definition("ConnectionExists", "lib/url.c", "Find a connection that can be reused"),
+    definition("url_match_conn", "lib/url.c", line=40),
+    definition("Curl_connect", "lib/url.c", line=80),
+    definition("Curl_resolv", "lib/hostip.c", "Resolve a host name"),
+    definition("parse_args", "src/tool/args.c"),
+]
+PATHS = ["lib/url.c", "lib/hostip.c", "src/tool/args.c", "docs/README.md"]
+
+
+def test_card_terms_are_path_words_names_and_docs_stemmed() -> None:
+    terms = card_terms("lib/url.c", DEFS[:3])
+    assert terms.count("url") >= 3  # the stem twice and the split name url_match_conn
+    assert {"connect", "exist", "match", "conn", "reus", "find"} <= set(terms)
+    assert "lib" not in terms  # generic folder names say nothing about a file
+    assert card_terms("src/tool/args.c", []) == ["tool", "arg", "arg"]
+
+
+def test_query_terms_drop_stopwords_and_stem() -> None:
+    assert query_terms("how are connections reused?") == ["connect", "reus"]
+    assert query_terms("how") == ["how"]  # nothing else left: the stopword stays
+
+
+def test_search_ranks_the_file_whose_card_matches() -> None:
+    cards, _ = build_cards(PATHS, DEFS)
+    found = cards.search("how an existing connection is reused", 10)
+    assert found[0][0] == "lib/url.c"
+    assert [p for p, _ in cards.search("resolve the host name", 10)][0] == "lib/hostip.c"
+    assert cards.search("zebra giraffe", 10) == []
+    assert cards.search("connection", 10, Scope.build(exclude=("lib/url.c",))) == []
+
+
+def test_length_normalisation_is_a_parameter() -> None:
+    long_defs = [definition(f"reuse_{i}", "big.c", line=i * 10) for i in range(30)]
+    long_defs += [definition(f"other_{i}", "big.c", line=400 + i * 10) for i in range(60)]
+    cards, _ = build_cards(["big.c", "small_reuse.c"], [*long_defs, definition("thing", "small_reuse.c")])
+    assert cards.search("reuse", 5, b=1.0)[0][0] == "small_reuse.c"
+    assert cards.search("reuse", 5, b=0.0)[0][0] == "big.c"
+
+
+def test_cards_are_built_once_per_snapshot() -> None:
+    chunks = [chunk(1, "lib/url.c"), chunk(2, "lib/hostip.c")]
+    snap = Snapshot.build(chunks, [DEFS[0], DEFS[3]], None, 2)
+    assert file_cards_of(snap) is file_cards_of(snap)
+    assert file_cards_of(snap).paths == ["lib/hostip.c", "lib/url.c"]
+    other = Snapshot.build(chunks, [], None, 2)
+    first, second = file_cards_of(snap), file_cards_of(other)
+    assert second is not first
+    assert file_cards_of(snap) is first  # two roots served in turn: each keeps its cards
+
+
+def test_a_rebuild_reuses_the_counts_of_unchanged_files() -> None:
+    cards, counts = build_cards(PATHS, DEFS)
+    edited = [*DEFS[:4], definition("parse_options", "src/tool/args.c")]
+    again, counts2 = build_cards(PATHS, edited, counts)
+    assert counts2["lib/url.c"][1] is counts["lib/url.c"][1]  # unchanged: the same counts object
+    assert counts2["src/tool/args.c"][1] is not counts["src/tool/args.c"][1]
+    assert "option" in counts2["src/tool/args.c"][1] and again.search("options", 5)[0][0] == "src/tool/args.c"
+    assert again.lengths == [sum(counts2[p][1].values()) for p in again.paths]
+
+
+def test_card_hits_take_the_best_candidate_else_the_most_central_chunk() -> None:
+    by_path = {"a.py": [chunk(1, "a.py"), chunk(2, "a.py", 10)], "b.py": [chunk(3, "b.py")]}
+    pagerank = {2: 3.0}.get
+    hits = card_hits([("a.py", 2.0), ("b.py", 1.0), ("gone.py", 0.5)], {"b.py": 3}, by_path,
+                     lambda cid: pagerank(cid, 0.0))
+    assert [(h.chunk_id, h.score) for h in hits] == [(2, 2.0), (3, 1.0)]
+    assert hits[0].detail == {"match": "file_card", "path": "a.py"}
+
+
+def test_centrality_lifts_the_file_with_the_more_central_chunk() -> None:
+    cards, _ = build_cards(["a/router.c", "b/router.c"], [])
+    assert [p for p, _ in cards.search("router", 5)] == ["a/router.c", "b/router.c"]  # a tie: by path
+    cards.central = {"b/router.c": 4.0}
+    assert [p for p, _ in cards.search("router", 5, centrality=0.4)][0] == "b/router.c"
+    assert [p for p, _ in cards.search("router", 5, centrality=0.0)][0] == "a/router.c"
+
+
+def test_the_snapshot_cards_know_each_files_most_central_chunk() -> None:
+    chunks = [chunk(1, "lib/url.c"), chunk(2, "lib/url.c", 10), chunk(3, "lib/hostip.c")]
+    snap = Snapshot.build(chunks, [DEFS[0], DEFS[3]], None, 2)
+    snap.pagerank = {1: 0.5, 2: 2.0, 3: 1.0}
+    assert file_cards_of(snap).central == {"lib/url.c": 2.0, "lib/hostip.c": 1.0}
