@@ -69,7 +69,8 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
         query_text=checked.text, config=profile.priors,
         copy_trees=copy_trees_of(snap, profile.priors.copy_tree_min_share)
         if profile.priors.copy_tree_factor < 1.0 else None,
-        contracts=contract_files_of(snap) if profile.priors.contract_factor < 1.0 else ())
+        contracts=contract_files_of(snap) if profile.priors.contract_factor < 1.0 else (),
+        root_parts=ctx.root_parts)
     fused_list = prefer_exact_case(fused_list, checked.text, snap.chunks.get)
     kept = saturate(fused_list, checked.limit, profile.file_decay)
     lexical = bool(ranked["text"]) if "text" in ranked else None  # did any query word occur at all?

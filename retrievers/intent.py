@@ -52,8 +52,9 @@ class Intent:
 # Identifier shapes
 
 _IDENT = r"[A-Za-z_$][\w$]*"
-# A possibly qualified name: a.b.C, Foo::bar, Foo#bar, Foo->bar, with an optional trailing "()".
-_QUALIFIED = rf"{_IDENT}(?:(?:\.|::|#|->){_IDENT})*(?:\(\))?"
+# A possibly qualified name: a.b.C, Foo::bar, Foo#bar, Foo->bar, Lua's Foo:bar (a method), with an
+# optional trailing "()".
+_QUALIFIED = rf"{_IDENT}(?:(?:\.|::|#|->|:){_IDENT})*(?:\(\))?"
 _TOKEN_RE = re.compile(rf"`[^`\n]{{1,200}}`|{_QUALIFIED}")
 _IDENT_ONLY_RE = re.compile(rf"^{_QUALIFIED}$")
 _CAMEL_RE = re.compile(r"^_*[A-Z][a-z0-9]+[A-Z]|^_*[a-z][a-z0-9]*[A-Z]|^_*[A-Z]{2,}[a-z]")
@@ -83,7 +84,7 @@ def _clean_symbol(token: str) -> str:
     token = token.strip().strip("`").strip()
     if token.endswith("()"):
         token = token[:-2]
-    for sep in ("::", "->", "#"):
+    for sep in ("::", "->", "#", ":"):
         token = token.replace(sep, ".")
     return token.strip(".")
 
@@ -94,7 +95,7 @@ def _is_strong_identifier(token: str) -> bool:
         return False
     if _FILE_EXT_RE.search(token):
         return False
-    if "_" in token.strip("_") or "." in token or "::" in token or "#" in token or "->" in token:
+    if "_" in token.strip("_") or any(sep in token for sep in (".", ":", "#", "->")):
         return True
     if token.endswith("()"):
         return True
@@ -111,8 +112,8 @@ def _identifier_confidence(token: str) -> float:
     if not _is_strong_identifier(token):
         return 0.0
     bare = token[:-2] if token.endswith("()") else token
-    if re.search(r"\.|::|#|->", bare):
-        last = re.split(r"\.|::|#|->", bare)[-1]
+    if re.search(r"\.|:|#|->", bare):
+        last = re.split(r"\.|::|:|#|->", bare)[-1]
         return 0.80 if _CAMEL_RE.match(last) or last[:1].isupper() else 0.75
     if _CAMEL_RE.match(bare):
         return 0.80

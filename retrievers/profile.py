@@ -59,6 +59,8 @@ class RankingConfig:
     definition_bonus: float = 3.0  # identifier query; the chunk defines exactly the queried symbol
     definition_bonus_partial: float = 1.0  # qualified query ("Session.send"); only the last part matches
     definition_bonus_embedded: float = 1.0  # identifier embedded in a natural-language query
+    module_names: bool = True  # a dotted name naming a file as a module (`mini.comment`) gives that file
+    # the definition bonus (its best chunk) instead of the namesakes of its last part elsewhere
     path_keyword_bonus: float = 1.0  # scaled by the share of query words matching stem / parent folder
     path_keyword_min_prefix: int = 3
     path_keyword_max_file_share: float = 0.5  # a word matching more of the candidate files is no signal
