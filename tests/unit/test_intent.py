@@ -168,6 +168,14 @@ def test_embedded_identifiers_become_the_symbol() -> None:
     assert classify("why does Router skip parse_body").symbol == "parse_body"  # code shape beats Title
 
 
+def test_lua_method_calls_are_qualified_names() -> None:
+    # Lua calls a method as Picker:find; it is defined (and indexed) as Picker.find
+    assert classify("how Picker:find opens a floating window").symbol == "Picker.find"
+    assert classify("Sorter:score").symbol == "Sorter.score"
+    assert classify("how Foo::bar works").symbol == "Foo.bar"  # `::` stays one separator
+    assert classify("see the note: details").symbol is None  # a colon then a space joins nothing
+
+
 SIMILAR = ["similar to parse_args", "code like this loop", "find code similar to the tokenizer",
            "functions that look like this one", "duplicates of merge_dicts"]
 
