@@ -18,7 +18,8 @@ def test_module_named_by_path_folder_module_file_and_root() -> None:
     assert module_named("lua/mini/comment.lua", "mini.comment")
     assert module_named("lua/mini/comment/init.lua", "mini.comment")  # init stands for its folder
     assert module_named("requests/sessions.py", "requests.sessions")
-    assert module_named("comment.lua", "mini.comment", ("work", "mini.nvim", "lua", "mini"))  # opened at lua/mini
+    # a workspace opened at lua/mini
+    assert module_named("comment.lua", "mini.comment", ("work", "mini.nvim", "lua", "mini"))
     assert module_named("lua/Mini/Comment.lua", "mini.comment")  # case-insensitive
     assert not module_named("comment.lua", "mini.comment")  # `mini` is nowhere in the path
     assert not module_named("lua/mini/comment.lua", "comment")  # one word is not a module path
@@ -50,7 +51,8 @@ def test_a_definition_of_the_whole_dotted_name_keeps_its_bonus() -> None:
               2: chunk(2, "requests/sessions.py", "Session", "class"),
               3: chunk(3, "other/util.py", "Helper.sessions", "function")}
     fused = [Fused(3, 0.05), Fused(1, 0.04), Fused(2, 0.03)]
-    out = apply_priors(fused, chunks, {}, symbol="requests.sessions", query_text="how requests.sessions works")
+    out = apply_priors(fused, chunks, {}, symbol="requests.sessions",
+                       query_text="how requests.sessions works")
     bonus = {f.chunk_id: f.explain["bonus"].get("definition", 0.0) for f in out}
     assert bonus[2] == 1.0 and bonus[1] > 0 and bonus[3] == 0.0
 
