@@ -126,10 +126,17 @@ def _tokens(text: str) -> list[str]:
     return _TOKEN_RE.findall(text)
 
 
+# A capitalized word before one of these names a type even as a sentence's first word ("Content
+# protocol for encoding bodies"); "type" itself is left out ("MIME type detection").
+_KIND_AFTER_RE = re.compile(
+    r"^\s*[A-Z][A-Za-z0-9]*\s+(?:protocol|class|struct|interface|trait|enum|typeclass|actor)\b")
+
+
 def _embedded_symbol(text: str, sentence: bool = True) -> str | None:
     """The strongest identifier named anywhere in `text`: a backticked one first, then by shape.
 
-    In a sentence (not a fragment after "who calls"), a capitalized first word is not a name."""
+    In a sentence (not a fragment after "who calls"), a capitalized first word is not a name, unless a
+    kind follows it ("Content protocol ...")."""
     best: tuple[float, str] | None = None
     for position, token in enumerate(_tokens(text)):
         if token.startswith("`"):
@@ -137,7 +144,7 @@ def _embedded_symbol(text: str, sentence: bool = True) -> str | None:
             if _IDENT_ONLY_RE.match(inner):
                 return _clean_symbol(inner)
             continue
-        if sentence and position == 0 and _TITLE_RE.match(token):
+        if sentence and position == 0 and _TITLE_RE.match(token) and not _KIND_AFTER_RE.match(text):
             continue  # a sentence's first word is capitalized anyway
         conf = _identifier_confidence(token)
         if _TITLE_RE.match(token):

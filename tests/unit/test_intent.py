@@ -168,6 +168,13 @@ def test_embedded_identifiers_become_the_symbol() -> None:
     assert classify("why does Router skip parse_body").symbol == "parse_body"  # code shape beats Title
 
 
+def test_a_first_word_followed_by_a_kind_names_a_type() -> None:
+    assert classify("Content protocol for encoding and decoding bodies").symbol == "Content"
+    assert classify("Job interface and coroutine lifecycle management").symbol == "Job"
+    assert classify("MIME type detection from file extensions").symbol is None  # "type" is a word
+    assert classify("Where do we keep cookies").symbol is None
+
+
 def test_lua_method_calls_are_qualified_names() -> None:
     # Lua calls a method as Picker:find; it is defined (and indexed) as Picker.find
     assert classify("how Picker:find opens a floating window").symbol == "Picker.find"
