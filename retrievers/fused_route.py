@@ -15,23 +15,18 @@ except for exact strings and similar-code queries.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from retrievers import floor, fusion
 from retrievers.base import Hit
 from retrievers.contracts import contract_files_of
 from retrievers.copies import copy_trees_of
 from retrievers.exact_case import prefer_exact_case
-from retrievers.file_lists import file_list
 from retrievers.grouping import GROUPED_KINDS, collapse_definitions, saturate
 from retrievers.literals import line_groups
 from retrievers.results import Located
 from retrievers.route_context import NAME_TIERS, RouteContext, graph_located
 from retrievers.tiered import TieredSemantic
-
-if TYPE_CHECKING:
-    from retrievers.snapshot import Snapshot
 
 __all__ = ["MODEL_LOADING", "fused", "model_loading"]
 
@@ -70,11 +65,6 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
         # that contain its words, so the lookup is ranked as the question it has become.
         weights = {m: w for m, w in profile.weights_for("understand_code", checked.modalities).items()
                    if m in weights}
-    if intent.name in FILE_LIST_INTENTS:
-        for modality, weight in profile.priors.file_lists.items():
-            if weight > 0 and ranked.get(modality):
-                ranked[f"{modality}_files"] = file_list(ranked[modality], _path_of(snap), profile.k)
-                weights[f"{modality}_files"] = weight
     if "graph" in weights and ctx.retrievers.graph is not None:
         ranked["graph"] = ctx.timed("graph", lambda: _graph_hits(ctx, ranked, weights, fetch))
     started = time.perf_counter()
@@ -95,16 +85,6 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     results = [_fused_located(ctx, item) for item in kept if item.chunk_id in snap.chunks]
     ctx.timings["fuse"] = (time.perf_counter() - started) * 1000
     return list(ranked), results
-
-
-FILE_LIST_INTENTS = frozenset({"understand_code"})
-
-
-def _path_of(snap: Snapshot) -> Callable[[int], str | None]:
-    def path(chunk_id: int) -> str | None:
-        chunk = snap.chunks.get(chunk_id)
-        return chunk.path if chunk is not None else None
-    return path
 
 
 DEFINING_MATCHES = frozenset({"exact", "exact_folded", "qualified", "last_part"})

@@ -59,9 +59,6 @@ class RankingConfig:
     definition_bonus: float = 3.0  # identifier query; the chunk defines exactly the queried symbol
     definition_bonus_partial: float = 1.0  # qualified query ("Session.send"); only the last part matches
     definition_bonus_embedded: float = 1.0  # identifier embedded in a natural-language query
-    # file-level lists (retrievers.file_lists) fused beside the chunk lists for questions: modality ->
-    # weight, e.g. {"text": 0.1}: the text list folded per file, as the list "text_files"
-    file_lists: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     undefined_as_question: bool = True  # a lookup of a name no definition has is ranked as a question
     module_names: bool = True  # a dotted name naming a file as a module (`mini.comment`) gives that file
     # the definition bonus (its best chunk) instead of the namesakes of its last part elsewhere
