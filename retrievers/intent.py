@@ -89,9 +89,16 @@ def _clean_symbol(token: str) -> str:
     return token.strip(".")
 
 
+_LUA_COLON_RE = re.compile(r"(?<!:):(?!:)")
+
+
 def _is_strong_identifier(token: str) -> bool:
-    """True for tokens that can only be code: snake_case, CamelCase/camelCase, dotted, SCREAMING_CASE."""
+    """True for tokens that can only be code: snake_case, CamelCase/camelCase, dotted, SCREAMING_CASE.
+    A single colon joins a Lua method call only after a capitalized name (`Picker:find`, not
+    `host:port`)."""
     if not _IDENT_ONLY_RE.match(token):
+        return False
+    if _LUA_COLON_RE.search(token) and not token[:1].isupper():
         return False
     if _FILE_EXT_RE.search(token):
         return False

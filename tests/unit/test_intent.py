@@ -181,6 +181,7 @@ def test_lua_method_calls_are_qualified_names() -> None:
     assert classify("Sorter:score").symbol == "Sorter.score"
     assert classify("how Foo::bar works").symbol == "Foo.bar"  # `::` stays one separator
     assert classify("see the note: details").symbol is None  # a colon then a space joins nothing
+    assert classify("how the proxy splits host:port pairs").symbol is None  # not a Lua method call
 
 
 SIMILAR = ["similar to parse_args", "code like this loop", "find code similar to the tokenizer",
