@@ -264,6 +264,9 @@ def _sanitize(text: str) -> str:
     return text.strip()
 
 
+_QUESTION_START_RE = re.compile(r"^\s*(?:how|why|explain|describe)\b", re.IGNORECASE)
+
+
 def _definition_rule(text: str) -> Intent | None:
     m = _DEF_KEYWORD_RE.match(text) or _DEF_SUFFIX_RE.match(text)
     if m and m.group(1).lower() not in _FILLER:
@@ -274,11 +277,14 @@ def _definition_rule(text: str) -> Intent | None:
     m = _DEF_KEYWORD_ANY_RE.search(text)
     if m and (m.group(1).startswith("`") or _is_strong_identifier(m.group(1))):
         return Intent("find_definition", 0.95, symbol=_clean_symbol(m.group(1)))
+    question = _QUESTION_START_RE.match(text)
     for regex in _DEF_PHRASE_RES:
         m = regex.search(text)
         if m:
             symbol = _symbol_after(m.group(1))
-            if symbol:
+            # inside a how/why question a plain word names a topic ("how zls provides goto definition
+            # for symbols"), not a definition to go to
+            if symbol and (not question or _is_strong_identifier(symbol)):
                 return Intent("find_definition", 0.95, symbol=symbol)
     return None
 

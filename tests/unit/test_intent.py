@@ -175,6 +175,13 @@ def test_a_first_word_followed_by_a_kind_names_a_type() -> None:
     assert classify("Where do we keep cookies").symbol is None
 
 
+def test_a_how_question_about_go_to_definition_is_a_question() -> None:
+    assert classify("how zls provides goto definition for symbols").name == "understand_code"
+    got = classify("how is the definition of parse_args found")  # code-shaped: still the lookup
+    assert (got.name, got.symbol) == ("find_definition", "parse_args")
+    assert classify("go to definition of Session").symbol == "Session"
+
+
 def test_lua_method_calls_are_qualified_names() -> None:
     # Lua calls a method as Picker:find; it is defined (and indexed) as Picker.find
     assert classify("how Picker:find opens a floating window").symbol == "Picker.find"
