@@ -65,16 +65,33 @@ def contract_files(definitions: Iterable[Definition]) -> frozenset[str]:
     )
 
 
-_CACHE: list[Any] = [None, frozenset()]  # [weak reference to the snapshot, its contract files]
+TYPE_ONLY_KINDS = frozenset({"interface", "type"})
+_TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 
 
-def contract_files_of(snapshot: Any) -> frozenset[str]:
-    """`contract_files` of a snapshot's definitions, kept for the latest snapshot (weakly referenced)."""
-    ref, files = _CACHE
-    if ref is not None and ref() is snapshot:
+def type_only_files(definitions: Iterable[Definition]) -> frozenset[str]:
+    """TypeScript files (not `.d.ts`) whose top-level definitions are all interfaces and type aliases:
+    hand-written declaration files (`node/types/config.ts`) that restate an API the code implements."""
+    kinds: dict[str, set[str]] = {}
+    for d in definitions:
+        if d.parent is None and d.path.endswith(_TS_SUFFIXES) and not d.path.endswith(".d.ts"):
+            kinds.setdefault(d.path, set()).add(d.kind)
+    return frozenset(path for path, found in kinds.items() if found and found <= TYPE_ONLY_KINDS)
+
+
+_CACHE: list[Any] = [None, False, frozenset()]  # [weak reference to the snapshot, type_only, its files]
+
+
+def contract_files_of(snapshot: Any, type_only: bool = False) -> frozenset[str]:
+    """`contract_files` of a snapshot's definitions (with `type_only_files` when `type_only`), kept for
+    the latest snapshot (weakly referenced)."""
+    ref, cached_type_only, files = _CACHE
+    if ref is not None and ref() is snapshot and cached_type_only == type_only:
         return files  # type: ignore[no-any-return]
     files = contract_files(snapshot.definitions.values())
-    _CACHE[:] = [weakref.ref(snapshot), files]
+    if type_only:
+        files |= type_only_files(snapshot.definitions.values())
+    _CACHE[:] = [weakref.ref(snapshot), type_only, files]
     return files
 
 

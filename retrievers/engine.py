@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from indexing.workspace import UpdateResult, Workspace
@@ -399,7 +400,8 @@ class SearchEngine:
         query = Query(checked.text, intent.name, intent.symbol, intent.exact)
         return RouteContext(checked=checked, intent=intent, query=query, snap=snap, retrievers=retrievers,
                             profile=profile(checked.preset, self.profiles),
-                            identifier_query=identifier_query(checked.text, intent), timings=timings)
+                            identifier_query=identifier_query(checked.text, intent), timings=timings,
+                            root_parts=Path(self.workspace.root).parts[1:])
 
     def retrieve(self, request: SearchRequest, modality: str, limit: int = 100) -> list[Located]:
         """One retriever's raw ranking for a request, chunk by chunk, with no fusion, priors or dedupe

@@ -62,6 +62,12 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
             hits = ctx.search(modality, ctx.query, fetch + extra)
             useful = [h for h in hits if h.chunk_id not in boiler][:fetch] if boiler else hits
             ranked[modality] = useful if useful or not hits else hits[:fetch]  # nothing else: keep them
+    if intent.name == "find_definition" and profile.priors.undefined_as_question \
+            and "structural" in ranked and not _names_a_definition(ranked["structural"]):
+        # No definition has the name asked for (a renamed symbol): the structural list holds only names
+        # that contain its words, so the lookup is ranked as the question it has become.
+        weights = {m: w for m, w in profile.weights_for("understand_code", checked.modalities).items()
+                   if m in weights}
     if "graph" in weights and ctx.retrievers.graph is not None:
         ranked["graph"] = ctx.timed("graph", lambda: _graph_hits(ctx, ranked, weights, fetch))
     run = list(ranked)  # the retrievers; the file-card list below is not one of them
@@ -78,8 +84,10 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
         query_text=checked.text, config=profile.priors,
         copy_trees=copy_trees_of(snap, profile.priors.copy_tree_min_share)
         if profile.priors.copy_tree_factor < 1.0 else None,
-        contracts=contract_files_of(snap) if profile.priors.contract_factor < 1.0 else (),
-        c_headers=interface_headers_of(snap) if profile.priors.c_header_factor < 1.0 else ())
+        contracts=contract_files_of(snap, profile.priors.contract_type_only)
+        if profile.priors.contract_factor < 1.0 else (),
+        c_headers=interface_headers_of(snap) if profile.priors.c_header_factor < 1.0 else (),
+        root_parts=ctx.root_parts)
     fused_list = prefer_exact_case(fused_list, checked.text, snap.chunks.get)
     kept = saturate(fused_list, checked.limit, profile.file_decay)
     lexical = bool(ranked["text"]) if "text" in ranked else None  # did any query word occur at all?
@@ -87,6 +95,15 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     results = [_fused_located(ctx, item) for item in kept if item.chunk_id in snap.chunks]
     ctx.timings["fuse"] = (time.perf_counter() - started) * 1000
     return run, results
+
+
+DEFINING_MATCHES = frozenset({"exact", "exact_folded", "qualified", "last_part"})
+
+
+def _names_a_definition(hits: list[Hit]) -> bool:
+    """True when the structural retriever found a definition of the queried name itself (any case,
+    or its last part), not only names that contain its words."""
+    return any(h.detail.get("match") in DEFINING_MATCHES for h in hits)
 
 
 KEEP_BOILERPLATE = frozenset({"exact_match", "find_similar"})  # a quoted licence line, its copies

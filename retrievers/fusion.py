@@ -30,6 +30,7 @@ from retrievers.priors import (
     declaration_factor,
     definition_bonus,
     label_factor,
+    module_bonuses,
     pagerank_factor,
     path_keyword_shares,
     query_keywords,
@@ -109,6 +110,7 @@ def apply_priors(
     copy_trees: Mapping[str, str] | None = None,
     contracts: Collection[str] = (),
     c_headers: Collection[str] = (),
+    root_parts: Sequence[str] = (),
 ) -> list[Fused]:
     """Rescore fused results with the ranking priors; best first. Chunks missing from `chunks` drop.
 
@@ -130,6 +132,9 @@ def apply_priors(
         {i.chunk_id: definition_bonus(chunks[i.chunk_id], symbol, identifier_query, config,
                                       _structural_match(i)) for i in items},
         chunks, lambda cid: pagerank_for_chunk.get(cid, 0.0), {i.chunk_id: i.score for i in items}, config)
+    definitions = module_bonuses(
+        [(i.chunk_id, chunks[i.chunk_id], i.score, _structural_match(i)) for i in items], symbol, definitions,
+        identifier_query, config, root_parts)
     copies = tree_factors([chunks[i.chunk_id] for i in items], copy_trees or {}, query_text, config)
     contract = contract_factors([chunks[i.chunk_id] for i in items], contracts,
                                 split_words(query_text), identifier_query, config)
@@ -209,6 +214,7 @@ def fuse(
     copy_trees: Mapping[str, str] | None = None,
     contracts: Collection[str] = (),
     c_headers: Collection[str] = (),
+    root_parts: Sequence[str] = (),
 ) -> list[Fused]:
     """rrf, then apply_priors when the chunks are given (no dedupe: see dedupe_by_file)."""
     fused = rrf(ranked, weights, k)
@@ -217,4 +223,5 @@ def fuse(
     ranks = {} if pagerank_for_chunk is None else pagerank_for_chunk  # (lazy: no truth test, no len)
     return apply_priors(fused, chunks, ranks, wanted=wanted, symbol=symbol,
                         identifier_query=identifier_query, query_text=query_text, config=config,
-                        copy_trees=copy_trees, contracts=contracts, c_headers=c_headers)
+                        copy_trees=copy_trees, contracts=contracts, c_headers=c_headers,
+                        root_parts=root_parts)

@@ -52,8 +52,9 @@ class Intent:
 # Identifier shapes
 
 _IDENT = r"[A-Za-z_$][\w$]*"
-# A possibly qualified name: a.b.C, Foo::bar, Foo#bar, Foo->bar, with an optional trailing "()".
-_QUALIFIED = rf"{_IDENT}(?:(?:\.|::|#|->){_IDENT})*(?:\(\))?"
+# A possibly qualified name: a.b.C, Foo::bar, Foo#bar, Foo->bar, Lua's Foo:bar (a method), with an
+# optional trailing "()".
+_QUALIFIED = rf"{_IDENT}(?:(?:\.|::|#|->|:){_IDENT})*(?:\(\))?"
 _TOKEN_RE = re.compile(rf"`[^`\n]{{1,200}}`|{_QUALIFIED}")
 _IDENT_ONLY_RE = re.compile(rf"^{_QUALIFIED}$")
 _CAMEL_RE = re.compile(r"^_*[A-Z][a-z0-9]+[A-Z]|^_*[a-z][a-z0-9]*[A-Z]|^_*[A-Z]{2,}[a-z]")
@@ -83,18 +84,25 @@ def _clean_symbol(token: str) -> str:
     token = token.strip().strip("`").strip()
     if token.endswith("()"):
         token = token[:-2]
-    for sep in ("::", "->", "#"):
+    for sep in ("::", "->", "#", ":"):
         token = token.replace(sep, ".")
     return token.strip(".")
 
 
+_LUA_COLON_RE = re.compile(r"(?<!:):(?!:)")
+
+
 def _is_strong_identifier(token: str) -> bool:
-    """True for tokens that can only be code: snake_case, CamelCase/camelCase, dotted, SCREAMING_CASE."""
+    """True for tokens that can only be code: snake_case, CamelCase/camelCase, dotted, SCREAMING_CASE.
+    A single colon joins a Lua method call only after a capitalized name (`Picker:find`, not
+    `host:port`)."""
     if not _IDENT_ONLY_RE.match(token):
+        return False
+    if _LUA_COLON_RE.search(token) and not token[:1].isupper():
         return False
     if _FILE_EXT_RE.search(token):
         return False
-    if "_" in token.strip("_") or "." in token or "::" in token or "#" in token or "->" in token:
+    if "_" in token.strip("_") or any(sep in token for sep in (".", ":", "#", "->")):
         return True
     if token.endswith("()"):
         return True
@@ -111,8 +119,8 @@ def _identifier_confidence(token: str) -> float:
     if not _is_strong_identifier(token):
         return 0.0
     bare = token[:-2] if token.endswith("()") else token
-    if re.search(r"\.|::|#|->", bare):
-        last = re.split(r"\.|::|#|->", bare)[-1]
+    if re.search(r"\.|:|#|->", bare):
+        last = re.split(r"\.|::|:|#|->", bare)[-1]
         return 0.80 if _CAMEL_RE.match(last) or last[:1].isupper() else 0.75
     if _CAMEL_RE.match(bare):
         return 0.80
@@ -125,10 +133,17 @@ def _tokens(text: str) -> list[str]:
     return _TOKEN_RE.findall(text)
 
 
+# A capitalized word before one of these names a type even as a sentence's first word ("Content
+# protocol for encoding bodies"); "type" itself is left out ("MIME type detection").
+_KIND_AFTER_RE = re.compile(
+    r"^\s*[A-Z][A-Za-z0-9]*\s+(?:protocol|class|struct|interface|trait|enum|typeclass|actor)\b")
+
+
 def _embedded_symbol(text: str, sentence: bool = True) -> str | None:
     """The strongest identifier named anywhere in `text`: a backticked one first, then by shape.
 
-    In a sentence (not a fragment after "who calls"), a capitalized first word is not a name."""
+    In a sentence (not a fragment after "who calls"), a capitalized first word is not a name, unless a
+    kind follows it ("Content protocol ...")."""
     best: tuple[float, str] | None = None
     for position, token in enumerate(_tokens(text)):
         if token.startswith("`"):
@@ -136,7 +151,7 @@ def _embedded_symbol(text: str, sentence: bool = True) -> str | None:
             if _IDENT_ONLY_RE.match(inner):
                 return _clean_symbol(inner)
             continue
-        if sentence and position == 0 and _TITLE_RE.match(token):
+        if sentence and position == 0 and _TITLE_RE.match(token) and not _KIND_AFTER_RE.match(text):
             continue  # a sentence's first word is capitalized anyway
         conf = _identifier_confidence(token)
         if _TITLE_RE.match(token):
@@ -249,6 +264,9 @@ def _sanitize(text: str) -> str:
     return text.strip()
 
 
+_QUESTION_START_RE = re.compile(r"^\s*(?:how|why|explain|describe)\b", re.IGNORECASE)
+
+
 def _definition_rule(text: str) -> Intent | None:
     m = _DEF_KEYWORD_RE.match(text) or _DEF_SUFFIX_RE.match(text)
     if m and m.group(1).lower() not in _FILLER:
@@ -259,11 +277,14 @@ def _definition_rule(text: str) -> Intent | None:
     m = _DEF_KEYWORD_ANY_RE.search(text)
     if m and (m.group(1).startswith("`") or _is_strong_identifier(m.group(1))):
         return Intent("find_definition", 0.95, symbol=_clean_symbol(m.group(1)))
+    question = _QUESTION_START_RE.match(text)
     for regex in _DEF_PHRASE_RES:
         m = regex.search(text)
         if m:
             symbol = _symbol_after(m.group(1))
-            if symbol:
+            # inside a how/why question a plain word names a topic ("how zls provides goto definition
+            # for symbols"), not a definition to go to
+            if symbol and (not question or _is_strong_identifier(symbol)):
                 return Intent("find_definition", 0.95, symbol=symbol)
     return None
 

@@ -95,6 +95,56 @@ def definition_match(chunk: Chunk, symbol: str) -> str | None:
     return "partial"
 
 
+# Files that stand for their folder as a module (`mini/comment/init.lua` is `mini.comment`).
+_MODULE_FILES = frozenset({"init", "index", "__init__", "mod"})
+
+
+def module_named(path: str, symbol: str, root_parts: Sequence[str] = ()) -> bool:
+    """True when a dotted name names this file as a module: `mini.comment` is `lua/mini/comment.lua` (or
+    `mini/comment/init.lua`), as Lua's `require`, Python's imports and similar module systems spell it.
+    `root_parts` are the folder names above the workspace root (a workspace opened at `lua/mini` holds
+    `comment.lua`). Case-insensitive; a name of one part names no module (a word is not a path)."""
+    want = [part.lower() for part in symbol.split(".") if part]
+    if len(want) < 2:
+        return False
+    p = PurePosixPath(path)
+    stem = p.name[: -len(".d.ts")] if p.name.endswith(".d.ts") else p.stem
+    parts = [*root_parts, *p.parent.parts] + ([] if stem in _MODULE_FILES else [stem])
+    return [part.lower() for part in parts[-len(want):]] == want
+
+
+def module_bonuses(
+    scored: Sequence[tuple[int, Chunk, float, str | None]],
+    symbol: str | None,
+    bonuses: dict[int, float],
+    identifier_query: bool,
+    config: RankingConfig = DEFAULT_CONFIG,
+    root_parts: Sequence[str] = (),
+) -> dict[int, float]:
+    """The definition bonuses when the queried dotted name names candidate files as modules: the best
+    chunk (by fused score) of each such file gets the bonus, and chunks elsewhere keep theirs only when
+    they define the whole dotted name (`MiniBracketed.comment` does not answer `mini.comment`).
+    Unchanged when no candidate file is so named. Input: (chunk id, chunk, fused score, structural match)."""
+    if not symbol or not config.module_names or "." not in symbol:
+        return bonuses
+    best: dict[str, tuple[float, int]] = {}
+    for chunk_id, chunk, score, _ in scored:
+        if chunk.path and module_named(chunk.path, symbol, root_parts):
+            if chunk.path not in best or (score, -chunk_id) > (best[chunk.path][0], -best[chunk.path][1]):
+                best[chunk.path] = (score, chunk_id)
+    if not best:
+        return bonuses
+    out: dict[int, float] = {}
+    for chunk_id, chunk, _, structural in scored:
+        value = bonuses.get(chunk_id, 0.0)
+        if value and "full" in (definition_match(chunk, symbol), _STRUCTURAL_DEFINES.get(structural or "")):
+            out[chunk_id] = value
+    value = config.definition_bonus if identifier_query else config.definition_bonus_embedded
+    for _, chunk_id in best.values():
+        out[chunk_id] = max(out.get(chunk_id, 0.0), value)
+    return out
+
+
 # Structural match kinds (retrievers.structural) that say "this chunk holds the named definition".
 _STRUCTURAL_DEFINES = {"exact": "full", "qualified": "full", "exact_folded": "partial",
                        "last_part": "partial"}

@@ -59,6 +59,9 @@ class RankingConfig:
     definition_bonus: float = 3.0  # identifier query; the chunk defines exactly the queried symbol
     definition_bonus_partial: float = 1.0  # qualified query ("Session.send"); only the last part matches
     definition_bonus_embedded: float = 1.0  # identifier embedded in a natural-language query
+    undefined_as_question: bool = True  # a lookup of a name no definition has is ranked as a question
+    module_names: bool = True  # a dotted name naming a file as a module (`mini.comment`) gives that file
+    # the definition bonus (its best chunk) instead of the namesakes of its last part elsewhere
     path_keyword_bonus: float = 1.0  # scaled by the share of query words matching stem / parent folder
     path_keyword_min_prefix: int = 3
     path_keyword_max_file_share: float = 0.5  # a word matching more of the candidate files is no signal
@@ -70,6 +73,7 @@ class RankingConfig:
     declaration_factor: float = 0.7  # TypeScript .d.ts declaration files
     contract_factor: float = 0.7  # interface files a class implements, for questions (retrievers.contracts)
     c_header_factor: float = 0.5  # a C header beside its .c file, natural-language queries (headers.py)
+    contract_type_only: bool = True  # ... and TypeScript files of nothing but interfaces and type aliases
     # Copies and layers (retrievers.copies): how same-named definitions among the candidates share the
     # definition bonus ("off", "first": full for one, x rest for the others, "divide": bonus / count) ...
     definition_share: str = "divide"

@@ -63,6 +63,7 @@ class RouteContext:
     retrievers: Retrievers
     profile: RankingProfile
     identifier_query: bool = False  # the query is nothing but the identifier it names
+    root_parts: tuple[str, ...] = ()  # the workspace root's folder names: `mini.comment` may name its files
     timings: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # modality -> why it gave no answer
     notes: list[str] = field(default_factory=list)  # e.g. semantic left out while the model loads

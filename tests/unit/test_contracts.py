@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from indexing.records import Chunk
-from retrievers.contracts import base_name, contract_factors, contract_files, named_as_contract
+from retrievers.contracts import (
+    base_name,
+    contract_factors,
+    contract_files,
+    named_as_contract,
+    type_only_files,
+)
 from retrievers.fusion import Fused, apply_priors
 from retrievers.profile import RankingConfig
 from tests.unit.retrieval_sample import parse_sample
@@ -86,3 +92,24 @@ def test_apply_priors_puts_the_implementation_above_its_contract() -> None:
     assert ranked[1].explain["factors"]["contract"] == 0.7
     asked = apply_priors(fused, chunks, {}, query_text="the cache repository contract", contracts=files)
     assert [f.chunk_id for f in asked] == [1, 2]
+
+
+TYPESCRIPT_TYPES = {
+    "node/types/coverage.ts": """export interface CoverageProvider { name: string; clean(): Promise<void> }
+export type CoverageReporter = 'text' | 'html'
+""",
+    "node/coverage.ts": """import type { CoverageProvider } from './types/coverage'
+export interface Loaded { provider: CoverageProvider }
+export class CoverageLoader { load(): Loaded { return { provider: null as any } } }
+""",
+    "node/types/index.d.ts": """export interface Declared { x: number }
+""",
+    "node/helpers.ts": """export function clean(): void {}
+""",
+}
+
+
+def test_type_only_files_are_typescript_files_of_interfaces_and_type_aliases() -> None:
+    parsed = parse_sample(TYPESCRIPT_TYPES)
+    assert type_only_files(parsed.definitions) == {"node/types/coverage.ts"}  # .d.ts has its own factor
+    assert contract_files(parsed.definitions) == set()  # nothing named as a contract

@@ -168,6 +168,29 @@ def test_embedded_identifiers_become_the_symbol() -> None:
     assert classify("why does Router skip parse_body").symbol == "parse_body"  # code shape beats Title
 
 
+def test_a_first_word_followed_by_a_kind_names_a_type() -> None:
+    assert classify("Content protocol for encoding and decoding bodies").symbol == "Content"
+    assert classify("Job interface and coroutine lifecycle management").symbol == "Job"
+    assert classify("MIME type detection from file extensions").symbol is None  # "type" is a word
+    assert classify("Where do we keep cookies").symbol is None
+
+
+def test_a_how_question_about_go_to_definition_is_a_question() -> None:
+    assert classify("how zls provides goto definition for symbols").name == "understand_code"
+    got = classify("how is the definition of parse_args found")  # code-shaped: still the lookup
+    assert (got.name, got.symbol) == ("find_definition", "parse_args")
+    assert classify("go to definition of Session").symbol == "Session"
+
+
+def test_lua_method_calls_are_qualified_names() -> None:
+    # Lua calls a method as Picker:find; it is defined (and indexed) as Picker.find
+    assert classify("how Picker:find opens a floating window").symbol == "Picker.find"
+    assert classify("Sorter:score").symbol == "Sorter.score"
+    assert classify("how Foo::bar works").symbol == "Foo.bar"  # `::` stays one separator
+    assert classify("see the note: details").symbol is None  # a colon then a space joins nothing
+    assert classify("how the proxy splits host:port pairs").symbol is None  # not a Lua method call
+
+
 SIMILAR = ["similar to parse_args", "code like this loop", "find code similar to the tokenizer",
            "functions that look like this one", "duplicates of merge_dicts"]
 
