@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from indexing.persist import SignedCache
 from indexing.workspace import UpdateResult, Workspace
-from retrievers import direct_route, fused_route
+from retrievers import direct_route, filecards, fused_route
 from retrievers.base import Query, QueryError, RetrieverError
 from retrievers.embedding_phase import EmbeddingPhase
 from retrievers.graph_retriever import GraphRetriever
@@ -297,6 +298,8 @@ class SearchEngine:
         snap = Snapshot.build(chunks, definitions, graph, files)
         structural = StructuralRetriever(lambda: list(snap.definitions.values()), snap.chunk_for_definition)
         self._build_structural(structural, chunks, synced_key)
+        if synced_key is not None and any(p.priors.file_card_weight > 0 for p in self.profiles.values()):
+            filecards.load_or_build(snap, SignedCache(self.workspace.index_dir), synced_key)  # saved or built
         graph_retriever = None
         if graph is not None:
             held = graph

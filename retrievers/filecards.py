@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -38,7 +39,8 @@ from retrievers.base import Hit
 from retrievers.scope import EVERYWHERE, Scope
 from retrievers.text import STOPWORDS
 
-__all__ = ["FileCards", "build_cards", "card_hits", "card_terms", "file_cards_of", "query_terms"]
+__all__ = ["FileCards", "build_cards", "card_hits", "card_terms", "file_cards_of", "load_or_build",
+           "query_terms"]
 
 _GENERIC_FOLDERS = frozenset({"", ".", "src", "lib", "source", "sources", "main", "pkg", "internal"})
 _ANALYZER = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
@@ -168,9 +170,31 @@ def file_cards_of(snapshot: Any) -> FileCards:
         chunk = snapshot.chunks.get(chunk_id)
         if chunk is not None and value > cards.central.get(chunk.path, 0.0):
             cards.central[chunk.path] = value
-    alive = [entry for entry in _CACHE if entry[0]() is not None]
-    _CACHE[:] = [(weakref.ref(snapshot), cards, counts), *alive][:_KEEP]
+    _keep(snapshot, cards, counts)
     return cards
+
+
+def _keep(snapshot: Any, cards: FileCards, counts: CardCache) -> None:
+    alive = [entry for entry in _CACHE if entry[0]() is not None and entry[0]() is not snapshot]
+    _CACHE[:] = [(weakref.ref(snapshot), cards, counts), *alive][:_KEEP]
+
+
+def load_or_build(snapshot: Any, cache: Any, key: str) -> FileCards:
+    """The cards of a snapshot saved for this index revision (`cache`: an `indexing.persist.SignedCache`,
+    `key`: the engine's derived key), else built now and saved: a warm process then answers its first
+    question without building them (~0.25 s on Django)."""
+    from indexing.persist import code_fingerprint
+
+    key = f"{key}:{code_fingerprint(sys.modules[__name__])}"
+    saved = cache.load("filecards", key)
+    if isinstance(saved, tuple) and len(saved) == 2 and isinstance(saved[0], FileCards):
+        _keep(snapshot, saved[0], saved[1])
+        return saved[0]
+    cards = file_cards_of(snapshot)
+    counts = next(entry[2] for entry in _CACHE if entry[0]() is snapshot)
+    cache.save("filecards", key, (cards, counts))
+    return cards
+
 
 
 def card_hits(

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
+import pytest
+
 from indexing.records import Chunk, Definition
+from indexing.workspace import Workspace, WorkspaceOptions
+from retrievers.engine import EngineOptions, SearchEngine
 from retrievers.filecards import (
     build_cards,
     card_hits,
@@ -12,6 +19,8 @@ from retrievers.filecards import (
 )
 from retrievers.scope import Scope
 from retrievers.snapshot import Snapshot
+
+SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
 
 
 def definition(name: str, path: str, doc: str = "", line: int = 1) -> Definition:
@@ -108,3 +117,28 @@ def test_the_snapshot_cards_know_each_files_most_central_chunk() -> None:
     snap = Snapshot.build(chunks, [DEFS[0], DEFS[3]], None, 2)
     snap.pagerank = {1: 0.5, 2: 2.0, 3: 1.0}
     assert file_cards_of(snap).central == {"lib/url.c": 2.0, "lib/hostip.c": 1.0}
+
+
+def test_a_warm_engine_loads_the_cards_its_index_saved(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first refresh of a revision builds the file cards and saves them beside the index; the next
+    process on that revision loads them instead of building (real sample workspace, store, graph)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the signing key lives there
+    root = tmp_path / "ws"
+    shutil.copytree(SAMPLE, root)
+    saved = tmp_path / "index" / "derived" / "filecards.pickle"
+    cards = []
+    for _ in range(2):
+        with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
+            engine = SearchEngine(ws, EngineOptions(embeddings=False))
+            try:
+                engine.refresh()
+                assert saved.is_file()
+                view = engine._view
+                assert view is not None
+                cards.append(file_cards_of(view[0]))
+            finally:
+                engine.close()
+    built, loaded = cards
+    assert loaded is not built and loaded.paths == built.paths and loaded.postings == built.postings
+    assert loaded.central == built.central and built.central
