@@ -12,11 +12,12 @@ with semble's published NDCG@10 next to ours. `bench/eval_public.py` runs the qu
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import os
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,25 @@ def select(repos: Sequence[DevRepo], spec: str | None) -> list[DevRepo]:
         raise SystemExit(f"semble-dev: no repository named {', '.join(unknown)} "
                          f"(subsets: {', '.join(SUBSETS)}; repositories: {', '.join(sorted(by_name))})")
     return [by_name[n] for n in names]
+
+
+def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options the per-repository benches share: `--repos`, `--runs`, `--semble-dev-src`."""
+    parser.add_argument("--repos", default="curl,tokio,commons-lang")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--semble-dev-src", default=None)
+
+
+def bench_repos(spec: str | None, src: Path | str | None,
+                base: Path) -> Iterator[tuple[DevRepo, Path, list[str], Path]]:
+    """(repository, its benchmark root, its queries, its evaluation index folder under `base`) for the
+    repositories `spec` names, as the per-repository benches walk them."""
+    checkouts = source_dir(src)
+    for repo in select(load_repos(), spec):
+        root = checkouts / repo.name / repo.root if repo.root else checkouts / repo.name
+        annotations = dev_dir() / "annotations" / f"{repo.name}.json"
+        queries = [q["query"] for q in json.loads(annotations.read_text())]
+        yield repo, root, queries, base / "semble-dev" / repo.name
 
 
 def checkout_status(src: Path) -> dict[str, dict[str, str]]:

@@ -12,7 +12,6 @@ of the whole search and of its snippet step for both settings (the cut's cost is
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -25,7 +24,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.corpora import cache_home  # noqa: E402
-from bench.semble_dev import dev_dir, load_repos, select, source_dir  # noqa: E402
+from bench.semble_dev import add_bench_arguments, bench_repos  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
 from retrievers.engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
 from retrievers.spans import MAX_SPAN_LINES  # noqa: E402
@@ -38,20 +37,14 @@ def pct(values: list[float], q: float) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repos", default="curl,tokio,commons-lang")
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--semble-dev-src", default=None)
+    add_bench_arguments(parser)
     args = parser.parse_args()
     base = Path(os.environ.get("CODESEEK_EVAL_DIR") or cache_home() / "codeseek-eval")
-    src = source_dir(args.semble_dev_src)
     times: dict[int, list[float]] = {0: [], MAX_SPAN_LINES: []}
     snippets: dict[int, list[float]] = {0: [], MAX_SPAN_LINES: []}
     results = over60 = over200 = cut = 0
-    for repo in select(load_repos(), args.repos):
-        root = src / repo.name / repo.root if repo.root else src / repo.name
-        annotations = dev_dir() / "annotations" / f"{repo.name}.json"
-        queries = [q["query"] for q in json.loads(annotations.read_text())]
-        workspace = Workspace(root, WorkspaceOptions(index_dir=base / "semble-dev" / repo.name))
+    for _repo, root, queries, index in bench_repos(args.repos, args.semble_dev_src, base):
+        workspace = Workspace(root, WorkspaceOptions(index_dir=index))
         engine = SearchEngine(workspace, EngineOptions(embeddings=False))
         try:
             engine.refresh(embed=False)

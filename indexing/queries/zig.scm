@@ -11,23 +11,7 @@
     (ErrorUnionExpr
       (SuffixExpr
         (ContainerDecl
-          (ContainerDeclType "struct")))))) @definition.struct
-
-(Decl
-  (VarDecl
-    (IDENTIFIER) @name
-    (ErrorUnionExpr
-      (SuffixExpr
-        (ContainerDecl
-          (ContainerDeclType "union")))))) @definition.struct
-
-(Decl
-  (VarDecl
-    (IDENTIFIER) @name
-    (ErrorUnionExpr
-      (SuffixExpr
-        (ContainerDecl
-          (ContainerDeclType "opaque")))))) @definition.struct
+          (ContainerDeclType ["struct" "union" "opaque"])))))) @definition.struct
 
 (Decl
   (VarDecl
