@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from indexing.persist import SignedCache
 from indexing.workspace import UpdateResult, Workspace
-from retrievers import direct_route, filecards, fused_route
+from retrievers import derived as derived_structures
+from retrievers import direct_route, fused_route
 from retrievers.base import Query, QueryError, RetrieverError
 from retrievers.embedding_phase import EmbeddingPhase
 from retrievers.graph_retriever import GraphRetriever
@@ -297,9 +297,8 @@ class SearchEngine:
         started = time.perf_counter()
         snap = Snapshot.build(chunks, definitions, graph, files)
         structural = StructuralRetriever(lambda: list(snap.definitions.values()), snap.chunk_for_definition)
-        self._build_structural(structural, chunks, synced_key)
-        if synced_key is not None and any(p.priors.file_card_weight > 0 for p in self.profiles.values()):
-            filecards.load_or_build(snap, SignedCache(self.workspace.index_dir), synced_key)  # saved or built
+        derived_structures.load_or_build(self.workspace.index_dir, snap, structural, chunks, synced_key,
+                                         any(p.priors.file_card_weight > 0 for p in self.profiles.values()))
         graph_retriever = None
         if graph is not None:
             held = graph
@@ -308,21 +307,6 @@ class SearchEngine:
         with self._lock:
             self._view = (snap, Retrievers(self.text, structural, graph_retriever, self.semantic))
         self._synced = True
-
-    def _build_structural(self, structural: StructuralRetriever, chunks: list[Any], key: str | None) -> None:
-        """Build the definition tables, or load those an earlier process saved for this revision."""
-        from indexing.persist import SignedCache, code_fingerprint
-        from retrievers import copies, tokenize
-        from retrievers import structural as structural_module
-
-        cache = SignedCache(self.workspace.index_dir)
-        if key is not None:
-            key = f"{key}:{code_fingerprint(structural_module, tokenize, copies)}"
-        if key is not None and structural.import_state(cache.load("structural", key) or {}):
-            return
-        structural.index(chunks)
-        if key is not None:
-            cache.save("structural", key, structural.export_state())
 
     # -- state ---------------------------------------------------------------------------------------
     def index_info(self) -> dict[str, Any]:
