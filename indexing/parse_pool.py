@@ -88,7 +88,11 @@ def parse_in_order(plans: Iterable[Plan], workers: int) -> Iterator[tuple[Plan, 
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor  # (~20 ms to import: only a large update needs it)
 
-    context = multiprocessing.get_context("forkserver")
+    try:
+        context = multiprocessing.get_context("forkserver")
+    except ValueError:  # no fork server on this platform (Windows): parse here
+        yield from parse_in_order(plans, 0)
+        return
     context.set_forkserver_preload(["indexing.parse"])
     pending: deque[tuple[Plan, Future[ParseResult] | None]] = deque()
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
