@@ -47,18 +47,23 @@ class UpdateResult:
         return bool(self.changed_paths or self.removed_paths)
 
 
+def _same_meta(info: FileInfo, row: FileRow | None) -> bool:
+    """Stored with the same language and labels, and not marked stale."""
+    return row is not None and row.language == info.language and row.labels == info.labels \
+        and row.hash != STALE
+
+
 def unchanged(info: FileInfo, row: FileRow | None) -> bool:
     """Same language, labels, size and mtime as stored: not even read."""
-    return row is not None and row.language == info.language and row.labels == info.labels \
-        and row.hash != STALE and (row.size, row.mtime_ns) == (info.size, info.mtime_ns)
+    return _same_meta(info, row) and row is not None \
+        and (row.size, row.mtime_ns) == (info.size, info.mtime_ns)
 
 
 def plan_file(root: Path, store: IndexStore, info: FileInfo, row: FileRow | None, overlay: bytes | None,
               out: UpdateResult, remove: Callable[[list[str], UpdateResult], None]) -> Plan:
     """Read and hash a candidate: a plan with its data when it needs parsing, else without (an
     unchanged file; one whose content is the same under a new mtime, touched; a vanished one, removed)."""
-    same_meta = row is not None and row.language == info.language and row.labels == info.labels \
-        and row.hash != STALE
+    same_meta = _same_meta(info, row)
     if overlay is None and unchanged(info, row):
         out.unchanged += 1
         return Plan(info)
