@@ -122,9 +122,9 @@ def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[s
     hits = graph.search(ctx.query, fetch, ctx.scope)
     if profile.expand_seeds and ctx.intent.name in profile.expand_intents:
         others = {m: h for m, h in ranked.items() if m != "graph"}
-        seeds = fusion.rrf(others, weights, profile.k)[: profile.expand_seeds]
+        seeds = fusion.rrf_scores(others, weights, profile.k)[: profile.expand_seeds]
         seen = {h.chunk_id for h in hits}
-        expanded = graph.expand([Hit(f.chunk_id, f.score) for f in seeds], fetch, ctx.scope)
+        expanded = graph.expand([Hit(chunk_id, score) for chunk_id, score in seeds], fetch, ctx.scope)
         hits += [h for h in expanded if h.chunk_id not in seen]
     return hits
 
@@ -134,10 +134,10 @@ def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[st
     """The files whose cards match the question, each as its best candidate chunk (retrievers.filecards)."""
     snap = ctx.snap
     best: dict[str, int] = {}
-    for item in fusion.rrf(ranked, weights, ctx.profile.k):  # best first
-        chunk = snap.chunks.get(item.chunk_id)
+    for chunk_id, _ in fusion.rrf_scores(ranked, weights, ctx.profile.k):  # best first
+        chunk = snap.chunks.get(chunk_id)
         if chunk is not None:
-            best.setdefault(chunk.path, item.chunk_id)
+            best.setdefault(chunk.path, chunk_id)
     priors = ctx.profile.priors
     files = file_cards_of(snap).search(ctx.checked.text, min(fetch, priors.file_card_top), ctx.scope,
                                        priors.file_card_b, priors.file_card_pagerank)

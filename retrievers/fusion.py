@@ -39,7 +39,7 @@ from retrievers.priors import (
 )
 from retrievers.profile import DEFAULT_CONFIG, RankingConfig
 
-__all__ = ["Fused", "apply_priors", "dedupe_by_file", "fuse", "rrf"]
+__all__ = ["Fused", "apply_priors", "dedupe_by_file", "fuse", "rrf", "rrf_scores"]
 
 
 @dataclass
@@ -65,11 +65,7 @@ def rrf(ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: in
     rank). Modalities without a positive weight are ignored. explain[modality] holds the 1-based rank,
     the weight, the contribution (`score`) and the retriever's own score (`raw`).
     """
-    if k < 0:
-        raise QueryError(f"RRF k must be >= 0, got {k}")
-    for name, weight in weights.items():
-        if not math.isfinite(weight) or weight < 0:
-            raise QueryError(f"weight for {name!r} must be a finite number >= 0, got {weight}")
+    _check_weights(weights, k)
     by_id: dict[int, Fused] = {}
     for modality, hits in ranked.items():
         weight = weights.get(modality, 0.0)
@@ -92,6 +88,36 @@ def rrf(ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: in
     return sorted(by_id.values(), key=lambda f: (-f.score, f.chunk_id))
 
 
+def rrf_scores(
+    ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int
+) -> list[tuple[int, float]]:
+    """`rrf`'s ranking as (chunk id, score) pairs, best first, without the explain records: for the
+    steps that only need the order (graph seeds, each file's best candidate). The same sums in the
+    same order, so the same floats and the same ties as `rrf`."""
+    _check_weights(weights, k)
+    scores: dict[int, float] = {}
+    for modality, hits in ranked.items():
+        weight = weights.get(modality, 0.0)
+        if weight <= 0:
+            continue
+        seen: set[int] = set()
+        for hit in hits:
+            chunk_id = hit.chunk_id
+            if chunk_id in seen:
+                continue
+            seen.add(chunk_id)
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + len(seen))
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _check_weights(weights: Mapping[str, float], k: int) -> None:
+    if k < 0:
+        raise QueryError(f"RRF k must be >= 0, got {k}")
+    for name, weight in weights.items():
+        if not math.isfinite(weight) or weight < 0:
+            raise QueryError(f"weight for {name!r} must be a finite number >= 0, got {weight}")
+
+
 # ---------------------------------------------------------------------------------------------------
 # Priors, dedupe, and the whole pipeline
 
@@ -111,8 +137,10 @@ def apply_priors(
     contracts: Collection[str] = (),
     c_headers: Collection[str] = (),
     root_parts: Sequence[str] = (),
+    in_place: bool = False,
 ) -> list[Fused]:
     """Rescore fused results with the ranking priors; best first. Chunks missing from `chunks` drop.
+    `in_place` rescores the given objects instead of copies (`fuse`: they are its own).
 
     final = (rrf + top_rrf * (definition + path_keyword + coherence)) * pagerank * label * reexport
     * declaration * copy * contract; same-named definitions share the definition bonus (retrievers.copies).
@@ -120,7 +148,8 @@ def apply_priors(
     (multiplicative terms other than 1), `boost` (their product) and `labels`.
     """
     items = [Fused(f.chunk_id, f.score, dict(f.explain), chunks[f.chunk_id].path, list(f.also))
-             for f in fused if f.chunk_id in chunks]
+             for f in fused if f.chunk_id in chunks] if not in_place else \
+        [_with_path(f, chunks[f.chunk_id].path) for f in fused if f.chunk_id in chunks]
     if not items:
         return []
     want = set(wanted) | ({"test"} if query_wants_tests else set()) | ({"doc"} if query_wants_docs else set())
@@ -128,18 +157,21 @@ def apply_priors(
     shares = path_keyword_shares(query_keywords(query_text, config.path_keyword_min_prefix),
                                  {item.path for item in items if item.path}, config)
     coherence = coherence_bonuses([(i.chunk_id, i.path, i.score) for i in items if i.path], config)
+    matched = {i.chunk_id: _structural_match(i) for i in items}
     definitions = share_definition_bonus(
         {i.chunk_id: definition_bonus(chunks[i.chunk_id], symbol, identifier_query, config,
-                                      _structural_match(i)) for i in items},
+                                      matched[i.chunk_id]) for i in items},
         chunks, lambda cid: pagerank_for_chunk.get(cid, 0.0), {i.chunk_id: i.score for i in items}, config)
     definitions = module_bonuses(
-        [(i.chunk_id, chunks[i.chunk_id], i.score, _structural_match(i)) for i in items], symbol, definitions,
+        [(i.chunk_id, chunks[i.chunk_id], i.score, matched[i.chunk_id]) for i in items], symbol, definitions,
         identifier_query, config, root_parts)
     copies = tree_factors([chunks[i.chunk_id] for i in items], copy_trees or {}, query_text, config)
     contract = contract_factors([chunks[i.chunk_id] for i in items], contracts,
                                 split_words(query_text), identifier_query, config)
     headers = () if identifier_query else c_headers  # an identifier lookup may want the header's struct
     path_bonus = config.path_keyword_bonus
+    by_labels: dict[Any, tuple[float, str | None]] = {}  # label tuples and paths repeat: once each
+    by_path: dict[str, float] = {}
     for item in items:  # (a few hundred candidates per search: the explain dicts hold non-neutral terms only)
         chunk = chunks[item.chunk_id]
         bonus: dict[str, float] = {}
@@ -149,10 +181,15 @@ def apply_priors(
             bonus["path_keyword"] = value
         if value := coherence.get(item.chunk_id, 0.0):
             bonus["coherence"] = value
-        labels, demoted_by = label_factor(chunk.labels, want, config)
+        labelled = by_labels.get(chunk.labels)
+        if labelled is None:
+            labelled = by_labels[chunk.labels] = label_factor(chunk.labels, want, config)
+        labels, demoted_by = labelled
         rank = pagerank_factor(pagerank_for_chunk.get(item.chunk_id, 0.0), config)
         reexport = reexport_factor(chunk.path, chunk.kind, config)
-        declaration = declaration_factor(chunk.path, config, headers)
+        declaration = by_path.get(chunk.path)
+        if declaration is None:
+            declaration = by_path[chunk.path] = declaration_factor(chunk.path, config, headers)
         copy = copies.get(item.chunk_id, 1.0)
         contracted = contract.get(item.chunk_id, 1.0)
         boost = rank * labels * reexport * declaration * copy * contracted
@@ -170,6 +207,11 @@ def apply_priors(
         if demoted_by:
             explain["demoted_as"] = demoted_by
     return sorted(items, key=lambda f: (-f.score, f.chunk_id))
+
+
+def _with_path(item: Fused, path: str) -> Fused:
+    item.path = path
+    return item
 
 
 def _structural_match(item: Fused) -> str | None:
@@ -224,4 +266,4 @@ def fuse(
     return apply_priors(fused, chunks, ranks, wanted=wanted, symbol=symbol,
                         identifier_query=identifier_query, query_text=query_text, config=config,
                         copy_trees=copy_trees, contracts=contracts, c_headers=c_headers,
-                        root_parts=root_parts)
+                        root_parts=root_parts, in_place=True)

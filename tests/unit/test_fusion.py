@@ -8,7 +8,7 @@ import pytest
 
 from indexing.records import Chunk
 from retrievers.base import Hit, QueryError
-from retrievers.fusion import Fused, apply_priors, dedupe_by_file, fuse, rrf
+from retrievers.fusion import Fused, apply_priors, dedupe_by_file, fuse, rrf, rrf_scores
 from retrievers.priors import (
     coherence_bonuses,
     definition_match,
@@ -76,6 +76,15 @@ def test_rrf_ignores_zero_weight_modalities_and_rejects_bad_numbers() -> None:
         rrf({"text": hits(1)}, {"text": math.nan}, 40)
     with pytest.raises(QueryError):
         rrf({"text": hits(1)}, {"text": 1.0}, -1)
+
+
+def test_rrf_scores_is_rrf_without_the_explain_records() -> None:
+    ranked = {"semantic": hits(4, 2, 9, 2), "text": hits(9, 4, 7), "graph": hits(1), "structural": hits(3)}
+    weights = {"semantic": 0.6, "text": 0.3, "structural": 0.2, "graph": 0.0}
+    for k in (0, 10, 60):
+        assert rrf_scores(ranked, weights, k) == [(f.chunk_id, f.score) for f in rrf(ranked, weights, k)]
+    with pytest.raises(QueryError):
+        rrf_scores(ranked, {"text": -1.0}, 10)
 
 
 def test_rrf_detail_is_carried_into_explain() -> None:

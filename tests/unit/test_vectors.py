@@ -80,6 +80,25 @@ def test_hamming_matches_unpacked_popcount(rng: np.random.Generator) -> None:
     assert np.array_equal(index.hamming(q), expected)
 
 
+def test_cached_search_state_follows_every_change(rng: np.random.Generator) -> None:
+    # the word-major sign bits and float32 rows are kept between searches: each change must reset them
+    index = VectorIndex(256, VectorOptions(center=False, exact_below=0))
+    matrix = rng.standard_normal((40, 256)).astype(np.float32)
+    index.add(list(range(40)), matrix)
+    q = rng.standard_normal(256).astype(np.float32)
+    assert np.array_equal(index.hamming(q), ((matrix > 0) != (q > 0)).sum(axis=1))
+    assert np.array_equal(index.hamming(-matrix[3])[3], 256)  # every bit differs: no 8-bit wrap-around
+    index.search(q, 5)
+    index.add([3], -matrix[3:4])  # replace a row between two searches
+    index.remove([0])
+    changed = matrix.copy()
+    changed[3] = -matrix[3]
+    changed[0] = changed[39]  # the last row moved into the freed slot
+    got = index.hamming(q)
+    assert np.array_equal(got, ((changed[:39] > 0) != (q > 0)).sum(axis=1))
+    assert index.search(-matrix[3], 1, exact=False)[0][0] == 3
+
+
 def test_add_replace_remove(rng: np.random.Generator) -> None:
     index = VectorIndex(8)
     vecs = np.eye(8, dtype=np.float32)
