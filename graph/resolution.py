@@ -22,7 +22,6 @@ Calling a class links to the class and its constructor (`__init__`, `constructor
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,8 +33,9 @@ from graph.externals import (
     PY_BUILTIN_METHODS,
     PY_BUILTINS,
 )
+from graph.hierarchy import ClassHierarchy
 from graph.modules import ImportTarget
-from graph.symbol_index import AMBIGUOUS, BY_UNIQUE_NAME, RESOLVED, Resolution, SymbolIndex, _strip_base
+from graph.symbol_index import AMBIGUOUS, BY_UNIQUE_NAME, RESOLVED, Resolution, SymbolIndex
 from graph.typed import resolve_typed
 from indexing.receivers import LOCAL
 from indexing.records import CallSite
@@ -56,7 +56,7 @@ _LITERAL = re.compile(r"""^(?:[rbfuRBFU]{0,2}["']|`|-?\d|\[|\{)""")
 _GO_RECEIVER = re.compile(r"^func\s*\(\s*([A-Za-z_]\w*)\s")
 
 
-class Resolver:
+class Resolver(ClassHierarchy):
     """Applies the precedence rules of the module docstring to call sites, bases and names."""
 
     def __init__(self, index: SymbolIndex, max_candidates: int = 8) -> None:
@@ -88,78 +88,7 @@ class Resolver:
         self.call_results: dict[tuple[str, str | None, str], tuple[list[int], bool]] = {}
         self.last_global = False  # whether the last lookup_bare answer came from the global pool
 
-    # --- classes -------------------------------------------------------------------------------
-    def bases(self, class_id: int) -> list[int]:
-        """Resolved base classes of a class, as written in its declaration."""
-        cached = self._bases.get(class_id)
-        if cached is not None:
-            return cached
-        self._bases[class_id] = []  # guards against cyclic base declarations
-        d = self.ix.defs[class_id]
-        found: list[int] = []
-        for written in d.bases:
-            name = _strip_base(written)
-            if not name:
-                continue
-            ids, _ = self.lookup_class(name, d.path)
-            ids = [i for i in ids if i != class_id]
-            if not ids or len(ids) > self.max_candidates:
-                self._open_bases.add(class_id)
-                continue
-            found.extend(i for i in ids if i not in found)
-        self._bases[class_id] = found
-        return found
-
-    def has_open_bases(self, class_id: int) -> bool:
-        """Whether some base of the class (or of its bases) is outside the workspace or unresolved."""
-        cached = self._open_cache.get(class_id)
-        if cached is None:
-            cached = self._open_cache[class_id] = self._has_open_bases(class_id)
-        return cached
-
-    def _has_open_bases(self, class_id: int) -> bool:
-        seen: set[int] = set()
-        stack = [class_id]
-        while stack:
-            cls = stack.pop()
-            if cls in seen:
-                continue
-            seen.add(cls)
-            bases = self.bases(cls)
-            if cls in self._open_bases:
-                return True
-            stack.extend(bases)
-        return False
-
-    def descendants(self, class_id: int) -> list[int]:
-        """Classes deriving from `class_id`, directly or not, nearest first (memoized)."""
-        cached = self._descendants.get(class_id)
-        if cached is None:
-            cached = self._descendants[class_id] = self._descendants_uncached(class_id)
-        return cached
-
-    def _descendants_uncached(self, class_id: int) -> list[int]:
-        if self._subclasses is None:
-            subs: dict[int, list[int]] = defaultdict(list)
-            for i, d in self.ix.defs.items():
-                if d.bases and self.ix.is_class(i):
-                    for b in self.bases(i):
-                        subs[b].append(i)
-            self._subclasses = dict(subs)
-        out: list[int] = []
-        seen = {class_id}
-        queue = [class_id]
-        while queue:
-            nxt: list[int] = []
-            for cls in queue:
-                for sub in self._subclasses.get(cls, ()):
-                    if sub not in seen:
-                        seen.add(sub)
-                        out.append(sub)
-                        nxt.append(sub)
-            queue = nxt
-        return out
-
+    # --- classes (the hierarchy walks: graph.hierarchy) -------------------------------------------
     def lookup_class(self, name: str, path: str) -> tuple[list[int], bool]:
         """Classes a (possibly dotted) name written in `path` denotes; the flag says 'external'."""
         if "." in name:
@@ -173,43 +102,6 @@ class Resolver:
                 return [], True
             name = last
         return self.lookup_bare(name, path, self.ix.is_class)
-
-    def mro_lookup(self, class_id: int, names: Sequence[str], include_self: bool = True) -> list[int]:
-        """Members called one of `names` in the class (unless not include_self) or its bases, BFS."""
-        queue = [class_id] if include_self else list(self.bases(class_id))
-        seen = set(queue)
-        while queue:
-            level: list[int] = []
-            for cls in queue:
-                members = self.ix.members.get(cls)
-                if members:
-                    for name in names:
-                        if name in members:
-                            return list(members[name])
-                for base in self.bases(cls):
-                    if base not in seen:
-                        seen.add(base)
-                        level.append(base)
-            queue = level
-        return []
-
-    def enclosing_classes(self, def_id: int | None) -> list[int]:
-        """Classes around a definition, innermost first (the definition itself if it is a class)."""
-        if def_id is None:
-            return []
-        cached = self._enclosing.get(def_id)
-        if cached is not None:
-            return cached
-        out: list[int] = []
-        cur: int | None = def_id
-        steps = 0
-        while cur is not None and steps < 64:
-            if self.ix.is_class(cur):
-                out.append(cur)
-            cur = self.ix.parent_of.get(cur)
-            steps += 1
-        self._enclosing[def_id] = out
-        return out
 
     # --- names ---------------------------------------------------------------------------------
     def _targets(self, target: ImportTarget, path: str, depth: int = 0) -> tuple[list[int], list[str], bool]:
