@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +26,7 @@ from typing import Any
 from indexing.integrity import OpenMarker, describe, is_corruption, quick_check
 from indexing.locking import WriterLock
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
+from indexing.store_embeddings import EmbeddingCache
 from indexing.store_health import StoreHealth
 
 SCHEMA_VERSION = "2"
@@ -61,7 +62,6 @@ CREATE TABLE IF NOT EXISTS embeddings (
     model TEXT NOT NULL, key TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, key)) WITHOUT ROWID;
 """
 TABLES = ("meta", "files", "chunks", "definitions", "calls", "imports", "embeddings")
-_BATCH = 500  # keys per IN (...) query
 
 
 class StoreError(Exception):
@@ -87,7 +87,7 @@ def _labels(text: str) -> tuple[str, ...]:
     return tuple(text.split(",")) if text else ()
 
 
-class IndexStore(StoreHealth):
+class IndexStore(StoreHealth, EmbeddingCache):
     """SQLite index at `<index_dir>/index.sqlite3`; created (or rebuilt on a schema change) on open."""
 
     def __init__(self, index_dir: Path) -> None:
@@ -389,33 +389,6 @@ class IndexStore(StoreHealth):
         """Indexed files per language (None counted as "unknown")."""
         rows = self._reader.execute("SELECT coalesce(language, 'unknown'), count(*) FROM files GROUP BY 1")
         return {str(r[0]): int(r[1]) for r in rows}
-
-    # -- embedding cache ---------------------------------------------------------------------------
-    def get_embeddings(self, model_id: str, keys: Sequence[str]) -> dict[str, bytes]:
-        out: dict[str, bytes] = {}
-        unique = list(dict.fromkeys(keys))
-        for i in range(0, len(unique), _BATCH):
-            part = unique[i:i + _BATCH]
-            marks = ",".join("?" * len(part))
-            rows = self._reader.execute(
-                f"SELECT key, vector FROM embeddings WHERE model=? AND key IN ({marks})", (model_id, *part))
-            out.update((str(k), bytes(v)) for k, v in rows)
-        return out
-
-    def count_embeddings(self, model_id: str) -> int:
-        """Vectors of `model_id` in the cache (a freshness stamp for saved vector files)."""
-        row = self._reader.execute("SELECT count(*) FROM embeddings WHERE model=?", (model_id,)).fetchone()
-        return int(row[0])
-
-    def has_embeddings(self, model_id: str) -> bool:
-        """True when any vector of `model_id` is cached."""
-        row = self._reader.execute("SELECT 1 FROM embeddings WHERE model=? LIMIT 1", (model_id,)).fetchone()
-        return row is not None
-
-    def put_embeddings(self, model_id: str, items: Mapping[str, bytes]) -> None:
-        with self.transaction():
-            self._db.executemany("INSERT OR REPLACE INTO embeddings(model, key, vector) VALUES (?, ?, ?)",
-                                 [(model_id, k, sqlite3.Binary(v)) for k, v in items.items()])
 
     def integrity_check(self) -> str:
         """`PRAGMA integrity_check` ("ok" when the database is sound)."""
