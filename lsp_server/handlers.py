@@ -16,8 +16,9 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from lsp_server import convert, features_nav, features_search, hover
-from lsp_server.indexer import RootIndex, release_memory
+from lsp_server.indexer import RootIndex
 from lsp_server.options import to_json
+from lsp_server.process_tuning import release_memory
 from lsp_server.server import DEBOUNCE_S, SEARCH_METHOD, CodeseekServer, bad_params
 from retrievers.codebase import DefinitionKey, Target
 from retrievers.lifecycle import STARTING

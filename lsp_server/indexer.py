@@ -17,14 +17,10 @@ never wait for the worker.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import gc
 import logging
-import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,6 +30,7 @@ from indexing.progress import ProgressRate
 from indexing.scan import ScanOptions
 from indexing.workspace import Workspace, WorkspaceOptions
 from lsp_server.options import ServerOptions
+from lsp_server.process_tuning import lower_priority, release_memory
 from lsp_server.worker import StoppableWorker
 from retrievers.codebase import Codebase
 from retrievers.engine import EngineOptions, SearchEngine
@@ -324,7 +321,7 @@ class RootIndex(StoppableWorker):
         started = time.perf_counter()
         done = 0
         try:
-            with _lower_priority():
+            with lower_priority():
                 done = self.engine.embed_transformer(_Throttled(self, handle, "chunks"),
                                                      should_stop=self._yield_requested)
                 deep.embedder.load()
@@ -337,47 +334,6 @@ class RootIndex(StoppableWorker):
     def _yield_requested(self) -> bool:
         with self._cond:
             return self._stop or not self._pending.empty()
-
-
-M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
-MMAP_THRESHOLD = 4 * 1024 * 1024
-
-
-def tune_allocator() -> None:
-    """Serve allocations of 4 MiB and more with mmap (glibc), so embedding batches' big temporaries go
-    back to the OS when freed: on requests 2.32.3 the peak RSS of phase 2 drops from ~855 to ~675 MB
-    for ~12% slower embedding (the dynamic threshold otherwise grows to 32 MiB and fragments the heap)."""
-    try:
-        ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-    except (OSError, AttributeError):  # not glibc
-        pass
-
-
-def release_memory() -> None:
-    """Give freed heap back to the OS (glibc): embedding batches leave hundreds of MB of free arenas."""
-    gc.collect()
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
-
-
-@contextlib.contextmanager
-def _lower_priority(niceness: int = 10) -> Iterator[None]:
-    """Run this thread (Linux: per-thread nice) below the editor's and the request handlers' priority."""
-    tid = threading.get_native_id()
-    try:
-        before = os.getpriority(os.PRIO_PROCESS, tid)
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, before + niceness))
-    except (OSError, AttributeError):
-        yield
-        return
-    try:
-        yield
-    finally:
-        with contextlib.suppress(OSError):  # raising it back needs privileges: a new job starts nicer
-            os.setpriority(os.PRIO_PROCESS, tid, before)
 
 
 class _Throttled:

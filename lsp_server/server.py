@@ -31,8 +31,9 @@ from pygls.lsp.server import LanguageServer
 from indexing.integrity import describe, is_corruption
 from indexing.roots import OPT_IN, refused_root
 from lsp_server import convert, transport
-from lsp_server.indexer import NoProgress, ProgressHandle, RootIndex, tune_allocator
+from lsp_server.indexer import NoProgress, ProgressHandle, RootIndex
 from lsp_server.options import ServerOptions, parse_options
+from lsp_server.process_tuning import tune_allocator
 
 log = logging.getLogger("codeseek.lsp")
 T = TypeVar("T")

@@ -1,0 +1,58 @@
+"""Process and thread tuning for the language server's background work: allocator, memory, priority.
+
+- `tune_allocator`: glibc serves big allocations with mmap, so embedding batches' temporaries go back
+  to the OS when freed.
+- `release_memory`: collect garbage and trim the heap after a burst of work.
+- `lower_priority`: run the indexing thread (Linux: per-thread nice) below the request handlers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import gc
+import os
+import threading
+from collections.abc import Iterator
+
+__all__ = ["lower_priority", "release_memory", "tune_allocator"]
+
+M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
+MMAP_THRESHOLD = 4 * 1024 * 1024
+
+
+def tune_allocator() -> None:
+    """Serve allocations of 4 MiB and more with mmap (glibc), so embedding batches' big temporaries go
+    back to the OS when freed: on requests 2.32.3 the peak RSS of phase 2 drops from ~855 to ~675 MB
+    for ~12% slower embedding (the dynamic threshold otherwise grows to 32 MiB and fragments the heap)."""
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+def release_memory() -> None:
+    """Give freed heap back to the OS (glibc): embedding batches leave hundreds of MB of free arenas."""
+    gc.collect()
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+@contextlib.contextmanager
+def lower_priority(niceness: int = 10) -> Iterator[None]:
+    """Run this thread (Linux: per-thread nice) below the editor's and the request handlers' priority."""
+    tid = threading.get_native_id()
+    try:
+        before = os.getpriority(os.PRIO_PROCESS, tid)
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, before + niceness))
+    except (OSError, AttributeError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):  # raising it back needs privileges: a new job starts nicer
+            os.setpriority(os.PRIO_PROCESS, tid, before)
