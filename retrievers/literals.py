@@ -8,7 +8,8 @@ line breaks, backslash line continuations and at most one `+` form a run; a run 
 non-empty literals is joined (their contents, no quotes). The text retriever adds the joined runs to
 the chunk's trigram field (indexed, not stored, like the rest of the chunk text) and, when a candidate
 chunk does not hold the string verbatim, looks for it in the joined runs: the matching lines are the
-lines of the literals the string covers.
+lines of the literals the string covers. `match_lines` finds a string's lines in a chunk's text
+(verbatim, case-sensitive first).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def joined_strings(text: str) -> list[str]:
 
 def joined_lines(text: str, needle: str, start_line: int) -> tuple[list[int], bool]:
     """Absolute lines of the literals that hold `needle` once their run is joined; case-sensitive
-    occurrences first, else case-insensitive (as `text.match_lines`). Returns (lines, case_sensitive)."""
+    occurrences first, else case-insensitive (as `match_lines`). Returns (lines, case_sensitive)."""
     found = list(runs(text)) if needle else []
     for sensitive in (True, False):
         pat = needle if sensitive else needle.lower()
@@ -98,3 +99,25 @@ def line_groups(lines: list[int]) -> list[tuple[int, int]]:
         else:
             out.append((n, n))
     return out
+
+
+def match_lines(text: str, needle: str, start_line: int) -> tuple[list[int], bool]:
+    """Absolute line numbers where `needle` occurs in `text` (a chunk starting at `start_line`).
+
+    Case-sensitive occurrences win; only when there are none is a case-insensitive pass made.
+    Returns (lines, case_sensitive).
+    """
+    for sensitive in (True, False):
+        hay, pat = (text, needle) if sensitive else (text.lower(), needle.lower())
+        if not pat:
+            return [], False
+        span = pat.count("\n")
+        lines: set[int] = set()
+        pos = hay.find(pat)
+        while pos >= 0:
+            first = hay.count("\n", 0, pos)
+            lines.update(range(first, first + span + 1))
+            pos = hay.find(pat, pos + len(pat))
+        if lines:
+            return [start_line + n for n in sorted(lines)], sensitive
+    return [], False

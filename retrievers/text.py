@@ -30,7 +30,7 @@ import tantivy
 
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError
-from retrievers.literals import joined_lines, joined_strings
+from retrievers.literals import joined_lines, joined_strings, match_lines
 from retrievers.scope import EVERYWHERE, Scope
 from retrievers.tokenize import identifier_terms, identifier_text, identifiers, terms_for_identifier
 
@@ -100,28 +100,6 @@ def symbol_terms(symbol: str) -> list[str]:
     out = [symbol.lower()] if "." in symbol else []
     out.extend(identifier_terms(symbol))
     return out
-
-
-def match_lines(text: str, needle: str, start_line: int) -> tuple[list[int], bool]:
-    """Absolute line numbers where `needle` occurs in `text` (a chunk starting at `start_line`).
-
-    Case-sensitive occurrences win; only when there are none is a case-insensitive pass made.
-    Returns (lines, case_sensitive).
-    """
-    for sensitive in (True, False):
-        hay, pat = (text, needle) if sensitive else (text.lower(), needle.lower())
-        if not pat:
-            return [], False
-        span = pat.count("\n")
-        lines: set[int] = set()
-        pos = hay.find(pat)
-        while pos >= 0:
-            first = hay.count("\n", 0, pos)
-            lines.update(range(first, first + span + 1))
-            pos = hay.find(pat, pos + len(pat))
-        if lines:
-            return [start_line + n for n in sorted(lines)], sensitive
-    return [], False
 
 
 class TextRetriever:

@@ -9,8 +9,9 @@ import pytest
 
 from indexing.records import Chunk
 from retrievers.base import IndexedRetriever, Query, Retriever
+from retrievers.literals import match_lines
 from retrievers.scope import Scope
-from retrievers.text import TextRetriever, match_lines
+from retrievers.text import TextRetriever
 
 FILES = {
     "src/netlib/utils.py": '''\
