@@ -22,7 +22,7 @@ import hashlib
 import json
 import shutil
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -173,10 +173,10 @@ class TextRetriever:
         except (OSError, UnicodeError, ValueError, KeyError):
             return None
 
-    def _document(self, chunk: Chunk) -> tantivy.Document:
+    def _document(self, chunk: Chunk, fp: int | None = None) -> tantivy.Document:
         doc = tantivy.Document()
         doc.add_unsigned("chunk_id", chunk.id)
-        doc.add_unsigned("fp", fingerprint(chunk))
+        doc.add_unsigned("fp", fingerprint(chunk) if fp is None else fp)
         doc.add_text("path", identifier_text(chunk.path))
         if chunk.symbol:
             doc.add_text("symbol", " ".join(symbol_terms(chunk.symbol)))
@@ -189,7 +189,8 @@ class TextRetriever:
             doc.add_text("trigram", "\n".join((text, *joined)) if joined else text)
         return doc
 
-    def _write(self, delete_ids: Iterable[int], add: Sequence[Chunk]) -> None:
+    def _write(self, delete_ids: Iterable[int], add: Sequence[Chunk],
+               fps: Mapping[int, int] | None = None) -> None:
         delete = sorted({int(i) for i in delete_ids} | {c.id for c in add})
         if not delete and not add:
             return
@@ -199,7 +200,7 @@ class TextRetriever:
                 part = delete[start : start + 1000]
                 writer.delete_documents_by_query(tantivy.Query.term_set_query(self._schema, "chunk_id", part))
             for chunk in add:
-                writer.add_document(self._document(chunk))
+                writer.add_document(self._document(chunk, fps.get(chunk.id) if fps else None))
             writer.commit()
         except (ValueError, OverflowError, OSError) as exc:
             writer.rollback()  # nothing half-written survives into the next commit
@@ -215,8 +216,9 @@ class TextRetriever:
             self._index.reload()  # see what other processes committed
             held = self._fingerprints()
             stale = [i for i, fps in held.items() if len(fps) != 1 or i not in self._chunks]
-            add = [c for c in chunks if held.get(c.id) != [fingerprint(c)]]
-            self._write(stale, add)
+            fps = {c.id: fingerprint(c) for c in chunks}
+            add = [c for c in chunks if held.get(c.id) != [fps[c.id]]]
+            self._write(stale, add, fps)
             self._reset = False
 
     def adopt(self, chunks: Sequence[Chunk]) -> None:

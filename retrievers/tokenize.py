@@ -33,8 +33,21 @@ def _kind(ch: str) -> int:
     return _OTHER
 
 
+# The same parts for an ASCII identifier in one regex pass (`_split_chars` is the definition; a unit
+# test compares the two): an acronym before a capitalized word, an optionally capitalized lowercase
+# word, an all-caps run, a digit run. Indexing meets tens of thousands of distinct identifiers.
+_ASCII_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
 @lru_cache(maxsize=65536)
 def _split_cached(identifier: str) -> tuple[str, ...]:
+    if identifier.isascii():
+        return tuple(p.lower() for p in _ASCII_PARTS.findall(identifier))
+    return _split_chars(identifier)
+
+
+def _split_chars(identifier: str) -> tuple[str, ...]:
+    """The splitting rules, character by character (any Unicode: `str.isupper`, `str.isdigit`...)."""
     parts: list[str] = []
     current: list[str] = []
     prev = _OTHER

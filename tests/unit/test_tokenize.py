@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import random
+import string
+
 import pytest
 
 from retrievers.tokenize import (
+    _ASCII_PARTS,
+    _split_chars,
     identifier_terms,
     identifier_text,
     identifiers,
@@ -33,6 +38,16 @@ from retrievers.tokenize import (
 )
 def test_split_identifier(ident: str, parts: list[str]) -> None:
     assert split_identifier(ident) == parts
+
+
+def test_ascii_regex_splits_exactly_as_the_character_rules() -> None:
+    # the ASCII fast path must give the parts the character-by-character definition gives
+    rng = random.Random(7)
+    pools = [string.ascii_letters + string.digits + "_$", "aAbB1_", "AB", "ab1", "aA", "Aa1$_"]
+    for _ in range(20000):
+        pool = rng.choice(pools)
+        ident = "".join(rng.choice(pool) for _ in range(rng.randint(1, 14)))
+        assert tuple(p.lower() for p in _ASCII_PARTS.findall(ident)) == _split_chars(ident), ident
 
 
 def test_terms_for_identifier_whole_then_parts() -> None:
