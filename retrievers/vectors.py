@@ -49,6 +49,7 @@ class VectorIndex:
         # the sign bits word-major (words x rows), kept between Hamming passes (reset by every change):
         # a popcount per word row and three adds is ~6x faster than a sum over each row's 4 words
         self._bits_t: np.ndarray | None = None
+        self._searched = 0  # searches so far: the first one over a large index makes no float32 copy
         self._bits = np.zeros((0, self._words), dtype=np.uint64)
         self._row: dict[int, int] = {}
         self._center = np.zeros(dims, dtype=np.float32)
@@ -201,16 +202,19 @@ class VectorIndex:
         norm = float(np.linalg.norm(q))
         q = q / norm if norm > 0 else q
         use_exact = exact if exact is not None else self._n < self.options.exact_below
-        if self._f32 is None or len(self._f32) != self._n:
-            self._f32 = self._f16[: self._n].astype(np.float32)
+        f32 = self._f32 if self._f32 is not None and len(self._f32) == self._n else None
+        if f32 is None and (use_exact or self._searched):  # (a one-query process converts its candidates)
+            f32 = self._f32 = self._f16[: self._n].astype(np.float32)
+        self._searched += 1
         if use_exact:
+            assert f32 is not None
             rows = np.arange(self._n)
-            scores = self._f32 @ q
+            scores = f32 @ q
         else:
             dist = self.hamming(q)
             k = min(self._n, max(candidates or self.options.candidates, limit))
             rows = np.argpartition(dist, k - 1)[:k] if k < self._n else np.arange(self._n)
-            scores = self._f32[rows] @ q
+            scores = (self._f16[rows].astype(np.float32) if f32 is None else f32[rows]) @ q
         order = np.argsort(-scores, kind="stable")
         out: list[tuple[int, float]] = []
         for i in order:

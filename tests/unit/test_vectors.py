@@ -88,7 +88,8 @@ def test_cached_search_state_follows_every_change(rng: np.random.Generator) -> N
     q = rng.standard_normal(256).astype(np.float32)
     assert np.array_equal(index.hamming(q), ((matrix > 0) != (q > 0)).sum(axis=1))
     assert np.array_equal(index.hamming(-matrix[3])[3], 256)  # every bit differs: no 8-bit wrap-around
-    index.search(q, 5)
+    first = index.search(q, 5)  # converts its candidates only; the second search keeps float32 rows
+    assert index.search(q, 5) == first
     index.add([3], -matrix[3:4])  # replace a row between two searches
     index.remove([0])
     changed = matrix.copy()
