@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pathspec
 
+from indexing.ignore_files import IgnoreFiles, is_inside
 from indexing.labels import labels_for
 from indexing.records import FileInfo
 
@@ -69,7 +70,6 @@ LOCKFILES = frozenset({
     "poetry.lock", "uv.lock", "Pipfile.lock", "pdm.lock", "composer.lock", "Gemfile.lock", "go.sum",
     "flake.lock", "mix.lock", "pubspec.lock", "Podfile.lock", "packages.lock.json", "gradle.lockfile",
 })
-IGNORE_FILES = (".gitignore", ".ignore", ".codeseekignore")
 BINARY_SNIFF = 512
 MINIFIED_SNIFF = 8192
 MINIFIED_MIN_SIZE = 16_384
@@ -118,75 +118,8 @@ def printable(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _is_inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
-class _Ignores:
-    """Gitignore-style matchers keyed by the directory (relative POSIX, "" for the root) they sit in."""
-
-    def __init__(self, root: Path, options: ScanOptions, git: bool = False) -> None:
-        self.root = root
-        self.options = options
-        # In git mode git has applied .gitignore and .git/info/exclude; codeseek's own files remain.
-        self.names = IGNORE_FILES[1:] if git else IGNORE_FILES
-        self.root_names = self.names if git else (".git/info/exclude", *IGNORE_FILES)
-        self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
-        self._extra = pathspec.GitIgnoreSpec.from_lines(options.excludes) if options.excludes else None
-
-    def spec_for(self, rel_dir: str,
-                 present: frozenset[str] | None = None) -> pathspec.GitIgnoreSpec | None:
-        """The combined spec of `rel_dir`'s ignore files (`present`: its entry names, when known)."""
-        if rel_dir in self._specs:
-            return self._specs[rel_dir]
-        lines: list[str] = []
-        if self.options.use_ignore_files:
-            names = self.names if rel_dir else self.root_names
-            for name in names:
-                if present is not None and name.split("/", 1)[0] not in present:
-                    continue
-                path = os.path.join(self.root, rel_dir, name)
-                if not _is_inside(os.path.realpath(path), str(self.root)):
-                    continue  # an ignore file that is a symlink out of the root is not read
-                try:
-                    with open(path, encoding="utf-8", errors="replace") as fh:
-                        text = fh.read()
-                except OSError:
-                    continue
-                lines.extend(text.splitlines())
-        spec = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
-        self._specs[rel_dir] = spec
-        return spec
-
-    def active(self, rel_dir: str) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
-        """The specs that apply inside `rel_dir`, deepest first."""
-        parts = rel_dir.split("/") if rel_dir else []
-        found = []
-        for depth in range(len(parts), -1, -1):
-            sub = "/".join(parts[:depth])
-            spec = self.spec_for(sub)
-            if spec is not None:
-                found.append((sub, spec))
-        return tuple(found)
-
-    def ignored(self, rel: str, is_dir: bool,
-                specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] | None = None) -> bool:
-        """Whether `rel` is ignored; the deepest ignore file with a matching pattern decides.
-
-        `specs`: the active specs of `rel`'s directory (deepest first), when the caller has them.
-        """
-        if self._extra is not None:
-            verdict = self._extra.check_file(rel + "/" if is_dir else rel).include
-            if verdict is not None:
-                return verdict
-        if specs is None:
-            specs = self.active(rel.rsplit("/", 1)[0] if "/" in rel else "")
-        for rel_dir, spec in specs:
-            sub = rel[len(rel_dir) + 1:] if rel_dir else rel
-            verdict = spec.check_file(sub + "/" if is_dir else sub).include
-            if verdict is not None:
-                return verdict
-        return False
+def _ignores(root: Path, options: ScanOptions, git: bool = False) -> IgnoreFiles:
+    return IgnoreFiles(root, options.excludes, options.use_ignore_files, git=git)
 
 
 class Scanner:
@@ -198,13 +131,13 @@ class Scanner:
         self.root = Path(os.path.realpath(root))
         self.real_root = str(self.root)
         self.options = options
-        self.ignores = _Ignores(self.root, options)
+        self.ignores = _ignores(self.root, options)
         self.result = ScanResult()
         self.linked: dict[str, str] = {}  # accepted path reached through a link -> its real path
 
     def use_git(self) -> None:
         """Switch the ignore rules to git mode (git's list already applied .gitignore)."""
-        self.ignores = _Ignores(self.root, self.options, git=True)
+        self.ignores = _ignores(self.root, self.options, git=True)
 
     def skip(self, rel: str, reason: str) -> None:
         self.result.skipped.append((rel, reason))
@@ -228,7 +161,7 @@ class Scanner:
         except OSError as exc:
             self.skip(rel, SYMLINK_LOOP if exc.errno == errno.ELOOP else UNREADABLE)
             return
-        if is_link and not _is_inside(os.path.realpath(full), self.real_root):
+        if is_link and not is_inside(os.path.realpath(full), self.real_root):
             self.skip(rel, SYMLINK_OUTSIDE)
             return
         if not stat.S_ISREG(st.st_mode):
@@ -299,7 +232,7 @@ class Scanner:
                 self.drop_link_copies(complete=True)
                 self.result.files.sort(key=lambda f: f.path)
                 return self.result
-            self.ignores = _Ignores(self.root, self.options)
+            self.ignores = _ignores(self.root, self.options)
         Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
         full_start = os.path.join(self.real_root, *start.split("/")) if start else self.real_root
         parent = start.rsplit("/", 1)[0] if "/" in start else ""
@@ -341,7 +274,7 @@ class Scanner:
                         self.skip(rel + "/", IGNORED)
                         continue
                     real = os.path.realpath(entry.path) if is_link else entry.path
-                    if is_link and not _is_inside(real, self.real_root):
+                    if is_link and not is_inside(real, self.real_root):
                         self.skip(rel + "/", SYMLINK_OUTSIDE)
                     elif real in ancestors:
                         self.skip(rel + "/", SYMLINK_LOOP)
@@ -380,7 +313,7 @@ class Scanner:
             self.skip(rel, IGNORED)
             return
         full = os.path.join(self.real_root, *parts)
-        if not _is_inside(os.path.realpath(full), self.real_root):
+        if not is_inside(os.path.realpath(full), self.real_root):
             self.skip(rel, SYMLINK_OUTSIDE)
             return
         if not os.path.lexists(full):
@@ -420,7 +353,7 @@ def relative_path(root: Path, path: str | os.PathLike[str]) -> str | None:
         bases.append(os.path.abspath(root))
     for base in bases:
         full = os.path.normpath(os.path.join(base, p))
-        if full != base and _is_inside(full, base):
+        if full != base and is_inside(full, base):
             return Path(os.path.relpath(full, base)).as_posix()
     return None
 
@@ -443,7 +376,7 @@ def scan_paths(root: Path, paths: Iterable[str], options: ScanOptions | None = N
         scanner.use_git()
         done = gitfiles.check(scanner, rels)
         if not done:
-            scanner.ignores = _Ignores(scanner.root, scanner.options)
+            scanner.ignores = _ignores(scanner.root, scanner.options)
     if not done:
         for rel in rels:
             scanner.check(rel)
