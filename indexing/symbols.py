@@ -16,11 +16,11 @@ Capture conventions in the query files (one match yields one record):
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from tree_sitter import Node, QueryCursor
 
+from indexing.doc_text import collapse, docstring, leading_comment, node_text
 from indexing.languages import LangSpec, load_query, spec_for
 from indexing.receivers import CLASS_BODY_LANGS, LOCAL, Evidence, add_local, file_evidence, receiver_type
 from indexing.records import CallSite, Definition, Import
@@ -38,16 +38,8 @@ _BODY_TYPES = frozenset(
     }
 )
 _MAX_SIG = 300
-# XML documentation tags (C# `/// <summary>`, VB/F# alike); other angle-bracket text in a doc line,
-# such as "an RSS `<item>`" or "List<T>", is content and stays.
-_XML_TAG = re.compile(
-    r"</?(?:summary|remarks|param|paramref|typeparam|typeparamref|returns|value|see|seealso|c|code|para"
-    r"|example|exception|inheritdoc|include|permission)\b[^<>]*>"
-)
 _MAX_RECEIVER = 120
-# Field lines of a module header comment (Haskell's Haddock `Module : ...`, `License : ...`): metadata,
-# not the description that follows them.
-_DOC_FIELD = re.compile(r"(?:Module|Copyright|License|Maintainer|Stability|Portability)\s*:\s")
+
 
 
 @dataclass
@@ -80,15 +72,6 @@ class Symbols:
     scopes: list[DefNode] = field(default_factory=list)  # `impl` blocks: qualify, but define nothing
 
 
-def _text(source: bytes, node: Node) -> str:
-    return source[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
-
-
-def _collapse(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
     """Run the language's query over the tree and build definitions, calls and imports."""
     query = load_query(lang)
@@ -109,17 +92,17 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
             kind = kind_key.split(".", 1)[1]
             if key not in found and "name" in caps:
                 name_node = caps["name"][0]
-                found[key] = DefNode(node, kind, _text(source, name_node), name_node, _outer(node, spec))
+                found[key] = DefNode(node, kind, node_text(source, name_node), name_node, _outer(node, spec))
             elif key in found and _generic(found[key].kind, kind):
                 found[key].kind = kind  # a specific pattern (interface, struct) wins over the generic one
             notes = extra.setdefault(key, [])
             if "scope.name" in caps:
-                notes.append(("scope", _text(source, caps["scope.name"][0])))
-            notes.extend(("base", _collapse(_text(source, b), 200)) for b in caps.get("base", ()))
+                notes.append(("scope", node_text(source, caps["scope.name"][0])))
+            notes.extend(("base", collapse(node_text(source, b), 200)) for b in caps.get("base", ()))
         elif "scope" in caps and "name" in caps:
             node = caps["scope"][0]
             name_node = caps["name"][0]
-            scopes.append(DefNode(node, "impl", _collapse(_text(source, name_node), 200), name_node, node))
+            scopes.append(DefNode(node, "impl", collapse(node_text(source, name_node), 200), name_node, node))
         elif "call" in caps and "callee" in caps:
             receiver = caps["receiver"][0] if "receiver" in caps else None
             raw_calls.append((caps["callee"][0], receiver, caps["call"][0]))
@@ -251,67 +234,16 @@ def _describe(d: DefNode, source: bytes, spec: LangSpec) -> None:
     sig_end = min(line_end, node.end_byte)
     if body is not None and sig_start < body.start_byte < line_end:
         sig_end = body.start_byte
-    d.signature = _collapse(source[sig_start:sig_end].decode("utf-8", errors="replace"), _MAX_SIG)
+    d.signature = collapse(source[sig_start:sig_end].decode("utf-8", errors="replace"), _MAX_SIG)
     header_end = body.start_byte if body is not None and body.start_byte > sig_start else line_end
     if header_end - sig_start > 4 * _MAX_SIG:
         header_end = line_end
-    d.header = _collapse(source[sig_start:header_end].decode("utf-8", errors="replace"), _MAX_SIG)
+    d.header = collapse(source[sig_start:header_end].decode("utf-8", errors="replace"), _MAX_SIG)
     if not d.header.endswith(":") and spec.docstrings and body is not None:
         d.header += ":"
-    d.doc = _docstring(body, source) if spec.docstrings and body is not None else ""
+    d.doc = docstring(body, source) if spec.docstrings and body is not None else ""
     if not d.doc:
-        d.doc = _leading_comment(d.outer, source, spec)
-
-
-def _docstring(body: Node, source: bytes) -> str:
-    first = body.named_children[0] if body.named_child_count else None
-    if first is not None and first.type == "expression_statement" and first.named_child_count:
-        first = first.named_children[0]  # older grammars wrap the string in an expression statement
-    if first is None or first.type != "string":
-        return ""
-    return _first_doc_line(_text(source, first))
-
-
-def _leading_comment(outer: Node, source: bytes, spec: LangSpec) -> str:
-    """First line of the comments directly above the declaration (skipping attributes)."""
-    comments: list[Node] = []
-    current = outer
-    sibling = outer.prev_named_sibling
-    while sibling is not None:
-        if sibling.type in spec.attach_next:
-            pass
-        elif sibling.type in spec.comments or sibling.type.endswith("comment"):
-            gap = current.start_point.row - sibling.end_point.row
-            if gap > 2 or (gap == 2 and not source.startswith(b"/**", sibling.start_byte)):
-                break
-            comments.append(sibling)
-        else:
-            break
-        current = sibling
-        sibling = sibling.prev_named_sibling
-    for comment in reversed(comments):
-        line = _first_doc_line(_text(source, comment))
-        if line:
-            return line
-    return ""
-
-
-def _first_doc_line(text: str) -> str:
-    for raw in text.splitlines():
-        line = raw.strip()
-        for marker in ('r"""', "r'''", 'b"""', '"""', "'''", "/**", "/*!", "/*", "*/", "///", "//!", "//",
-                       "--[[", "-- |", "-- ^", "{- |", "{-|", "{-", "---", "--", "#", "*", '"', "'"):
-            if line.startswith(marker):
-                line = line[len(marker):].strip()
-        if _DOC_FIELD.match(line):
-            continue
-        for marker in ('"""', "'''", "*/", "]]", "-}", '"', "'"):
-            if line.endswith(marker):
-                line = line[: -len(marker)].strip()
-        line = _XML_TAG.sub("", line).strip()
-        if line:
-            return _collapse(line, 200)
-    return ""
+        d.doc = leading_comment(d.outer, source, spec)
 
 
 def _calls(
@@ -341,12 +273,12 @@ def _calls(
         caller = stack[-1].qualified if stack else None
         receiver_text = None  # Haskell's qualified `M.size`: the module `M.` is the receiver `M`
         if receiver is not None:
-            receiver_text = _collapse(_text(source, receiver), _MAX_RECEIVER).rstrip(".")
+            receiver_text = collapse(node_text(source, receiver), _MAX_RECEIVER).rstrip(".")
         rtype = None
         if receiver_text and evidence is not None:
             rtype = receiver_type(receiver_text, stack, evidence, index, class_body, CLASS_KINDS)
         elif evidence is not None and stack and evidence.is_local(
-                _text(source, callee), [index[id(d)] for d in stack]):
+                node_text(source, callee), [index[id(d)] for d in stack]):
             rtype = LOCAL
         start = callee.start_point
         end_col = callee.end_point.column if callee.end_point.row == start.row else start.column + (
@@ -358,7 +290,7 @@ def _calls(
                 line=start.row + 1,
                 column=start.column,
                 end_column=end_col,
-                callee=_collapse(_text(source, callee), 200),
+                callee=collapse(node_text(source, callee), 200),
                 receiver=receiver_text,
                 caller=caller,
                 receiver_type=rtype,
@@ -382,10 +314,10 @@ def _import(source: bytes, path: str, caps: dict[str, list[Node]]) -> Import:
     parts = caps.get("import.module") or _path_segments(caps["import.path"][0])
     module = source[parts[0].start_byte : parts[-1].end_byte].decode("utf-8", errors="replace")
     module = module.strip().strip("\"'`<>")
-    name = _text(source, caps["import.name"][0]) if "import.name" in caps else None
+    name = node_text(source, caps["import.name"][0]) if "import.name" in caps else None
     if name is None and "import.default" in caps:
         name = "default"
-    alias = _text(source, caps["import.alias"][0]) if "import.alias" in caps else None
+    alias = node_text(source, caps["import.alias"][0]) if "import.alias" in caps else None
     if alias == name:
         alias = None
     line = caps["import"][0].start_point.row + 1

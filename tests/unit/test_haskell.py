@@ -5,9 +5,9 @@ from __future__ import annotations
 import textwrap
 
 from indexing.chunker import ChunkOptions
+from indexing.doc_text import first_doc_line
 from indexing.parse import parse_file
 from indexing.records import ParseResult
-from indexing.symbols import _first_doc_line
 
 SAMPLE = '''
 {-# LANGUAGE OverloadedStrings #-}
@@ -80,8 +80,8 @@ def test_equations_are_one_definition_spanning_all_of_them() -> None:
 def test_module_doc_skips_the_header_fields_and_haddock_markers() -> None:
     module = next(d for d in parse().definitions if d.kind == "module")
     assert module.doc == "Conversion from the sample format to a document."
-    assert _first_doc_line("-- | Read a sample.") == "Read a sample."
-    assert _first_doc_line("{-| Read a sample. -}") == "Read a sample."
+    assert first_doc_line("-- | Read a sample.") == "Read a sample."
+    assert first_doc_line("{-| Read a sample. -}") == "Read a sample."
 
 
 def test_calls_and_imports() -> None:
