@@ -179,7 +179,7 @@ def evaluate_set(engine: SearchEngine, qs: QuerySet, limit: int = 10, preset: st
         row: dict[str, Any] = {"id": q.id, "query": q.query, "category": q.category,
                                "intent": answer["intent"]["name"], "strategy": answer["strategy"],
                                "fused": rank, "fused_deep": deep,
-                               "top": [f"{r['path']}:{r['start_line']}" for r in results[:3]]}
+                               "top": [f"{r['path']}:{r['start_line']}" for r in results[:int(os.environ.get("CODESEEK_EVAL_TOP", "3"))]]}
         totals["fused"].add(rank)
         ndcg["fused"].append(ndcg_at_10(results, q.targets + q.secondary, qs.prefix))
         row["ndcg"] = round(ndcg["fused"][-1], 4)
