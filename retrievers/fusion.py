@@ -38,6 +38,7 @@ from retrievers.priors import (
     split_words,
 )
 from retrievers.profile import DEFAULT_CONFIG, RankingConfig
+from retrievers.tokenize import split_identifier
 
 __all__ = ["Fused", "apply_priors", "dedupe_by_file", "fuse", "rrf"]
 
@@ -130,11 +131,11 @@ def apply_priors(
     coherence = coherence_bonuses([(i.chunk_id, i.path, i.score) for i in items if i.path], config)
     definitions = share_definition_bonus(
         {i.chunk_id: definition_bonus(chunks[i.chunk_id], symbol, identifier_query, config,
-                                      _structural_match(i)) for i in items},
+                                      _structural_match(i, symbol)) for i in items},
         chunks, lambda cid: pagerank_for_chunk.get(cid, 0.0), {i.chunk_id: i.score for i in items}, config)
     definitions = module_bonuses(
-        [(i.chunk_id, chunks[i.chunk_id], i.score, _structural_match(i)) for i in items], symbol, definitions,
-        identifier_query, config, root_parts)
+        [(i.chunk_id, chunks[i.chunk_id], i.score, _structural_match(i, symbol)) for i in items], symbol,
+        definitions, identifier_query, config, root_parts)
     copies = tree_factors([chunks[i.chunk_id] for i in items], copy_trees or {}, query_text, config)
     contract = contract_factors([chunks[i.chunk_id] for i in items], contracts,
                                 split_words(query_text), identifier_query, config)
@@ -172,9 +173,15 @@ def apply_priors(
     return sorted(items, key=lambda f: (-f.score, f.chunk_id))
 
 
-def _structural_match(item: Fused) -> str | None:
+def _structural_match(item: Fused, symbol: str | None = None) -> str | None:
+    """The structural retriever's match kind for the item; `folded_apart` for a case-folded match whose
+    words differ from the queried symbol's (`LaTeX` and `latex`), not just their case (`urlSession`)."""
     detail = item.explain.get("structural", {}).get("detail") or {}
     match = detail.get("match")
+    if match == "exact_folded" and symbol and isinstance(name := detail.get("name"), str):
+        last = name.replace("::", ".").split(".")[-1]
+        if split_identifier(last) != split_identifier(symbol.replace("::", ".").split(".")[-1]):
+            return "folded_apart"
     return match if isinstance(match, str) else None
 
 

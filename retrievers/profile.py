@@ -59,6 +59,9 @@ class RankingConfig:
     definition_bonus: float = 3.0  # identifier query; the chunk defines exactly the queried symbol
     definition_bonus_partial: float = 1.0  # qualified query ("Session.send"); only the last part matches
     definition_bonus_embedded: float = 1.0  # identifier embedded in a natural-language query
+    # ... when the name is only matched in another case (`LaTeX` in a question, a helper `latex`): a
+    # question's capitalised word is prose more often than that helper's name
+    definition_bonus_embedded_folded: float = 0.0
     undefined_as_question: bool = True  # a lookup of a name no definition has is ranked as a question
     module_names: bool = True  # a dotted name naming a file as a module (`mini.comment`) gives that file
     # the definition bonus (its best chunk) instead of the namesakes of its last part elsewhere
