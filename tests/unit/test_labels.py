@@ -31,7 +31,8 @@ def test_doc_names(path: str) -> None:
 
 
 @pytest.mark.parametrize("path", ["lib/history.bash", "plugins/todo.plugin.bash", "actions/history.lua",
-                                  "middleware/History.scala", "attached/changes.rb", "scripts/contributors.sh"])
+                                  "middleware/History.scala", "attached/changes.rb",
+                                  "scripts/contributors.sh"])
 def test_code_named_like_a_doc_is_source(path: str) -> None:
     assert labels_for(path) == ("source",)
 
