@@ -55,6 +55,7 @@ from retrievers.tiered import TierBlend  # noqa: E402
 SHARED_EVAL = Path(os.environ.get("CODESEEK_SHARED_EVAL", "/work/shared/eval"))
 COLUMNS = ("text", "semantic", "structural", "graph")
 DEEP_LIMIT = 100  # how deep a miss is looked for (diagnostics only; metrics use the top 10)
+TOP_KEPT = int(os.environ.get("CODESEEK_EVAL_TOP", "3"))  # top results kept per JSON row (diagnostics)
 
 
 def default_sets() -> list[Path]:
@@ -179,7 +180,7 @@ def evaluate_set(engine: SearchEngine, qs: QuerySet, limit: int = 10, preset: st
         row: dict[str, Any] = {"id": q.id, "query": q.query, "category": q.category,
                                "intent": answer["intent"]["name"], "strategy": answer["strategy"],
                                "fused": rank, "fused_deep": deep,
-                               "top": [f"{r['path']}:{r['start_line']}" for r in results[:3]]}
+                               "top": [f"{r['path']}:{r['start_line']}" for r in results[:TOP_KEPT]]}
         totals["fused"].add(rank)
         ndcg["fused"].append(ndcg_at_10(results, q.targets + q.secondary, qs.prefix))
         row["ndcg"] = round(ndcg["fused"][-1], 4)

@@ -64,6 +64,17 @@ GENERATED_NAME = re.compile(
 )
 
 
+# Extensions of source code: `history.bash`, `changes.rb`, `History.scala` are code named like a doc.
+CODE_EXTS = (".py", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".go", ".rs", ".java", ".c", ".h", ".cc",
+             ".cpp", ".hpp", ".cs", ".rb", ".php", ".kt", ".kts", ".lua", ".sh", ".bash", ".zsh", ".scala",
+             ".swift", ".hs", ".zig", ".ex", ".exs", ".tcl", ".pl", ".dart")
+
+
+def _code_name(lower: str) -> bool:
+    """A file name with a source-code extension (its last one)."""
+    return "." in lower and lower.endswith(CODE_EXTS)
+
+
 @lru_cache(maxsize=65536)
 def labels_for(path: str) -> tuple[str, ...]:
     """Labels for a workspace-relative POSIX path, e.g. `tests/test_api.py` -> ("test",)."""
@@ -77,7 +88,7 @@ def labels_for(path: str) -> tuple[str, ...]:
         found.add("test")
     if lower.endswith(DOC_EXTS) and lower not in CONFIG_NAMES and not lower.startswith("requirements"):
         found.add("doc")
-    elif stem in DOC_NAMES or any(d in DOC_DIRS for d in dirs):
+    elif stem in DOC_NAMES and not _code_name(lower) or any(d in DOC_DIRS for d in dirs):
         found.add("doc")
     if lower.endswith(CONFIG_EXTS) or lower in CONFIG_NAMES or lower.startswith("requirements") \
             and lower.endswith(".txt"):

@@ -38,6 +38,7 @@ from retrievers.priors import (
     split_words,
 )
 from retrievers.profile import DEFAULT_CONFIG, RankingConfig
+from retrievers.tokenize import split_identifier
 
 __all__ = ["Fused", "apply_priors", "dedupe_by_file", "fuse", "rrf", "rrf_scores"]
 
@@ -157,7 +158,7 @@ def apply_priors(
     shares = path_keyword_shares(query_keywords(query_text, config.path_keyword_min_prefix),
                                  {item.path for item in items if item.path}, config)
     coherence = coherence_bonuses([(i.chunk_id, i.path, i.score) for i in items if i.path], config)
-    matched = {i.chunk_id: _structural_match(i) for i in items}
+    matched = {i.chunk_id: _structural_match(i, symbol) for i in items}
     definitions = share_definition_bonus(
         {i.chunk_id: definition_bonus(chunks[i.chunk_id], symbol, identifier_query, config,
                                       matched[i.chunk_id]) for i in items},
@@ -214,9 +215,15 @@ def _with_path(item: Fused, path: str) -> Fused:
     return item
 
 
-def _structural_match(item: Fused) -> str | None:
+def _structural_match(item: Fused, symbol: str | None = None) -> str | None:
+    """The structural retriever's match kind for the item; `folded_apart` for a case-folded match whose
+    words differ from the queried symbol's (`LaTeX` and `latex`), not just their case (`urlSession`)."""
     detail = item.explain.get("structural", {}).get("detail") or {}
     match = detail.get("match")
+    if match == "exact_folded" and symbol and isinstance(name := detail.get("name"), str):
+        last = name.replace("::", ".").split(".")[-1]
+        if split_identifier(last) != split_identifier(symbol.replace("::", ".").split(".")[-1]):
+            return "folded_apart"
     return match if isinstance(match, str) else None
 
 

@@ -146,8 +146,10 @@ def module_bonuses(
 
 
 # Structural match kinds (retrievers.structural) that say "this chunk holds the named definition".
+# `folded_apart`: case-folded, and the words differ too (`LaTeX`: la, te, x; a helper `latex`), not
+# only the case of a camelCase name (`URLSession` / `urlSession`); set by `fusion`.
 _STRUCTURAL_DEFINES = {"exact": "full", "qualified": "full", "exact_folded": "partial",
-                       "last_part": "partial"}
+                       "folded_apart": "partial", "last_part": "partial"}
 
 
 def definition_bonus(
@@ -166,13 +168,14 @@ def definition_bonus(
     if not symbol:
         return 0.0
     match = definition_match(chunk, symbol)
+    folded = match is None and structural_match == "folded_apart"
     by_index = _STRUCTURAL_DEFINES.get(structural_match or "")
     if match != "full" and by_index is not None:
         match = by_index if match is None or by_index == "full" else match
     if match is None:
         return 0.0
     if not identifier_query:
-        return config.definition_bonus_embedded
+        return config.definition_bonus_embedded_folded if folded else config.definition_bonus_embedded
     return config.definition_bonus if match == "full" else config.definition_bonus_partial
 
 

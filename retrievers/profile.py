@@ -29,11 +29,14 @@ def _frozen(table: Mapping[str, Mapping[str, float]]) -> Mapping[str, Mapping[st
 
 # Weights per intent (semantic / text / structural / graph): the brief's starting points, with
 # understand_code tuned on the query sets from 0.5 / 0.2 / 0.2 / 0.1 (for questions the embeddings are
-# the strongest single signal and BM25 the noisiest; docs/design.md "Fusion in practice").
+# the strongest single signal; docs/design.md "Fusion in practice"), then 0.6 / 0.1 / 0.2 / 0.1 ->
+# 0.6 / 0.2 / 0.1 / 0.1 for the static tier with file cards: a question's words matched inside
+# definition names (the structural list) are noisier than BM25 over the code (docs/design.md "Issue 9:
+# the low repositories").
 INTENT_WEIGHTS = _frozen({
     "find_definition": {"semantic": 0.2, "text": 0.1, "structural": 0.6, "graph": 0.1},
     "find_references": {"semantic": 0.1, "text": 0.2, "structural": 0.2, "graph": 0.5},
-    "understand_code": {"semantic": 0.6, "text": 0.1, "structural": 0.2, "graph": 0.1},
+    "understand_code": {"semantic": 0.6, "text": 0.2, "structural": 0.1, "graph": 0.1},
     "find_similar": {"semantic": 0.4, "text": 0.3, "structural": 0.2, "graph": 0.1},
     "impact_analysis": {"semantic": 0.1, "text": 0.1, "structural": 0.1, "graph": 0.7},
     "exact_match": {"semantic": 0.0, "text": 0.9, "structural": 0.1, "graph": 0.0},
@@ -59,6 +62,9 @@ class RankingConfig:
     definition_bonus: float = 3.0  # identifier query; the chunk defines exactly the queried symbol
     definition_bonus_partial: float = 1.0  # qualified query ("Session.send"); only the last part matches
     definition_bonus_embedded: float = 1.0  # identifier embedded in a natural-language query
+    # ... when the name is only matched in another case (`LaTeX` in a question, a helper `latex`): a
+    # question's capitalised word is prose more often than that helper's name
+    definition_bonus_embedded_folded: float = 0.0
     undefined_as_question: bool = True  # a lookup of a name no definition has is ranked as a question
     module_names: bool = True  # a dotted name naming a file as a module (`mini.comment`) gives that file
     # the definition bonus (its best chunk) instead of the namesakes of its last part elsewhere

@@ -18,6 +18,7 @@ import pytest
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import QueryError
 from retrievers.engine import EngineOptions, SearchEngine, SearchRequest
+from retrievers.profile import INTENT_WEIGHTS
 from retrievers.request import MAX_QUERY_CHARS
 from retrievers.results import RESULT_KEYS, TOP_KEYS
 
@@ -472,7 +473,8 @@ def test_fused_search_skips_semantic_while_the_model_loads(tmp_path: Path, embed
         assert {"text", "structural"} <= set(result["modalities"]) and result["results"]
         weights = {m: e["weight"] for r in result["results"] for m, e in r["explain"].items()
                    if m in ("text", "structural")}
-        assert weights == {"text": 0.1, "structural": 0.2}  # understand_code's own weights, not equal shares
+        own = INTENT_WEIGHTS["understand_code"]
+        assert weights == {"text": own["text"], "structural": own["structural"]}  # not equal shares
         assert direct["strategy"] == "direct" and "notes" not in direct["index"]  # never needed the model
         assert not fresh.loaded
     finally:

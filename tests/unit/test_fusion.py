@@ -236,6 +236,26 @@ def test_definition_bonus_from_the_structural_match_of_a_merged_chunk() -> None:
     assert "definition" not in plain[0].explain["bonus"]
 
 
+def test_embedded_symbol_folded_to_other_words_gets_no_definition_bonus() -> None:
+    # "how pandoc converts a document to LaTeX": a helper `latex` matches only case-folded, and its words
+    # (latex) are not the query's (la, te, x); `urlSession` for "URLSession" is the same words
+    chunks = {1: chunk(1, "Citeproc/BibTeX.hs", "latex"), 2: chunk(2, "Core/Delegate.swift", None, "block")}
+    ranked = {"structural": [Hit(1, 92.0, {"match": "exact_folded", "name": "latex"}),
+                             Hit(2, 92.0, {"match": "exact_folded", "name": "Delegate.urlSession"})]}
+    fused = rrf({"structural": ranked["structural"][:1]}, {"structural": 1.0}, 10)
+    latex = {f.chunk_id: f.explain["bonus"] for f in apply_priors(fused, chunks, {}, symbol="LaTeX")}
+    assert "definition" not in latex[1]
+    both = rrf(ranked, {"structural": 1.0}, 10)
+    session = {f.chunk_id: f.explain["bonus"] for f in apply_priors(both, chunks, {}, symbol="URLSession")}
+    assert session[2]["definition"] == 1.0
+    # an identifier lookup keeps the partial bonus; the setting restores the old bonus for questions
+    lookup = apply_priors(fused, chunks, {}, symbol="LaTeX", identifier_query=True)
+    assert {f.chunk_id: f.explain["bonus"].get("definition") for f in lookup}[1] == 1.0
+    old = RankingConfig(definition_bonus_embedded_folded=1.0)
+    kept = apply_priors(fused, chunks, {}, symbol="LaTeX", config=old)
+    assert {f.chunk_id: f.explain["bonus"].get("definition") for f in kept}[1] == 1.0
+
+
 def test_path_keyword_bonus() -> None:
     chunks = {1: chunk(1, "src/retry.py", "backoff"), 2: chunk(2, "src/pool.py", "grow")}
     fused = [Fused(2, 0.02), Fused(1, 0.015)]

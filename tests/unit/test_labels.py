@@ -25,6 +25,18 @@ def test_doc_files(path: str) -> None:
     assert "doc" in labels_for(path)
 
 
+@pytest.mark.parametrize("path", ["HISTORY", "CHANGELOG", "LICENSE", "NEWS", "AUTHORS.txt", "License.html"])
+def test_doc_names(path: str) -> None:
+    assert "doc" in labels_for(path)
+
+
+@pytest.mark.parametrize("path", ["lib/history.bash", "plugins/todo.plugin.bash", "actions/history.lua",
+                                  "middleware/History.scala", "attached/changes.rb",
+                                  "scripts/contributors.sh"])
+def test_code_named_like_a_doc_is_source(path: str) -> None:
+    assert labels_for(path) == ("source",)
+
+
 @pytest.mark.parametrize("path", ["pyproject.toml", ".github/workflows/ci.yaml", "package.json", "tox.ini",
                                   "setup.cfg", "config/app.yml", "requirements.txt", "tsconfig.json"])
 def test_config_files(path: str) -> None:

@@ -12,6 +12,7 @@ from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import Hit
 from retrievers.engine import EngineOptions, SearchEngine, SearchRequest
 from retrievers.fused_route import _names_a_definition
+from retrievers.profile import INTENT_WEIGHTS
 
 FILES = {
     "plugins/resolver.py": '''
@@ -49,7 +50,8 @@ def test_a_name_nobody_defines_is_weighted_as_a_question(engine: tuple[bool, Sea
     assert answer["intent"]["name"] == "find_definition"
     weights = {r["explain"]["structural"]["weight"] for r in answer["results"]
                if "structural" in r["explain"]}
-    assert weights == ({0.2} if on else {0.6})  # understand_code's structural weight, else the lookup's
+    question = INTENT_WEIGHTS["understand_code"]["structural"]
+    assert weights == ({question} if on else {0.6})  # understand_code's structural weight, else the lookup's
     defined = eng.search(SearchRequest("TestProject"))  # a defined name keeps the lookup's weights
     assert defined["results"][0]["explain"]["structural"]["weight"] == 0.6
 
