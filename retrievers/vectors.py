@@ -49,7 +49,9 @@ class VectorIndex:
         # the sign bits word-major (words x rows), kept between Hamming passes (reset by every change):
         # a popcount per word row and three adds is ~6x faster than a sum over each row's 4 words
         self._bits_t: np.ndarray | None = None
-        self._searched = 0  # searches so far: the first one over a large index makes no float32 copy
+        # searches since the last change: the first one over a large index makes no float32 copy (a
+        # one-query process, or an index changing between searches while it embeds, converts candidates)
+        self._searched = 0
         self._bits = np.zeros((0, self._words), dtype=np.uint64)
         self._row: dict[int, int] = {}
         self._center = np.zeros(dims, dtype=np.float32)
@@ -90,7 +92,7 @@ class VectorIndex:
             raise ValueError("saved vectors do not match this index's dimensions")
         self._ids = np.ascontiguousarray(ids, dtype=np.int64)
         self._f16 = np.ascontiguousarray(rows, dtype=np.float16)
-        self._f32 = self._bits_t = None
+        self._changed()
         self._bits = np.ascontiguousarray(bits, dtype=np.uint64)
         self._n = len(self._ids)
         self._row = {int(cid): row for row, cid in enumerate(self._ids.tolist())}
@@ -98,6 +100,11 @@ class VectorIndex:
         self._centered_at = int(state["centered_at"])
 
     # ----- writing -----------------------------------------------------------------------------
+
+    def _changed(self) -> None:
+        """Drop what searches keep between them (rows or ids changed)."""
+        self._f32 = self._bits_t = None
+        self._searched = 0
 
     def _signs(self, vectors: np.ndarray) -> np.ndarray:
         positive = (vectors.astype(np.float32) - self._center) > 0
@@ -139,7 +146,7 @@ class VectorIndex:
         self._n += fresh
         self._ids[rows] = np.asarray(ids, dtype=np.int64)
         self._f16[rows] = matrix.astype(np.float16)
-        self._f32 = self._bits_t = None
+        self._changed()
         self._bits[rows] = self._signs(matrix)
         if self.options.center and self._n >= 64 and self._n >= 2 * self._centered_at:
             self._recenter()
@@ -156,7 +163,7 @@ class VectorIndex:
             row = self._row.pop(int(cid), None)
             if row is None:
                 continue
-            self._f32 = self._bits_t = None
+            self._changed()
             last = self._n - 1
             if row != last:
                 moved = int(self._ids[last])
@@ -203,7 +210,7 @@ class VectorIndex:
         q = q / norm if norm > 0 else q
         use_exact = exact if exact is not None else self._n < self.options.exact_below
         f32 = self._f32 if self._f32 is not None and len(self._f32) == self._n else None
-        if f32 is None and (use_exact or self._searched):  # (a one-query process converts its candidates)
+        if f32 is None and (use_exact or self._searched):
             f32 = self._f32 = self._f16[: self._n].astype(np.float32)
         self._searched += 1
         if use_exact:
