@@ -23,6 +23,15 @@
     field: (identifier) @name))
   (expression_list value: (function_definition))) @definition.function
 
+; A function stored in a field of a named table (`M.handlers = { git = function(...) end }`,
+; `local actions = { close = function ... }`): the table's name qualifies it (`M.handlers.git`).
+(assignment_statement
+  (variable_list name: (_) @scope.name)
+  (expression_list value: (table_constructor
+    (field
+      name: (identifier) @name
+      value: (function_definition)) @definition.function)))
+
 ; Calls
 (function_call
   name: (identifier) @callee

@@ -683,6 +683,33 @@ def test_lua_and_bash() -> None:
     assert imports(bash) == [("./lib.sh", None, None)]
 
 
+
+def test_lua_functions_in_named_tables() -> None:
+    """`M.handlers = { git = function ... }` defines `M.handlers.git`; a function in an anonymous table
+    (a returned list of specs) or under a string key defines nothing."""
+    lua = parse(
+        "lua",
+        """
+        local M = {}
+        M.handlers = {
+          -- Opens the diff in a browser.
+          browser = function(plugin) open(plugin.url) end,
+          ["diffview.nvim"] = function(plugin) end,
+          git = function(plugin) end,
+          title = "diff",
+        }
+        local actions = { close = function(bufnr) end }
+        return { { filter = function(p) end } }
+    """,
+    )
+    assert defs(lua) == {
+        "M.handlers.browser": ("method", "M.handlers", ()),
+        "M.handlers.git": ("method", "M.handlers", ()),
+        "actions.close": ("method", "actions", ()),
+    }
+    assert next(d for d in lua.definitions if d.name == "browser").doc == "Opens the diff in a browser."
+    assert ("open", "M.handlers.browser") in [(c.callee, c.caller) for c in lua.calls]
+
 def test_zig_containers_functions_and_calls() -> None:
     result = parse(
         "zig",
