@@ -66,6 +66,7 @@ class RankingConfig:
     path_keyword_min_prefix: int = 3
     path_keyword_max_file_share: float = 0.5  # a word matching more of the candidate files is no signal
     path_keyword_min_files: int = 4  # ... judged only when candidates span at least this many files
+    path_keyword_short: bool = True  # a two-letter query word (`vi`, `io`) naming a candidate file counts
     coherence_bonus: float = 0.2  # best chunk of a file with several hits, by the file's summed score
     reexport_factor: float = 0.6  # module-level code of __init__.py / index.js / mod.rs ...
     reexport_names: tuple[str, ...] = (
