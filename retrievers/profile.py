@@ -72,7 +72,7 @@ class RankingConfig:
     reexport_names: tuple[str, ...] = (
         "__init__.py", "index.js", "index.mjs", "index.cjs", "index.ts", "mod.rs", "package-info.java")
     declaration_factor: float = 0.7  # TypeScript .d.ts declaration files
-    contract_factor: float = 0.7  # interface files a class implements, for questions (retrievers.contracts)
+    contract_factor: float = 0.5  # interface files a class implements, for questions (retrievers.contracts)
     c_header_factor: float = 0.5  # a C header beside its .c file, natural-language queries (headers.py)
     contract_type_only: bool = True  # ... and TypeScript files of nothing but interfaces and type aliases
     # Copies and layers (retrievers.copies): how same-named definitions among the candidates share the
