@@ -35,6 +35,7 @@ from retrievers.priors import (
     path_keyword_shares,
     query_keywords,
     reexport_factor,
+    short_words,
     split_words,
 )
 from retrievers.profile import DEFAULT_CONFIG, RankingConfig
@@ -156,7 +157,9 @@ def apply_priors(
     want = set(wanted) | ({"test"} if query_wants_tests else set()) | ({"doc"} if query_wants_docs else set())
     top = max(item.score for item in items)
     shares = path_keyword_shares(query_keywords(query_text, config.path_keyword_min_prefix),
-                                 {item.path for item in items if item.path}, config)
+                                 {item.path for item in items if item.path}, config,
+                                 short_words(query_text, config.path_keyword_min_prefix)
+                                 if config.path_keyword_short else ())
     coherence = coherence_bonuses([(i.chunk_id, i.path, i.score) for i in items if i.path], config)
     matched = {i.chunk_id: _structural_match(i, symbol) for i in items}
     definitions = share_definition_bonus(

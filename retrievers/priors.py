@@ -197,6 +197,16 @@ def query_keywords(text: str, min_len: int = 3) -> list[str]:
     return list(seen)
 
 
+def short_words(text: str, min_len: int = 3) -> list[str]:
+    """Distinct query words shorter than `min_len` letters (two at least), stopwords dropped: `vi` in
+    "vi mock and spy utilities", `io`, `db`. Path keywords only when a candidate file is named so."""
+    out: dict[str, None] = {}
+    for word in split_words(text):
+        if 2 <= len(word) < min_len and word not in _STOPWORDS:
+            out.setdefault(word, None)
+    return list(out)
+
+
 def prefix_match(a: str, b: str, min_prefix: int = 3) -> bool:
     """Words match when they share a prefix of >= max(min_prefix, shorter length - 2) letters
     ("dependency" meets "dependencies", "session" meets "sessions", "auth" meets "authentication");
@@ -220,17 +230,22 @@ def path_words(path: str) -> frozenset[str]:
 
 
 def path_keyword_shares(
-    keywords: Sequence[str], paths: Collection[str], config: RankingConfig = DEFAULT_CONFIG
+    keywords: Sequence[str], paths: Collection[str], config: RankingConfig = DEFAULT_CONFIG,
+    short_words: Sequence[str] = (),
 ) -> dict[str, float]:
     """Per path, the share of query keywords matching its stem or parent folder.
 
     A keyword matching more than `path_keyword_max_file_share` of the candidate files (when they span at
     least `path_keyword_min_files` files) says nothing about any of them and is not counted.
     """
-    if not keywords or not paths:
+    if not paths:
         return {}
     words = {path: path_words(path) for path in paths}
     distinct = frozenset().union(*words.values())
+    if short_words:  # `vi`, `io`, `db`: a word too short to be a keyword counts when it names a file
+        keywords = [*keywords, *(w for w in short_words if w in distinct and w not in keywords)]
+    if not keywords:
+        return {}
     matches = {}
     for kw in keywords:  # each distinct word is compared once, then paths holding a matching word
         matching = {w for w in distinct if prefix_match(kw, w, config.path_keyword_min_prefix)}

@@ -72,12 +72,13 @@ class RankingConfig:
     path_keyword_min_prefix: int = 3
     path_keyword_max_file_share: float = 0.5  # a word matching more of the candidate files is no signal
     path_keyword_min_files: int = 4  # ... judged only when candidates span at least this many files
+    path_keyword_short: bool = True  # a two-letter query word (`vi`, `io`) naming a candidate file counts
     coherence_bonus: float = 0.2  # best chunk of a file with several hits, by the file's summed score
     reexport_factor: float = 0.6  # module-level code of __init__.py / index.js / mod.rs ...
     reexport_names: tuple[str, ...] = (
         "__init__.py", "index.js", "index.mjs", "index.cjs", "index.ts", "mod.rs", "package-info.java")
     declaration_factor: float = 0.7  # TypeScript .d.ts declaration files
-    contract_factor: float = 0.7  # interface files a class implements, for questions (retrievers.contracts)
+    contract_factor: float = 0.5  # interface files a class implements, for questions (retrievers.contracts)
     c_header_factor: float = 0.5  # a C header beside its .c file, natural-language queries (headers.py)
     contract_type_only: bool = True  # ... and TypeScript files of nothing but interfaces and type aliases
     # Copies and layers (retrievers.copies): how same-named definitions among the candidates share the

@@ -77,7 +77,7 @@ def chunk(cid: int, path: str) -> Chunk:
 def test_contract_factors_spare_identifier_lookups_and_questions_about_interfaces() -> None:
     files = {"Contracts/Cache/Repository.php"}
     chunks = [chunk(1, "Contracts/Cache/Repository.php"), chunk(2, "Cache/Repository.php")]
-    assert contract_factors(chunks, files, ["cache", "store", "repository"], False) == {1: 0.7}
+    assert contract_factors(chunks, files, ["cache", "store", "repository"], False) == {1: 0.5}
     assert contract_factors(chunks, files, ["repository"], True) == {}
     assert contract_factors(chunks, files, ["cache", "contract"], False) == {}
     assert contract_factors(chunks, files, ["cache"], False, RankingConfig(contract_factor=1.0)) == {}
@@ -89,7 +89,7 @@ def test_apply_priors_puts_the_implementation_above_its_contract() -> None:
     files = {"Contracts/Cache/Repository.php"}
     ranked = apply_priors(fused, chunks, {}, query_text="cache store repository", contracts=files)
     assert [f.chunk_id for f in ranked] == [2, 1]
-    assert ranked[1].explain["factors"]["contract"] == 0.7
+    assert ranked[1].explain["factors"]["contract"] == 0.5
     asked = apply_priors(fused, chunks, {}, query_text="the cache repository contract", contracts=files)
     assert [f.chunk_id for f in asked] == [1, 2]
 

@@ -17,6 +17,7 @@ from retrievers.priors import (
     path_keyword_shares,
     prefix_match,
     query_keywords,
+    short_words,
     wanted_labels,
 )
 from retrievers.profile import RankingConfig
@@ -159,6 +160,18 @@ def test_path_keyword_shares_ignore_words_matching_most_files() -> None:
     assert shares == {"pkg/cookies.py": 0.5}
     # with few candidate files the share rule is not applied
     assert path_keyword_shares(["pkg"], paths[:2]) == {"pkg/cookies.py": 1.0, "pkg/sessions.py": 1.0}
+
+
+def test_short_query_words_count_only_when_they_name_a_file() -> None:
+    assert short_words("vi mock and spy utilities for io") == ["vi", "io"]
+    paths = ["integrations/vi.ts", "moduleRunner/moduleMocker.ts", "utils/timers.ts"]
+    # `vi` names vi.ts: one keyword more, so moduleMocker's share drops from 1/2 to 1/3
+    assert path_keyword_shares(["mock", "spy"], paths, short_words=["vi", "io"]) == pytest.approx(
+        {"integrations/vi.ts": 1 / 3, "moduleRunner/moduleMocker.ts": 1 / 3})
+    # `io` names no candidate: the shares are those of the keywords alone
+    alone = path_keyword_shares(["mock", "spy"], paths, short_words=["io"])
+    assert alone == {"moduleRunner/moduleMocker.ts": 0.5}
+    assert path_keyword_shares([], paths, short_words=["vi"]) == {"integrations/vi.ts": 1.0}
 
 
 def test_coherence_bonuses() -> None:

@@ -683,6 +683,47 @@ def test_lua_and_bash() -> None:
     assert imports(bash) == [("./lib.sh", None, None)]
 
 
+
+def test_lua_functions_in_named_tables() -> None:
+    """`M.handlers = { git = function ... }` defines `M.handlers.git`; a function in an anonymous table
+    (a returned list of specs) or under a string key defines nothing. A table in a module field at the
+    top of the file, or in an object's field (`self.x = {}`), is a constant; a table stored elsewhere
+    inside a function (a reset, an options field) is not."""
+    lua = parse(
+        "lua",
+        """
+        local M = {}
+        M.handlers = {
+          -- Opens the diff in a browser.
+          browser = function(plugin) open(plugin.url) end,
+          ["diffview.nvim"] = function(plugin) end,
+          git = function(plugin) end,
+          title = "diff",
+        }
+        local actions = { close = function(bufnr) end }
+        M.defaults = { ui = { border = "none" } }
+        function M.new()
+          local self = setmetatable({}, M)
+          self.fragments = {}
+          M.lock = {}
+          opts.list = {}
+          return self
+        end
+        return { { filter = function(p) end } }
+    """,
+    )
+    assert defs(lua) == {
+        "M.handlers": ("constant", "M", ()),
+        "M.handlers.browser": ("method", "M.handlers", ()),
+        "M.handlers.git": ("method", "M.handlers", ()),
+        "actions.close": ("method", "actions", ()),
+        "M.defaults": ("constant", "M", ()),
+        "M.new": ("method", "M", ()),
+        "self.fragments": ("constant", "self", ()),
+    }
+    assert next(d for d in lua.definitions if d.name == "browser").doc == "Opens the diff in a browser."
+    assert ("open", "M.handlers.browser") in [(c.callee, c.caller) for c in lua.calls]
+
 def test_zig_containers_functions_and_calls() -> None:
     result = parse(
         "zig",
