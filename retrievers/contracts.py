@@ -7,8 +7,10 @@ codebases (Kotlin's `Deferred`, ktor's `HttpClientEngine`) and is left alone.
 A question about how something works is answered by the implementation; the contract repeats its
 vocabulary in doc comments over bodiless signatures and used to outrank it (docs/design.md "Issue 9").
 `contract_factors` scores the chunks of such files x `RankingConfig.contract_factor` for questions
-that do not ask for an interface or contract; identifier lookups are left alone (the definition bonus
-decides those). Computed once per index snapshot (`contract_files_of`).
+that do not ask for an interface, contract, protocol, type or options (a question about the shape of
+something is answered by its declarations: immer's "what types describe a patch" by `Patch` in
+`types/types-external.ts`); identifier lookups are left alone (the definition bonus decides those).
+Computed once per index snapshot (`contract_files_of`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ INTERFACE_KINDS = frozenset({"interface"})
 # Definitions that implement or restate an interface (an enum or a record may implement one too).
 IMPLEMENTING_KINDS = frozenset({"class", "struct", "object", "enum", "record"})
 _TYPE_KINDS = INTERFACE_KINDS | IMPLEMENTING_KINDS | {"trait", "type", "protocol"}
-ASKING_WORDS = frozenset({"interface", "interfaces", "contract", "contracts", "protocol", "protocols"})
+ASKING_WORDS = frozenset({"interface", "interfaces", "contract", "contracts", "protocol", "protocols",
+                          "type", "types", "option", "options"})
 _GENERIC = re.compile(r"<.*$|\(.*$|\[.*$")
 _CONTRACT_NAME = re.compile(r"^I[A-Z]|(?:Interface|Contract)$")
 CONTRACT_FOLDERS = frozenset({"contracts", "interfaces"})

@@ -80,6 +80,9 @@ def test_contract_factors_spare_identifier_lookups_and_questions_about_interface
     assert contract_factors(chunks, files, ["cache", "store", "repository"], False) == {1: 0.5}
     assert contract_factors(chunks, files, ["repository"], True) == {}
     assert contract_factors(chunks, files, ["cache", "contract"], False) == {}
+    # a question about the shape of something (its types, its options) is answered by declarations
+    assert contract_factors(chunks, files, ["patch", "types"], False) == {}
+    assert contract_factors(chunks, files, ["configuration", "options"], False) == {}
     assert contract_factors(chunks, files, ["cache"], False, RankingConfig(contract_factor=1.0)) == {}
 
 
