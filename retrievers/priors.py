@@ -257,7 +257,35 @@ def path_keyword_shares(
     for hit in matches.values():
         for path in hit:
             shares[path] = shares.get(path, 0.0) + 1.0 / len(keywords)
+    weight = config.path_stem_coverage
+    if weight > 0:  # a file the question names whole ("syslog handler": SyslogHandler, not AbstractSyslog...)
+        prefix = config.path_keyword_min_prefix
+        for path in shares:
+            shares[path] *= 1.0 - weight + weight * stem_coverage(path, keywords, prefix)
     return shares
+
+
+@lru_cache(maxsize=32768)
+def stem_words(path: str) -> tuple[str, ...]:
+    """Distinct words of a file's stem (three letters or more, stopwords dropped, unless it has no
+    other); a file standing for its folder as a module (`router/index.js`, `task/mod.rs`,
+    `pkg/__init__.py`) has its folder's."""
+    p = PurePosixPath(path)
+    name = p.name[: -len(".d.ts")] if p.name.endswith(".d.ts") else p.stem
+    if name in _MODULE_FILES:
+        name = p.parent.name
+    words = split_words(name)
+    long = [w for w in words if len(w) >= 3 and w not in _STOPWORDS]
+    return tuple(dict.fromkeys(long or words))  # `g.py`, `Op.kt`: their short words (a query `g`)
+
+
+def stem_coverage(path: str, keywords: Sequence[str], min_prefix: int = 3) -> float:
+    """The share of the file stem's words that some query keyword matches (1.0: the question names
+    the file whole; a stem without such words counts as uncovered)."""
+    words = stem_words(path)
+    if not words:
+        return 0.0
+    return sum(1 for w in words if any(prefix_match(k, w, min_prefix) for k in keywords)) / len(words)
 
 
 def coherence_bonuses(

@@ -68,11 +68,12 @@ class RankingConfig:
     undefined_as_question: bool = True  # a lookup of a name no definition has is ranked as a question
     module_names: bool = True  # a dotted name naming a file as a module (`mini.comment`) gives that file
     # the definition bonus (its best chunk) instead of the namesakes of its last part elsewhere
-    path_keyword_bonus: float = 1.0  # scaled by the share of query words matching stem / parent folder
+    path_keyword_bonus: float = 1.25  # scaled by the share of query words matching stem / parent folder
     path_keyword_min_prefix: int = 3
     path_keyword_max_file_share: float = 0.5  # a word matching more of the candidate files is no signal
     path_keyword_min_files: int = 4  # ... judged only when candidates span at least this many files
     path_keyword_short: bool = True  # a two-letter query word (`vi`, `io`) naming a candidate file counts
+    path_stem_coverage: float = 1.0  # share x (1 - w + w * the share of the stem's words the query names)
     coherence_bonus: float = 0.2  # best chunk of a file with several hits, by the file's summed score
     reexport_factor: float = 0.6  # module-level code of __init__.py / index.js / mod.rs ...
     reexport_names: tuple[str, ...] = (

@@ -67,9 +67,9 @@ def test_apply_priors_shares_the_definition_bonus() -> None:
     out = apply_priors(fused, chunks, {}, symbol="Client", identifier_query=True, query_text="Client",
                        config=cfg, copy_trees={"pkg/v1": "v1"})
     assert [f.chunk_id for f in out] == [2, 1]
-    # both stems match the query word "client": path_keyword 1.0 each
-    assert out[0].score == pytest.approx(0.02 + 0.03 * (3.0 + 1.0))
-    assert out[1].score == pytest.approx((0.03 + 0.03 * (1.5 + 1.0)) * 0.5)
+    # both stems match the query word "client" whole: path_keyword_bonus (1.25) each
+    assert out[0].score == pytest.approx(0.02 + 0.03 * (3.0 + 1.25))
+    assert out[1].score == pytest.approx((0.03 + 0.03 * (1.5 + 1.25)) * 0.5)
     assert out[1].explain["factors"] == {"copy": 0.5} and out[1].explain["bonus"]["definition"] == 1.5
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -18,9 +19,11 @@ from retrievers.priors import (
     prefix_match,
     query_keywords,
     short_words,
+    stem_coverage,
+    stem_words,
     wanted_labels,
 )
-from retrievers.profile import RankingConfig
+from retrievers.profile import DEFAULT_CONFIG, RankingConfig
 from retrievers.scope import Scope
 
 
@@ -158,8 +161,35 @@ def test_path_keyword_shares_ignore_words_matching_most_files() -> None:
     # "pkg" names every file's folder: no signal, not counted (but still in the denominator)
     shares = path_keyword_shares(["pkg", "cookie"], paths)
     assert shares == {"pkg/cookies.py": 0.5}
-    # with few candidate files the share rule is not applied
-    assert path_keyword_shares(["pkg"], paths[:2]) == {"pkg/cookies.py": 1.0, "pkg/sessions.py": 1.0}
+    # with few candidate files the share rule is not applied (stem coverage off: the folder counts alone)
+    plain = RankingConfig(path_stem_coverage=0.0)
+    assert path_keyword_shares(["pkg"], paths[:2], plain) == {"pkg/cookies.py": 1.0, "pkg/sessions.py": 1.0}
+
+
+def test_stem_coverage_counts_the_stem_words_a_question_names() -> None:
+    keywords = ["syslog", "handler", "logging"]
+    assert stem_coverage("src/Handler/SyslogHandler.php", keywords) == 1.0
+    assert stem_coverage("src/Handler/AbstractSyslogHandler.php", keywords) == pytest.approx(2 / 3)
+    assert stem_coverage("src/Handler/StreamHandler.php", keywords) == 0.5
+    assert stem_coverage("src/Handler/Op.kt", keywords) == 0.0
+    assert stem_coverage("pkg/g.py", ["g"]) == 1.0  # a stem of short words keeps them (a query `g`)
+    assert stem_coverage("lib/syslog/index.js", keywords) == 1.0  # a module file is named by its folder
+    assert stem_words("lib/types/config.d.ts") == ("config",)
+
+
+def test_path_keyword_shares_scaled_by_stem_coverage() -> None:
+    paths = ["h/SyslogHandler.php", "h/AbstractSyslogHandler.php", "syslog/udp.php", "x/a.php", "x/b.php",
+             "x/c.php", "x/d.php"]
+    plain = path_keyword_shares(["syslog", "handler"], paths, RankingConfig(path_stem_coverage=0.0))
+    assert plain == {"h/SyslogHandler.php": 1.0, "h/AbstractSyslogHandler.php": 1.0, "syslog/udp.php": 0.5}
+    full = dataclasses.replace(DEFAULT_CONFIG, path_stem_coverage=1.0)
+    shares = path_keyword_shares(["syslog", "handler"], paths, full)
+    # the file the question names whole keeps its share; a longer name keeps 2/3 of it; a folder-only
+    # match (stem "udp" not named) keeps none of it
+    assert shares == pytest.approx({"h/SyslogHandler.php": 1.0, "h/AbstractSyslogHandler.php": 2 / 3,
+                                    "syslog/udp.php": 0.0})
+    half = dataclasses.replace(DEFAULT_CONFIG, path_stem_coverage=0.5)
+    assert path_keyword_shares(["syslog", "handler"], paths, half)["syslog/udp.php"] == pytest.approx(0.25)
 
 
 def test_short_query_words_count_only_when_they_name_a_file() -> None:
@@ -274,9 +304,9 @@ def test_path_keyword_bonus() -> None:
     fused = [Fused(2, 0.02), Fused(1, 0.015)]
     out = apply_priors(fused, chunks, {}, query_text="how do retries use backoff")
     by_id = {f.chunk_id: f for f in out}
-    # keywords: retries, backoff -> "retries" meets the file stem "retry": share 1/2
-    assert by_id[1].score == pytest.approx(0.015 + 0.02 * 0.5)
-    assert by_id[1].explain["bonus"] == {"path_keyword": 0.5}
+    # keywords: retries, backoff -> "retries" meets the file stem "retry" (named whole): share 1/2
+    assert by_id[1].score == pytest.approx(0.015 + 0.02 * 0.5 * 1.25)
+    assert by_id[1].explain["bonus"] == {"path_keyword": 0.625}
     assert out[0].chunk_id == 1
 
 
