@@ -195,13 +195,17 @@ def test_path_keyword_shares_scaled_by_stem_coverage() -> None:
 def test_short_query_words_count_only_when_they_name_a_file() -> None:
     assert short_words("vi mock and spy utilities for io") == ["vi", "io"]
     paths = ["integrations/vi.ts", "moduleRunner/moduleMocker.ts", "utils/timers.ts"]
+    plain = RankingConfig(path_stem_coverage=0.0)  # the shares alone (stem coverage: its own test)
     # `vi` names vi.ts: one keyword more, so moduleMocker's share drops from 1/2 to 1/3
-    assert path_keyword_shares(["mock", "spy"], paths, short_words=["vi", "io"]) == pytest.approx(
+    assert path_keyword_shares(["mock", "spy"], paths, plain, short_words=["vi", "io"]) == pytest.approx(
         {"integrations/vi.ts": 1 / 3, "moduleRunner/moduleMocker.ts": 1 / 3})
     # `io` names no candidate: the shares are those of the keywords alone
-    alone = path_keyword_shares(["mock", "spy"], paths, short_words=["io"])
+    alone = path_keyword_shares(["mock", "spy"], paths, plain, short_words=["io"])
     assert alone == {"moduleRunner/moduleMocker.ts": 0.5}
-    assert path_keyword_shares([], paths, short_words=["vi"]) == {"integrations/vi.ts": 1.0}
+    assert path_keyword_shares([], paths, plain, short_words=["vi"]) == {"integrations/vi.ts": 1.0}
+    # with stem coverage, vi.ts is named whole; "mock" names half of moduleMocker's stem
+    assert path_keyword_shares(["mock", "spy"], paths, short_words=["vi"]) == pytest.approx(
+        {"integrations/vi.ts": 1 / 3, "moduleRunner/moduleMocker.ts": 1 / 6})
 
 
 def test_coherence_bonuses() -> None:
