@@ -13,6 +13,7 @@ the parameter types are local to `build_server` (their bounds come from the serv
 """
 
 import argparse
+import faulthandler
 import json
 import logging
 import os
@@ -209,6 +210,7 @@ def serve(args: argparse.Namespace) -> int:
     logging.basicConfig(handlers=[logging.StreamHandler(sys.stderr)],
                         level=os.environ.get("CODESEEK_LOG", "INFO").upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    faulthandler.enable(file=sys.stderr, all_threads=True)  # a native crash leaves each thread's stack
     try:
         root = _root(getattr(args, "root", None))
     except ToolInputError as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import faulthandler
 import logging
 import os
 import sqlite3
@@ -314,6 +315,9 @@ def serve(args: argparse.Namespace) -> int:
     handler: logging.Handler = (logging.FileHandler(log_file) if log_file
                                 else logging.StreamHandler(sys.stderr))
     configure_logging(handler, os.environ.get("CODESEEK_LOG", "INFO"))
+    # A crash in native code (a grammar, tantivy, SQLite) ends the process without a Python error:
+    # leave the Python stack of every thread on stderr, where the editor's log shows it.
+    faulthandler.enable(file=sys.stderr, all_threads=True)
     from lsp_server.handlers import create_server
 
     tune_allocator()

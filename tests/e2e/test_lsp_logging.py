@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -92,3 +93,26 @@ def test_home_directory_root_is_refused_with_a_message(tmp_path: Path) -> None:
     err, out = run_session(home, {"HOME": str(home)}, tmp_path)
     assert "not indexing" in out.decode() and "home directory" in out.decode()
     assert not list((tmp_path / "index").glob("**/index.sqlite3"))
+
+
+def test_a_native_crash_leaves_the_python_stack_of_every_thread_on_stderr(tmp_path: Path) -> None:
+    # a crash inside a grammar, tantivy or SQLite kills the process with no Python error: the server
+    # enables faulthandler, so the editor's log says where each thread was
+    env = {k: v for k, v in os.environ.items() if k != "CODESEEK_LOG"}
+    env.update({"PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1",
+                "CODESEEK_INDEX_DIR": str(tmp_path / "index")})
+    env.pop("PYTHONFAULTHANDLER", None)  # the server must enable it itself
+    proc = subprocess.Popen([sys.executable, "-m", "lsp_server.server"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=str(REPO))
+    try:
+        time.sleep(3.0)  # imported, logging configured, reading stdin
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGSEGV)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = err.decode("utf-8", "replace")
+    assert proc.returncode == -signal.SIGSEGV
+    assert "Fatal Python error: Segmentation fault" in text, text
+    assert "Thread 0x" in text or "Current thread 0x" in text, text
