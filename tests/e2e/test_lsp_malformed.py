@@ -239,12 +239,19 @@ async def test_search_during_indexing_and_cancel(tmp_path: Path) -> None:
         top = found["results"][0]
         assert (top["path"], top["symbol"]) == ("pkg12/mod1234.py", "compute_1234")
         # $/cancelRequest: the request is answered with RequestCancelled and the server keeps serving.
-        future = client.protocol.send_request("workspace/symbol", lsp.WorkspaceSymbolParams(query=""))
-        msg_id = next(k for k, v in client.protocol._request_futures.items() if v is future)
-        client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
-        with pytest.raises(JsonRpcException) as cancelled:
-            await asyncio.wrap_future(future)
-        assert cancelled.value.code == -32800
+        # The cancel races the answer (a fast machine may answer first: pygls then logs an unknown id),
+        # so a few tries are allowed; a server that never cancels fails all of them.
+        codes = []
+        for _ in range(5):
+            future = client.protocol.send_request("workspace/symbol", lsp.WorkspaceSymbolParams(query=""))
+            msg_id = next(k for k, v in client.protocol._request_futures.items() if v is future)
+            client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
+            try:
+                await asyncio.wrap_future(future)
+            except JsonRpcException as exc:
+                codes.append(exc.code)
+                break
+        assert codes == [-32800]
         again = await S.search(client, {"query": "report_7", "limit": 1})
         assert again["results"][0]["symbol"] == "report_7"
     finally:
