@@ -247,9 +247,11 @@ def path_keyword_shares(
     if not keywords:
         return {}
     matches = {}
+    named: set[str] = set()  # every word some keyword matches (a stem's words are among `distinct`)
     for kw in keywords:  # each distinct word is compared once, then paths holding a matching word
         matching = {w for w in distinct if prefix_match(kw, w, config.path_keyword_min_prefix)}
         matches[kw] = {path for path, ws in words.items() if not matching.isdisjoint(ws)}
+        named |= matching
     if len(paths) >= config.path_keyword_min_files:
         limit = config.path_keyword_max_file_share * len(paths)
         matches = {kw: hit for kw, hit in matches.items() if len(hit) <= limit}
@@ -259,9 +261,8 @@ def path_keyword_shares(
             shares[path] = shares.get(path, 0.0) + 1.0 / len(keywords)
     weight = config.path_stem_coverage
     if weight > 0:  # a file the question names whole ("syslog handler": SyslogHandler, not AbstractSyslog...)
-        prefix = config.path_keyword_min_prefix
         for path in shares:
-            shares[path] *= 1.0 - weight + weight * stem_coverage(path, keywords, prefix)
+            shares[path] *= 1.0 - weight + weight * _named_share(stem_words(path), named)
     return shares
 
 
@@ -283,9 +284,11 @@ def stem_coverage(path: str, keywords: Sequence[str], min_prefix: int = 3) -> fl
     """The share of the file stem's words that some query keyword matches (1.0: the question names
     the file whole; a stem without such words counts as uncovered)."""
     words = stem_words(path)
-    if not words:
-        return 0.0
-    return sum(1 for w in words if any(prefix_match(k, w, min_prefix) for k in keywords)) / len(words)
+    return _named_share(words, {w for w in words if any(prefix_match(k, w, min_prefix) for k in keywords)})
+
+
+def _named_share(words: Sequence[str], named: Collection[str]) -> float:
+    return sum(1 for w in words if w in named) / len(words) if words else 0.0
 
 
 def coherence_bonuses(
