@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,12 +188,22 @@ def get_language(lang: str) -> Language:
     return _pack_language(lang)  # type: ignore[arg-type]
 
 
-@functools.cache
+_thread_parsers = threading.local()
+
+
 def get_parser(lang: str) -> Parser:
-    """A cached parser for a grammar name in GRAMMARS."""
+    """A parser for a grammar name in GRAMMARS, cached per thread: a tree-sitter parser holds its
+    parse state and must not be used by two threads at once (the language server's indexer threads,
+    an old root still stopping beside its replacement, and query threads all parse)."""
     if lang not in GRAMMARS:
         raise KeyError(f"no grammar for {lang!r}")
-    return _pack_parser(lang)  # type: ignore[arg-type]
+    cache: dict[str, Parser] | None = getattr(_thread_parsers, "parsers", None)
+    if cache is None:
+        cache = _thread_parsers.parsers = {}
+    parser = cache.get(lang)
+    if parser is None:
+        parser = cache[lang] = _pack_parser(lang)  # type: ignore[arg-type]
+    return parser
 
 
 @functools.cache

@@ -78,6 +78,19 @@ def test_every_grammar_parses_and_has_a_compiling_query() -> None:
         assert load_query(lang) is query  # cached
 
 
+def test_parsers_are_cached_per_thread() -> None:
+    import threading
+
+    mine = get_parser("python")
+    assert get_parser("python") is mine
+    theirs: list[object] = []
+    worker = threading.Thread(target=lambda: theirs.extend([get_parser("python"), get_parser("python")]))
+    worker.start()
+    worker.join()
+    assert theirs[0] is theirs[1]  # cached within a thread
+    assert theirs[0] is not mine  # never shared between threads
+
+
 def test_get_parser_rejects_text_kinds() -> None:
     with pytest.raises(KeyError):
         get_parser("markdown")
