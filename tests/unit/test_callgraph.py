@@ -70,6 +70,38 @@ def py_graph():
     return build_sources(PY_PROJECT)
 
 
+def test_graph_storage_is_what_networkx_would_build(py_graph):
+    """The build fills networkx's storage itself: the DiGraph made from it has the nodes, edges,
+    attributes and iteration order that adding the same nodes and edges to a DiGraph gives."""
+    import networkx as nx
+
+    g = py_graph.graph
+    again = nx.DiGraph()
+    again.add_nodes_from(g.nodes(data=True))
+    again.add_edges_from(g.edges(data=True))
+    assert list(g.nodes) == list(again.nodes) and list(g.edges) == list(again.edges)
+    assert list(g.pred.items()) == list(again.pred.items())
+    assert all(g.edges[u, v] is g.pred[v][u] for u, v in g.edges)  # one attribute dict per edge
+    assert nx.is_directed(g) and g.number_of_edges() > 10
+
+
+def test_a_build_does_not_import_networkx(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from graph_records import build_sources; "
+        "g = build_sources({'a.py': 'def f():\\n    g()\\n\\ndef g():\\n    pass\\n'}); "
+        "print(len(g.succ), 'networkx' in sys.modules)"
+    )
+    here = Path(__file__).parent
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=here, env={**os.environ, "PYTHONPATH": f"{here}:{here.parents[1]}"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[1] == "False"
+
+
 def test_self_method_resolves_to_own_class(py_graph):
     assert callee_names(py_graph, "Base.save") == {"Base.validate"}
 
