@@ -292,12 +292,15 @@ def _named_share(words: Sequence[str], named: Collection[str]) -> float:
 
 
 def path_depth(path: str) -> int:
-    """How many folders a file sits in; a module file stands for its folder (`pkg/__init__.py`,
-    `router/index.js`, `task/mod.rs`, `mini/comment/init.lua` count one level up, as their folder)."""
+    """How many folders a file sits in; a module file stands for its folder and counts one level up:
+    `pkg/__init__.py`, `router/index.js`, `task/mod.rs`, `mini/comment/init.lua`, and a file named
+    like its folder (`persistence/persistence.py`, `Request/Request.swift`)."""
     p = PurePosixPath(path)
     depth = len(p.parts) - 1
     name = p.name[: -len(".d.ts")] if p.name.endswith(".d.ts") else p.stem
-    return depth - 1 if depth > 0 and name in _MODULE_FILES else depth
+    if depth > 0 and (name in _MODULE_FILES or name.lower() == p.parent.name.lower()):
+        return depth - 1
+    return depth
 
 
 def depth_factors(paths: Collection[str], config: RankingConfig = DEFAULT_CONFIG) -> dict[str, float]:

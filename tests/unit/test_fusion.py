@@ -225,14 +225,19 @@ def test_path_depth_counts_a_module_file_at_its_folder() -> None:
     assert path_depth("lua/mini/comment/init.lua") == 2
     assert path_depth("types/index.d.ts") == 0
     assert path_depth("index.ts") == 0  # a module file at the root stays at the root
+    assert path_depth("model2vec/persistence/persistence.py") == 1  # named like its folder
+    assert path_depth("Sources/Vapor/Request/Request.swift") == 2
+    assert path_depth("Sources/Vapor/Request/Request+Body.swift") == 3
 
 
 def test_depth_factors_are_relative_to_the_shallowest_candidate() -> None:
     paths = {"src/Http/Request.php", "src/Http/Client/Request.php", "src/Http/Client/Pool/Conn.php",
              "src/Log.php"}
+    keep = 1.0 - DEFAULT_CONFIG.path_depth_penalty  # 0.92
     factors = depth_factors(paths)
-    assert factors == pytest.approx({"src/Http/Request.php": 0.94, "src/Http/Client/Request.php": 0.94 ** 2,
-                                     "src/Http/Client/Pool/Conn.php": 0.94 ** 3})
+    assert factors == pytest.approx({"src/Http/Request.php": keep, "src/Http/Client/Request.php": keep ** 2,
+                                     "src/Http/Client/Pool/Conn.php": keep ** 3})
+    assert depth_factors(paths, RankingConfig(path_depth_penalty=0.5))["src/Http/Request.php"] == 0.5
     assert depth_factors({"a/b/c.py", "a/b/d.py"}) == {}  # one level: nothing to tell apart
     assert depth_factors(paths, RankingConfig(path_depth_penalty=0.0)) == {}
     assert depth_factors(set()) == {}
@@ -347,8 +352,9 @@ def test_a_deeper_file_scores_less_at_equal_evidence() -> None:
     out = apply_priors(fused, chunks, {})
     by_id = {f.chunk_id: f for f in out}
     assert [f.chunk_id for f in out] == [2, 1]
-    assert by_id[1].score == pytest.approx(0.02 * 0.94)
-    assert by_id[1].explain["factors"] == {"depth": pytest.approx(0.94)}
+    keep = 1.0 - DEFAULT_CONFIG.path_depth_penalty
+    assert by_id[1].score == pytest.approx(0.02 * keep)
+    assert by_id[1].explain["factors"] == {"depth": pytest.approx(keep)}
     assert "depth" not in by_id[2].explain["factors"]
     off = apply_priors(fused, chunks, {}, config=RankingConfig(path_depth_penalty=0.0))
     assert [f.chunk_id for f in off] == [1, 2]
