@@ -291,6 +291,7 @@ def _named_share(words: Sequence[str], named: Collection[str]) -> float:
     return sum(1 for w in words if w in named) / len(words) if words else 0.0
 
 
+@lru_cache(maxsize=32768)
 def path_depth(path: str) -> int:
     """How many folders a file sits in; a module file stands for its folder and counts one level up:
     `pkg/__init__.py`, `router/index.js`, `task/mod.rs`, `mini/comment/init.lua`, and a file named
