@@ -4,7 +4,8 @@ The pipeline (docs/design.md "Ranking signals"):
 
 1. `rrf`: each modality's list contributes weight / (k + rank + 1) (rank 0-based) to a chunk's score.
 2. `apply_priors`: additive bonuses in units of the top fused score (definition match, path keywords,
-   file coherence), then multiplicative factors (PageRank, label demotion, re-export/declaration files).
+   file coherence), then multiplicative factors (PageRank, label demotion, re-export/declaration files,
+   path depth).
 3. `dedupe_by_file`: one result per file, the file's other hits folded under it. The engine uses it
    only with `file_decay = 0`; by default `grouping.saturate` lists a file again at x0.85 per further
    result instead.
@@ -29,6 +30,7 @@ from retrievers.priors import (
     coherence_bonuses,
     declaration_factor,
     definition_bonus,
+    depth_factors,
     label_factor,
     module_bonuses,
     pagerank_factor,
@@ -145,7 +147,8 @@ def apply_priors(
     `in_place` rescores the given objects instead of copies (`fuse`: they are its own).
 
     final = (rrf + top_rrf * (definition + path_keyword + coherence)) * pagerank * label * reexport
-    * declaration * copy * contract; same-named definitions share the definition bonus (retrievers.copies).
+    * declaration * copy * contract * depth; same-named definitions share the definition bonus
+    (retrievers.copies).
     explain gains `rrf`, `bonus` (non-zero additive terms, in top-score units), `factors`
     (multiplicative terms other than 1), `boost` (their product) and `labels`.
     """
@@ -161,6 +164,7 @@ def apply_priors(
                                  short_words(query_text, config.path_keyword_min_prefix)
                                  if config.path_keyword_short else ())
     coherence = coherence_bonuses([(i.chunk_id, i.path, i.score) for i in items if i.path], config)
+    depths = depth_factors({item.path for item in items if item.path}, config)
     matched = {i.chunk_id: _structural_match(i, symbol) for i in items}
     definitions = share_definition_bonus(
         {i.chunk_id: definition_bonus(chunks[i.chunk_id], symbol, identifier_query, config,
@@ -196,10 +200,11 @@ def apply_priors(
             declaration = by_path[chunk.path] = declaration_factor(chunk.path, config, headers)
         copy = copies.get(item.chunk_id, 1.0)
         contracted = contract.get(item.chunk_id, 1.0)
-        boost = rank * labels * reexport * declaration * copy * contracted
+        depth = depths.get(chunk.path, 1.0)
+        boost = rank * labels * reexport * declaration * copy * contracted * depth
         factors = {name: value for name, value in (
             ("pagerank", rank), ("label", labels), ("reexport", reexport), ("declaration", declaration),
-            ("copy", copy), ("contract", contracted)) if value != 1.0}
+            ("copy", copy), ("contract", contracted), ("depth", depth)) if value != 1.0}
         base = item.score
         item.score = (base + top * sum(bonus.values())) * boost
         explain = item.explain

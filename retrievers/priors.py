@@ -291,6 +291,32 @@ def _named_share(words: Sequence[str], named: Collection[str]) -> float:
     return sum(1 for w in words if w in named) / len(words) if words else 0.0
 
 
+@lru_cache(maxsize=32768)
+def path_depth(path: str) -> int:
+    """How many folders a file sits in; a module file stands for its folder and counts one level up:
+    `pkg/__init__.py`, `router/index.js`, `task/mod.rs`, `mini/comment/init.lua`, and a file named
+    like its folder (`persistence/persistence.py`, `Request/Request.swift`)."""
+    p = PurePosixPath(path)
+    depth = len(p.parts) - 1
+    name = p.name[: -len(".d.ts")] if p.name.endswith(".d.ts") else p.stem
+    if depth > 0 and (name in _MODULE_FILES or name.lower() == p.parent.name.lower()):
+        return depth - 1
+    return depth
+
+
+def depth_factors(paths: Collection[str], config: RankingConfig = DEFAULT_CONFIG) -> dict[str, float]:
+    """Per candidate path deeper than the shallowest candidate, x (1 - `path_depth_penalty`) per level
+    below it (paths at that level are absent: factor 1). A deeper file is the more specialised one
+    (`Http/Client/Request.php` beside `Http/Request.php`, `_internal/_validate_call.py` beside
+    `validate_call_decorator.py`): at equal evidence, the shallower answers a question first."""
+    penalty = config.path_depth_penalty
+    if penalty <= 0 or not paths:
+        return {}
+    depths = {path: path_depth(path) for path in paths}
+    top = min(depths.values())
+    return {path: (1.0 - penalty) ** (depth - top) for path, depth in depths.items() if depth > top}
+
+
 def coherence_bonuses(
     scored: Sequence[tuple[int, str, float]], config: RankingConfig = DEFAULT_CONFIG
 ) -> dict[int, float]:

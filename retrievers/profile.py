@@ -75,6 +75,10 @@ class RankingConfig:
     path_keyword_short: bool = True  # a two-letter query word (`vi`, `io`) naming a candidate file counts
     path_stem_coverage: float = 1.0  # share x (1 - w + w * the share of the stem's words the query names)
     coherence_bonus: float = 0.2  # best chunk of a file with several hits, by the file's summed score
+    # Each folder level a candidate file sits below the shallowest candidate file scores x (1 - this); a
+    # module file (`pkg/__init__.py`, `router/index.js`, `persistence/persistence.py`) counts at its
+    # folder's level (0: off; docs/design.md "Issue 9: path depth").
+    path_depth_penalty: float = 0.08
     reexport_factor: float = 0.6  # module-level code of __init__.py / index.js / mod.rs ...
     reexport_names: tuple[str, ...] = (
         "__init__.py", "index.js", "index.mjs", "index.cjs", "index.ts", "mod.rs", "package-info.java")
@@ -107,6 +111,8 @@ class RankingConfig:
                 and self.file_card_pagerank >= 0):
             raise QueryError("file_card_weight must be a finite number >= 0, file_card_top and "
                              "file_card_pagerank >= 0, file_card_b in 0..1")
+        if not 0.0 <= self.path_depth_penalty < 1.0:
+            raise QueryError(f"path_depth_penalty must be in [0, 1), got {self.path_depth_penalty}")
 
 
 DEFAULT_CONFIG = RankingConfig()

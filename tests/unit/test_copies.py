@@ -61,9 +61,10 @@ def test_apply_priors_shares_the_definition_bonus() -> None:
               2: chunk(2, "pkg/client.py", "Client", "class")}
     fused = [Fused(1, 0.03), Fused(2, 0.02)]
     plain = apply_priors(fused, chunks, {}, symbol="Client", identifier_query=True, query_text="Client",
-                         config=RankingConfig(definition_share="off"))
+                         config=RankingConfig(definition_share="off", path_depth_penalty=0.0))
     assert [f.chunk_id for f in plain] == [1, 2]  # the copy wins on its fused score alone
-    cfg = RankingConfig(definition_share="first", definition_share_rest=0.5, copy_tree_factor=0.5)
+    cfg = RankingConfig(definition_share="first", definition_share_rest=0.5, copy_tree_factor=0.5,
+                        path_depth_penalty=0.0)  # the copy alone (its folder is one level deeper too)
     out = apply_priors(fused, chunks, {}, symbol="Client", identifier_query=True, query_text="Client",
                        config=cfg, copy_trees={"pkg/v1": "v1"})
     assert [f.chunk_id for f in out] == [2, 1]
@@ -101,7 +102,9 @@ def test_tree_factors_demote_every_chunk_of_a_copy_tree_unless_named() -> None:
     assert tree_factors(cands, trees, "how are models validated", off) == {}
     out = apply_priors([Fused(1, 0.03), Fused(2, 0.02)], {c.id: c for c in cands[:2]}, {},
                        query_text="validation", config=cfg, copy_trees=trees)
-    assert [f.chunk_id for f in out] == [2, 1] and out[1].explain["factors"] == {"copy": 0.5}
+    assert [f.chunk_id for f in out] == [2, 1]
+    depth = 1.0 - RankingConfig().path_depth_penalty  # one level deeper too
+    assert out[1].explain["factors"] == {"copy": 0.5, "depth": pytest.approx(depth)}
 
 
 def test_a_windows_port_restating_the_portable_tree_is_a_copy_unless_the_query_names_windows() -> None:

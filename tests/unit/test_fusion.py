@@ -13,8 +13,10 @@ from retrievers.fusion import Fused, apply_priors, dedupe_by_file, fuse, rrf, rr
 from retrievers.priors import (
     coherence_bonuses,
     definition_match,
+    depth_factors,
     label_factor,
     pagerank_factor,
+    path_depth,
     path_keyword_shares,
     prefix_match,
     query_keywords,
@@ -214,6 +216,35 @@ def test_coherence_bonuses() -> None:
     assert bonus == {1: pytest.approx(0.2), 3: pytest.approx(0.2 * 0.015 / 0.03)}
 
 
+def test_path_depth_counts_a_module_file_at_its_folder() -> None:
+    assert path_depth("setup.py") == 0
+    assert path_depth("src/http/client/request.py") == 3
+    assert path_depth("pkg/__init__.py") == 0
+    assert path_depth("lib/router/index.js") == 1
+    assert path_depth("src/task/mod.rs") == 1
+    assert path_depth("lua/mini/comment/init.lua") == 2
+    assert path_depth("types/index.d.ts") == 0
+    assert path_depth("index.ts") == 0  # a module file at the root stays at the root
+    assert path_depth("model2vec/persistence/persistence.py") == 1  # named like its folder
+    assert path_depth("Sources/Vapor/Request/Request.swift") == 2
+    assert path_depth("Sources/Vapor/Request/Request+Body.swift") == 3
+
+
+def test_depth_factors_are_relative_to_the_shallowest_candidate() -> None:
+    paths = {"src/Http/Request.php", "src/Http/Client/Request.php", "src/Http/Client/Pool/Conn.php",
+             "src/Log.php"}
+    keep = 1.0 - DEFAULT_CONFIG.path_depth_penalty  # 0.92
+    factors = depth_factors(paths)
+    assert factors == pytest.approx({"src/Http/Request.php": keep, "src/Http/Client/Request.php": keep ** 2,
+                                     "src/Http/Client/Pool/Conn.php": keep ** 3})
+    assert depth_factors(paths, RankingConfig(path_depth_penalty=0.5))["src/Http/Request.php"] == 0.5
+    assert depth_factors({"a/b/c.py", "a/b/d.py"}) == {}  # one level: nothing to tell apart
+    assert depth_factors(paths, RankingConfig(path_depth_penalty=0.0)) == {}
+    assert depth_factors(set()) == {}
+    with pytest.raises(QueryError):
+        RankingConfig(path_depth_penalty=1.0)
+
+
 # --- apply_priors ----------------------------------------------------------------------------------
 
 
@@ -243,7 +274,7 @@ def test_apply_priors_boost_is_capped_at_one_and_a_half() -> None:
 
 def test_doc_vendor_and_generated_demotions() -> None:
     chunks = {1: chunk(1, "docs/guide.md", None, "section", ("doc",)),
-              2: chunk(2, "vendor/lib/x.py", "x", labels=("vendor",)),
+              2: chunk(2, "vendor/x.py", "x", labels=("vendor",)),
               3: chunk(3, "api/x_pb2.py", "X", labels=("generated",)),
               4: chunk(4, "src/x.py", "y")}
     fused = [Fused(i, 1.0) for i in (1, 2, 3, 4)]
@@ -312,6 +343,21 @@ def test_path_keyword_bonus() -> None:
     assert by_id[1].score == pytest.approx(0.015 + 0.02 * 0.5 * 1.25)
     assert by_id[1].explain["bonus"] == {"path_keyword": 0.625}
     assert out[0].chunk_id == 1
+
+
+def test_a_deeper_file_scores_less_at_equal_evidence() -> None:
+    chunks = {1: chunk(1, "src/Http/Client/Request.php", "Request.header"),
+              2: chunk(2, "src/Http/Request.php", "Request.header")}
+    fused = [Fused(1, 0.02), Fused(2, 0.019)]
+    out = apply_priors(fused, chunks, {})
+    by_id = {f.chunk_id: f for f in out}
+    assert [f.chunk_id for f in out] == [2, 1]
+    keep = 1.0 - DEFAULT_CONFIG.path_depth_penalty
+    assert by_id[1].score == pytest.approx(0.02 * keep)
+    assert by_id[1].explain["factors"] == {"depth": pytest.approx(keep)}
+    assert "depth" not in by_id[2].explain["factors"]
+    off = apply_priors(fused, chunks, {}, config=RankingConfig(path_depth_penalty=0.0))
+    assert [f.chunk_id for f in off] == [1, 2]
 
 
 def test_reexport_and_declaration_files_are_penalized() -> None:
