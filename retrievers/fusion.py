@@ -27,6 +27,7 @@ from retrievers.base import Hit, QueryError
 from retrievers.contracts import contract_factors
 from retrievers.copies import share_definition_bonus, tree_factors
 from retrievers.priors import (
+    PRIVATE_ASKING_WORDS,
     coherence_bonuses,
     declaration_factor,
     definition_bonus,
@@ -35,6 +36,7 @@ from retrievers.priors import (
     module_bonuses,
     pagerank_factor,
     path_keyword_shares,
+    private_factor,
     query_keywords,
     reexport_factor,
     short_words,
@@ -147,7 +149,7 @@ def apply_priors(
     `in_place` rescores the given objects instead of copies (`fuse`: they are its own).
 
     final = (rrf + top_rrf * (definition + path_keyword + coherence)) * pagerank * label * reexport
-    * declaration * copy * contract * depth; same-named definitions share the definition bonus
+    * declaration * private * copy * contract * depth; same-named definitions share the definition bonus
     (retrievers.copies).
     explain gains `rrf`, `bonus` (non-zero additive terms, in top-score units), `factors`
     (multiplicative terms other than 1), `boost` (their product) and `labels`.
@@ -174,8 +176,11 @@ def apply_priors(
         [(i.chunk_id, chunks[i.chunk_id], i.score, matched[i.chunk_id]) for i in items], symbol, definitions,
         identifier_query, config, root_parts)
     copies = tree_factors([chunks[i.chunk_id] for i in items], copy_trees or {}, query_text, config)
-    contract = contract_factors([chunks[i.chunk_id] for i in items], contracts,
-                                split_words(query_text), identifier_query, config)
+    words = split_words(query_text)
+    contract = contract_factors([chunks[i.chunk_id] for i in items], contracts, words, identifier_query,
+                                config)
+    # a lookup of a private name, or a question about internals, wants the private modules too
+    publics_only = not identifier_query and PRIVATE_ASKING_WORDS.isdisjoint(words)
     headers = () if identifier_query else c_headers  # an identifier lookup may want the header's struct
     path_bonus = config.path_keyword_bonus
     by_labels: dict[Any, tuple[float, str | None]] = {}  # label tuples and paths repeat: once each
@@ -185,8 +190,6 @@ def apply_priors(
         bonus: dict[str, float] = {}
         if value := definitions.get(item.chunk_id, 0.0):
             bonus["definition"] = value
-        if value := path_bonus * shares.get(chunk.path, 0.0):
-            bonus["path_keyword"] = value
         if value := coherence.get(item.chunk_id, 0.0):
             bonus["coherence"] = value
         labelled = by_labels.get(chunk.labels)
@@ -198,13 +201,14 @@ def apply_priors(
         declaration = by_path.get(chunk.path)
         if declaration is None:
             declaration = by_path[chunk.path] = declaration_factor(chunk.path, config, headers)
+        private = private_factor(chunk.path, config) if publics_only else 1.0
         copy = copies.get(item.chunk_id, 1.0)
         contracted = contract.get(item.chunk_id, 1.0)
         depth = depths.get(chunk.path, 1.0)
-        boost = rank * labels * reexport * declaration * copy * contracted * depth
+        boost = rank * labels * reexport * declaration * private * copy * contracted * depth
         factors = {name: value for name, value in (
             ("pagerank", rank), ("label", labels), ("reexport", reexport), ("declaration", declaration),
-            ("copy", copy), ("contract", contracted), ("depth", depth)) if value != 1.0}
+            ("private", private), ("copy", copy), ("contract", contracted), ("depth", depth)) if value != 1.0}
         base = item.score
         item.score = (base + top * sum(bonus.values())) * boost
         explain = item.explain
@@ -215,7 +219,30 @@ def apply_priors(
         explain["labels"] = list(chunk.labels)
         if demoted_by:
             explain["demoted_as"] = demoted_by
+    if shares and path_bonus:
+        _add_path_bonus(items, chunks, shares, top, path_bonus, config.path_keyword_rest)
     return sorted(items, key=lambda f: (-f.score, f.chunk_id))
+
+
+def _add_path_bonus(items: Sequence[Fused], chunks: Mapping[int, Chunk], shares: Mapping[str, float],
+                    top: float, bonus: float, rest: float) -> None:
+    """The path-keyword bonus names a file: in full for its best chunk (by the score of every other
+    prior), x `rest` for its other chunks, so a named file's weaker chunks do not crowd out the best
+    chunks of other files."""
+    best: dict[str, Fused] = {}
+    for item in items:
+        path = chunks[item.chunk_id].path
+        if path in shares and (path not in best or (item.score, -item.chunk_id) >
+                               (best[path].score, -best[path].chunk_id)):
+            best[path] = item
+    for item in items:
+        path = chunks[item.chunk_id].path
+        if path not in shares:
+            continue
+        value = bonus * shares[path] * (1.0 if best[path] is item else rest)
+        if value:
+            item.explain["bonus"]["path_keyword"] = value
+            item.score += top * value * item.explain["boost"]
 
 
 def _with_path(item: Fused, path: str) -> Fused:

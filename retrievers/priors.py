@@ -70,6 +70,27 @@ def declaration_factor(path: str, config: RankingConfig = DEFAULT_CONFIG,
     return config.c_header_factor if path in c_headers else 1.0
 
 
+# Question words asking for a library's internals: its private modules are then not demoted.
+PRIVATE_ASKING_WORDS = frozenset({"internal", "internals", "internally", "private"})
+
+
+@lru_cache(maxsize=32768)
+def private_module(path: str) -> bool:
+    """A Python module private by its name: the file or a package folder above it starts with one
+    underscore (`_internal/_validate_call.py`, `_termui_impl.py`: PEP 8's internal interfaces);
+    `__init__.py` and `__main__.py` are not."""
+    if not path.endswith((".py", ".pyi")):
+        return False
+    return any(part.startswith("_") and not part.startswith("__") for part in path.split("/"))
+
+
+def private_factor(path: str, config: RankingConfig = DEFAULT_CONFIG) -> float:
+    """A question about a library asks for its public modules more often than for the private ones
+    behind them (`validate_call_decorator.py`, not `_internal/_validate_call.py`); for questions not
+    asking for internals (`PRIVATE_ASKING_WORDS`; the caller's test: a lookup of a private name wants it)."""
+    return config.private_module_factor if private_module(path) else 1.0
+
+
 def _module_parts(path: str) -> list[str]:
     p = PurePosixPath(path)
     parts = [*p.parent.parts, p.stem]

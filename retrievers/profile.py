@@ -73,6 +73,7 @@ class RankingConfig:
     path_keyword_max_file_share: float = 0.5  # a word matching more of the candidate files is no signal
     path_keyword_min_files: int = 4  # ... judged only when candidates span at least this many files
     path_keyword_short: bool = True  # a two-letter query word (`vi`, `io`) naming a candidate file counts
+    path_keyword_rest: float = 0.5  # ... in full for a file's best chunk, x this for its other chunks
     path_stem_coverage: float = 1.0  # share x (1 - w + w * the share of the stem's words the query names)
     coherence_bonus: float = 0.2  # best chunk of a file with several hits, by the file's summed score
     # Each folder level a candidate file sits below the shallowest candidate file scores x (1 - this); a
@@ -85,6 +86,8 @@ class RankingConfig:
     declaration_factor: float = 0.7  # TypeScript .d.ts declaration files
     contract_factor: float = 0.5  # interface files a class implements, for questions (retrievers.contracts)
     c_header_factor: float = 0.5  # a C header beside its .c file, natural-language queries (headers.py)
+    # a Python module private by its name (`_internal/`, `_termui_impl.py`), for questions (priors.py)
+    private_module_factor: float = 0.85
     contract_type_only: bool = True  # ... and TypeScript files of nothing but interfaces and type aliases
     # Copies and layers (retrievers.copies): how same-named definitions among the candidates share the
     # definition bonus ("off", "first": full for one, x rest for the others, "divide": bonus / count) ...
