@@ -25,10 +25,11 @@ def collapse_definitions(ranked: dict[str, list[Hit]], snap: Snapshot) -> dict[s
     semantic evidence of one part and the text evidence of another add up in RRF). The hit's detail
     gains `parts` (the chunk ids that matched) when more than one did.
     """
-    canonical: dict[int, int] = {}
+    canonical = snap.head_of  # kept with the snapshot: later searches meet the same chunks
 
     def key_of(chunk_id: int) -> int:
-        if chunk_id not in canonical:
+        target = canonical.get(chunk_id)
+        if target is None:
             chunk = snap.chunks.get(chunk_id)
             target = chunk_id
             d = snap.named_definition(chunk) if chunk is not None and chunk.kind in GROUPED_KINDS else None
@@ -37,7 +38,7 @@ def collapse_definitions(ranked: dict[str, list[Hit]], snap: Snapshot) -> dict[s
                 if head is not None and head.symbol == d.qualified_name:
                     target = head.id
             canonical[chunk_id] = target
-        return canonical[chunk_id]
+        return target
 
     out: dict[str, list[Hit]] = {}
     for modality, hits in ranked.items():

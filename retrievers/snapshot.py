@@ -35,6 +35,9 @@ class Snapshot:
     _defs_by_path: dict[str, list[Definition]] | None = field(default=None, repr=False)
     _boilerplate: tuple[int, frozenset[int]] | None = field(default=None, repr=False)
     _id_at: dict[tuple[str, int], int | None] = field(default_factory=dict, repr=False)
+    # chunk id -> the chunk that speaks for its definition (grouping.collapse_definitions), filled as
+    # searches meet the chunks: the snapshot never changes, so the answer holds for its lifetime
+    head_of: dict[int, int] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, chunks: Iterable[Chunk], definitions: Iterable[Definition], graph: CallGraph | None,
