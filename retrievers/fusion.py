@@ -79,7 +79,9 @@ def rrf(ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: in
             continue
         rank = 0
         for hit in hits:
-            fused = by_id.setdefault(hit.chunk_id, Fused(hit.chunk_id, 0.0))
+            fused = by_id.get(hit.chunk_id)
+            if fused is None:  # (not setdefault: that builds a Fused for every hit)
+                fused = by_id[hit.chunk_id] = Fused(hit.chunk_id, 0.0)
             entry = fused.explain.get(modality)
             if entry is not None:
                 entry["count"] = entry.get("count", 1) + 1
