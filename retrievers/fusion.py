@@ -222,15 +222,18 @@ def apply_priors(
         if demoted_by:
             explain["demoted_as"] = demoted_by
     if shares and path_bonus:
-        _add_path_bonus(items, chunks, shares, top, path_bonus, config.path_keyword_rest)
+        _add_path_bonus(items, chunks, shares, top, path_bonus, config.path_keyword_rest,
+                        config.path_keyword_rest_max)
     return sorted(items, key=lambda f: (-f.score, f.chunk_id))
 
 
 def _add_path_bonus(items: Sequence[Fused], chunks: Mapping[int, Chunk], shares: Mapping[str, float],
-                    top: float, bonus: float, rest: float) -> None:
+                    top: float, bonus: float, rest: float, rest_max: float = math.inf) -> None:
     """The path-keyword bonus names a file: in full for its best chunk (by the score of every other
-    prior), x `rest` for its other chunks, so a named file's weaker chunks do not crowd out the best
-    chunks of other files."""
+    prior), x `rest` and at most `rest_max` for its other chunks. A file named by much of the question
+    stands for it through its best chunk, and its weaker chunks do not crowd out the best chunks of other
+    files; one named by a word of a longer question keeps (about) the whole bonus on every chunk, as the
+    answer may be any of them."""
     best: dict[str, Fused] = {}
     for item in items:
         path = chunks[item.chunk_id].path
@@ -241,7 +244,9 @@ def _add_path_bonus(items: Sequence[Fused], chunks: Mapping[int, Chunk], shares:
         path = chunks[item.chunk_id].path
         if path not in shares:
             continue
-        value = bonus * shares[path] * (1.0 if best[path] is item else rest)
+        value = bonus * shares[path]
+        if best[path] is not item:
+            value = min(value * rest, rest_max)
         if value:
             item.explain["bonus"]["path_keyword"] = value
             item.score += top * value * item.explain["boost"]

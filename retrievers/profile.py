@@ -73,7 +73,10 @@ class RankingConfig:
     path_keyword_max_file_share: float = 0.5  # a word matching more of the candidate files is no signal
     path_keyword_min_files: int = 4  # ... judged only when candidates span at least this many files
     path_keyword_short: bool = True  # a two-letter query word (`vi`, `io`) naming a candidate file counts
-    path_keyword_rest: float = 0.5  # ... in full for a file's best chunk, x this for its other chunks
+    path_keyword_rest: float = 1.0  # ... in full for a file's best chunk, x this for its other chunks,
+    # which get at most this (top-score units): a file named by a large share of the question stands for
+    # it through its best chunk, one named by a word of a long question may hold the answer in any chunk
+    path_keyword_rest_max: float = 0.2
     path_stem_coverage: float = 1.0  # share x (1 - w + w * the share of the stem's words the query names)
     coherence_bonus: float = 0.2  # best chunk of a file with several hits, by the file's summed score
     # Each folder level a candidate file sits below the shallowest candidate file scores x (1 - this); a
@@ -116,6 +119,9 @@ class RankingConfig:
                              "file_card_pagerank >= 0, file_card_b in 0..1")
         if not 0.0 <= self.path_depth_penalty < 1.0:
             raise QueryError(f"path_depth_penalty must be in [0, 1), got {self.path_depth_penalty}")
+        if not (self.path_keyword_rest >= 0 and self.path_keyword_rest_max >= 0):
+            raise QueryError("path_keyword_rest and path_keyword_rest_max must be >= 0, got "
+                             f"{self.path_keyword_rest} and {self.path_keyword_rest_max}")
 
 
 DEFAULT_CONFIG = RankingConfig()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from indexing.records import Chunk
+from retrievers.base import QueryError
 from retrievers.fusion import Fused, apply_priors
 from retrievers.priors import private_factor, private_module
 from retrievers.profile import RankingConfig
@@ -57,8 +58,8 @@ def test_path_keyword_bonus_in_full_for_a_named_files_best_chunk_only() -> None:
               3: chunk(3, "lib/router.js", "param"), 4: chunk(4, "lib/pool.js", "merge")}
     fused = [Fused(1, 0.10), Fused(2, 0.05), Fused(3, 0.04), Fused(4, 0.09)]
     query = "how does the router merge"  # keywords router, merge: router.js is named whole, share 1/2
-    def ranked(rest: float) -> dict[int, Fused]:
-        config = RankingConfig(path_keyword_rest=rest, coherence_bonus=0.0)
+    def ranked(rest: float, rest_max: float = 10.0) -> dict[int, Fused]:
+        config = RankingConfig(path_keyword_rest=rest, path_keyword_rest_max=rest_max, coherence_bonus=0.0)
         return {f.chunk_id: f for f in apply_priors(fused, chunks, {}, query_text=query, config=config)}
 
     full = ranked(1.0)
@@ -72,3 +73,30 @@ def test_path_keyword_bonus_in_full_for_a_named_files_best_chunk_only() -> None:
     assert "path_keyword" not in half[4].explain["bonus"]
     # the named file's weaker chunks no longer ride its name above another file's better chunk
     assert full[2].score > full[4].score and half[2].score < half[4].score
+    # capped (the default form): the weaker chunks get at most 0.2, the best chunk the whole bonus
+    capped = ranked(1.0, 0.2)
+    assert capped[1].explain["bonus"]["path_keyword"] == pytest.approx(0.625)
+    assert capped[2].explain["bonus"]["path_keyword"] == pytest.approx(0.2)
+    assert capped[2].score == pytest.approx(0.05 + 0.10 * 0.2) and capped[2].score < capped[4].score
+
+
+def test_a_file_named_by_one_word_of_a_long_question_keeps_the_bonus_on_every_chunk() -> None:
+    chunks = {1: chunk(1, "lib/response.js", "json"), 2: chunk(2, "lib/response.js", "format"),
+              3: chunk(3, "lib/request.js", "accepts")}
+    fused = [Fused(1, 0.10), Fused(2, 0.06), Fused(3, 0.065)]
+    # seven keywords, one of which names response.js: a share of 1/7, 1.25 / 7 ~ 0.18 < 0.2
+    query = "respond with html or json depending on what the browser client accepts"
+    config = RankingConfig(coherence_bonus=0.0, path_depth_penalty=0.0)
+    assert config.path_keyword_rest == 1.0 and config.path_keyword_rest_max == 0.2
+    out = {f.chunk_id: f for f in apply_priors(fused, chunks, {}, query_text=query, config=config)}
+    share = out[1].explain["bonus"]["path_keyword"]
+    assert 0 < share < 0.2
+    assert out[2].explain["bonus"]["path_keyword"] == pytest.approx(share)  # not discounted
+    assert out[2].score > out[3].score  # the named file's second chunk keeps its place
+
+
+def test_path_keyword_rest_settings_are_checked() -> None:
+    with pytest.raises(QueryError):
+        RankingConfig(path_keyword_rest_max=-0.1)
+    with pytest.raises(QueryError):
+        RankingConfig(path_keyword_rest=-1.0)
