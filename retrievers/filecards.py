@@ -13,9 +13,11 @@ question about a subsystem means is more often its hub (`SqlMapper.cs`, `url.c`)
 whose name repeats a query word.
 
 The fused route (`retrievers.fused_route`) turns the best-matching files (`file_card_top`, 3) into one
-more list for weighted RRF (`card_hits`): each file stands for its best chunk among the other
-retrievers' candidates, or, when none of its chunks is a candidate, its most central chunk (PageRank),
-so a file no chunk retriever surfaced can still be answered. The list weighs
+more list for weighted RRF (`card_hits`), leaving out a card scoring under `file_card_min_score` (7: a
+weak match of a few common words); each file stands for its best chunk among the other retrievers'
+candidates (`best_candidates`: by RRF x its own chunk priors, so a file's module-level plumbing does
+not take the credit from its functions), or, when none of its chunks is a candidate, its most central
+chunk (PageRank), so a file no chunk retriever surfaced can still be answered. The list weighs
 `RankingConfig.file_card_weight` (0.3) of the weights of the retrievers that ran, for the intents in
 `file_card_intents` (questions, not identifier lookups).
 """
@@ -39,8 +41,8 @@ from retrievers.base import Hit
 from retrievers.scope import EVERYWHERE, Scope
 from retrievers.text import STOPWORDS
 
-__all__ = ["FileCards", "build_cards", "card_hits", "card_terms", "file_cards_of", "load_or_build",
-           "query_terms"]
+__all__ = ["FileCards", "best_candidates", "build_cards", "card_hits", "card_terms", "file_cards_of",
+           "load_or_build", "query_terms"]
 
 _GENERIC_FOLDERS = frozenset({"", ".", "src", "lib", "source", "sources", "main", "pkg", "internal"})
 _ANALYZER = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
@@ -215,3 +217,21 @@ def card_hits(
             chunk_id = max(chunks, key=lambda c: (pagerank(c.id), -c.start_line)).id
         hits.append(Hit(chunk_id, score, {"match": "file_card", "path": path}))
     return hits
+
+
+def best_candidates(ranked: Iterable[tuple[int, float]], chunks: Mapping[int, Chunk],
+                    prior: Callable[[Chunk, int], float] | None = None) -> dict[str, int]:
+    """Each file's best candidate chunk, the one a card's credit goes to: the highest score of `ranked`
+    (chunk id, RRF score), times `prior(chunk, chunk id)` when given (a file's module-level plumbing
+    does not take the credit from its functions on the strength of a long list of imports)."""
+    best: dict[str, tuple[float, int]] = {}
+    for chunk_id, score in ranked:
+        chunk = chunks.get(chunk_id)
+        if chunk is None:
+            continue
+        if prior is not None:
+            score *= prior(chunk, chunk_id)
+        held = best.get(chunk.path)
+        if held is None or score > held[0]:
+            best[chunk.path] = (score, chunk_id)
+    return {path: chunk_id for path, (_, chunk_id) in best.items()}

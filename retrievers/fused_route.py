@@ -23,10 +23,11 @@ from retrievers.base import Hit
 from retrievers.contracts import contract_files_of
 from retrievers.copies import copy_trees_of
 from retrievers.exact_case import prefer_exact_case
-from retrievers.filecards import card_hits, file_cards_of
+from retrievers.filecards import best_candidates, card_hits, file_cards_of
 from retrievers.grouping import GROUPED_KINDS, collapse_definitions, saturate
 from retrievers.headers import interface_headers_of
 from retrievers.literals import line_groups
+from retrievers.priors import chunk_prior
 from retrievers.results import Located
 from retrievers.route_context import NAME_TIERS, RouteContext, graph_located
 from retrievers.tiered import TieredSemantic
@@ -131,16 +132,17 @@ def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[s
 
 def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[str, float],
                fetch: int) -> list[Hit]:
-    """The files whose cards match the question, each as its best candidate chunk (retrievers.filecards)."""
-    snap = ctx.snap
-    best: dict[str, int] = {}
-    for chunk_id, _ in fusion.rrf_scores(ranked, weights, ctx.profile.k):  # best first
-        chunk = snap.chunks.get(chunk_id)
-        if chunk is not None:
-            best.setdefault(chunk.path, chunk_id)
-    priors = ctx.profile.priors
+    """The files whose cards match the question (scoring `file_card_min_score` or more), each as its
+    best candidate chunk (retrievers.filecards): by RRF, times its chunk priors with
+    `file_card_chunk_priors`."""
+    snap, priors = ctx.snap, ctx.profile.priors
+    wanted = ctx.wanted()
+    prior = (lambda chunk, chunk_id: chunk_prior(chunk, snap.pagerank.get(chunk_id, 0.0), wanted, priors)) \
+        if priors.file_card_chunk_priors else None
+    best = best_candidates(fusion.rrf_scores(ranked, weights, ctx.profile.k), snap.chunks, prior)
     files = file_cards_of(snap).search(ctx.checked.text, min(fetch, priors.file_card_top), ctx.scope,
                                        priors.file_card_b, priors.file_card_pagerank)
+    files = [(path, score) for path, score in files if score >= priors.file_card_min_score]
     return card_hits(files, best, snap.by_path, lambda cid: snap.pagerank.get(cid, 0.0))
 
 

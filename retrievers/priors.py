@@ -61,6 +61,14 @@ def reexport_factor(path: str, kind: str, config: RankingConfig = DEFAULT_CONFIG
     return config.reexport_factor if path.rpartition("/")[2] in config.reexport_names else 1.0
 
 
+def chunk_prior(chunk: Chunk, pagerank: float, wanted: Collection[str],
+                config: RankingConfig = DEFAULT_CONFIG) -> float:
+    """The priors that tell a file's chunks apart (PageRank, labels, re-export plumbing); the rest
+    (depth, declaration, private module, ...) are the same for every chunk of a file."""
+    return (pagerank_factor(pagerank, config) * label_factor(chunk.labels, wanted, config)[0]
+            * reexport_factor(chunk.path, chunk.kind, config))
+
+
 def declaration_factor(path: str, config: RankingConfig = DEFAULT_CONFIG,
                        c_headers: Collection[str] = ()) -> float:
     """TypeScript declaration files restate an API without implementing it; so do C headers beside

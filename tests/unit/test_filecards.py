@@ -9,14 +9,19 @@ import pytest
 
 from indexing.records import Chunk, Definition
 from indexing.workspace import Workspace, WorkspaceOptions
+from retrievers.base import QueryError
 from retrievers.engine import EngineOptions, SearchEngine
 from retrievers.filecards import (
+    best_candidates,
     build_cards,
     card_hits,
     card_terms,
     file_cards_of,
     query_terms,
 )
+from retrievers.priors import chunk_prior
+from retrievers.profile import DEFAULT_CONFIG, RankingConfig
+from retrievers.request import SearchRequest
 from retrievers.scope import Scope
 from retrievers.snapshot import Snapshot
 
@@ -104,6 +109,32 @@ def test_card_hits_take_the_best_candidate_else_the_most_central_chunk() -> None
     assert hits[0].detail == {"match": "file_card", "path": "a.py"}
 
 
+def test_the_best_candidate_is_the_first_by_rrf_unless_chunk_priors_weigh_in() -> None:
+    module = Chunk(path="lib/router/index.js", language="javascript", start_line=1, end_line=30,
+                   start_byte=0, end_byte=10, kind="block", symbol=None, labels=("source",),
+                   content_hash="m", id=1)
+    merge = Chunk(path="lib/router/index.js", language="javascript", start_line=40, end_line=60,
+                  start_byte=0, end_byte=10, kind="function", symbol="mergeParams", labels=("source",),
+                  content_hash="f", id=2)
+    chunks = {1: module, 2: merge, 3: chunk(3, "b.py"), 4: chunk(4, "b.py", 10)}
+    ranked = [(1, 0.09), (3, 0.07), (2, 0.06), (4, 0.05), (99, 0.04)]  # best first; 99 is gone
+    assert best_candidates(ranked, chunks) == {"lib/router/index.js": 1, "b.py": 3}
+    # index.js's module code is re-export plumbing (x0.6): the function with 2/3 of its RRF takes it
+    prior = lambda c, cid: chunk_prior(c, 0.0, frozenset(), DEFAULT_CONFIG)  # noqa: E731
+    assert chunk_prior(module, 0.0, frozenset()) == DEFAULT_CONFIG.reexport_factor
+    assert chunk_prior(merge, 0.0, frozenset()) == 1.0
+    assert best_candidates(ranked, chunks, prior) == {"lib/router/index.js": 2, "b.py": 3}
+    central = {4: 50.0}.get  # PageRank is a chunk prior too: b.py's far more central chunk takes it
+    assert best_candidates(ranked, chunks, lambda c, cid: chunk_prior(c, central(cid, 0.0), frozenset()))[
+        "b.py"] == 4
+
+
+def test_the_card_settings_are_checked() -> None:
+    assert DEFAULT_CONFIG.file_card_min_score > 0 and DEFAULT_CONFIG.file_card_chunk_priors
+    with pytest.raises(QueryError, match="file_card_min_score"):
+        RankingConfig(file_card_min_score=-1.0)
+
+
 def test_centrality_lifts_the_file_with_the_more_central_chunk() -> None:
     cards, _ = build_cards(["a/router.c", "b/router.c"], [])
     assert [p for p, _ in cards.search("router", 5)] == ["a/router.c", "b/router.c"]  # a tie: by path
@@ -142,3 +173,32 @@ def test_a_warm_engine_loads_the_cards_its_index_saved(tmp_path: Path,
     built, loaded = cards
     assert loaded is not built and loaded.paths == built.paths and loaded.postings == built.postings
     assert loaded.central == built.central and built.central
+
+
+def _card_entries(tmp_path: Path, ranking: dict[str, object], question: str) -> list[dict[str, object]]:
+    root = tmp_path / "ws"
+    if not root.exists():
+        shutil.copytree(SAMPLE, root)
+    with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
+        engine = SearchEngine(ws, EngineOptions(embeddings=False, ranking=dict(ranking)))
+        try:
+            engine.refresh()
+            answer = engine.search(SearchRequest(question, limit=10))
+        finally:
+            engine.close()
+    assert answer["intent"]["name"] == "understand_code"
+    return [r["explain"]["file"] for r in answer["results"] if "file" in r["explain"]]
+
+
+def test_a_card_below_the_minimum_score_is_not_listed(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real sample workspace, store and engine: the card list of a question holds only the cards that
+    score `file_card_min_score` or more."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    question = "how is the price of the items in the cart computed"
+    listed = _card_entries(tmp_path, {"file_card_min_score": 0.0}, question)
+    assert listed and all(isinstance(e, dict) and e["detail"]["match"] == "file_card" for e in listed)
+    raws = sorted(float(e["raw"]) for e in listed)  # type: ignore[index, arg-type]
+    cut = (raws[0] + raws[-1]) / 2 if raws[0] < raws[-1] else raws[0] + 1.0
+    kept = _card_entries(tmp_path, {"file_card_min_score": cut}, question)
+    assert sorted(float(e["raw"]) for e in kept) == [r for r in raws if r >= cut]  # type: ignore[index, arg-type]
