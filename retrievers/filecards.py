@@ -14,10 +14,12 @@ whose name repeats a query word.
 
 The fused route (`retrievers.fused_route`) turns the best-matching files (`file_card_top`, 3) into one
 more list for weighted RRF (`card_hits`), leaving out a card scoring under `file_card_min_score` (7: a
-weak match of a few common words); each file stands for its best chunk among the other retrievers'
-candidates (`best_candidates`: by RRF x its own chunk priors, so a file's module-level plumbing does
-not take the credit from its functions), or, when none of its chunks is a candidate, its most central
-chunk (PageRank), so a file no chunk retriever surfaced can still be answered. The list weighs
+weak match of a few common words) unless it is the first and scores `file_card_lead_ratio` (1.5) times
+the second (`strong_cards`: on a small tree every card scores low); each file stands for its best chunk
+among the other retrievers' candidates (`best_candidates`: by RRF x its own chunk priors, so a file's
+module-level plumbing does not take the credit from its functions), or, when none of its chunks is a
+candidate, its most central chunk (PageRank), so a file no chunk retriever surfaced can still be
+answered. The list weighs
 `RankingConfig.file_card_weight` (0.3) of the weights of the retrievers that ran, for the intents in
 `file_card_intents` (questions, not identifier lookups).
 """
@@ -217,6 +219,20 @@ def card_hits(
             chunk_id = max(chunks, key=lambda c: (pagerank(c.id), -c.start_line)).id
         hits.append(Hit(chunk_id, score, {"match": "file_card", "path": path}))
     return hits
+
+
+def strong_cards(cards: Sequence[tuple[str, float]], min_score: float,
+                 lead_ratio: float) -> list[tuple[str, float]]:
+    """The cards (best first) that count as evidence: those scoring `min_score` or more, and the first
+    one when it scores `lead_ratio` times the second (or is alone), however low: BM25 scores grow with
+    the number of files, so on a small tree a card that stands out is still the file the question means,
+    while cards close together there are a few common words each."""
+    kept = [(path, score) for path, score in cards if score >= min_score]
+    if cards and not kept and lead_ratio > 0:
+        first = cards[0][1]
+        if first > 0 and (len(cards) == 1 or first >= lead_ratio * cards[1][1]):
+            kept = [cards[0]]
+    return kept
 
 
 def best_candidates(ranked: Iterable[tuple[int, float]], chunks: Mapping[int, Chunk],

@@ -23,7 +23,7 @@ from retrievers.base import Hit
 from retrievers.contracts import contract_files_of
 from retrievers.copies import copy_trees_of
 from retrievers.exact_case import prefer_exact_case
-from retrievers.filecards import best_candidates, card_hits, file_cards_of
+from retrievers.filecards import best_candidates, card_hits, file_cards_of, strong_cards
 from retrievers.grouping import GROUPED_KINDS, collapse_definitions, saturate
 from retrievers.headers import interface_headers_of
 from retrievers.literals import line_groups
@@ -132,7 +132,7 @@ def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[s
 
 def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[str, float],
                fetch: int) -> list[Hit]:
-    """The files whose cards match the question (scoring `file_card_min_score` or more), each as its
+    """The files whose cards match the question (`filecards.strong_cards`), each as its
     best candidate chunk (retrievers.filecards): by RRF, times its chunk priors with
     `file_card_chunk_priors`."""
     snap, priors = ctx.snap, ctx.profile.priors
@@ -142,7 +142,7 @@ def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[st
     best = best_candidates(fusion.rrf_scores(ranked, weights, ctx.profile.k), snap.chunks, prior)
     files = file_cards_of(snap).search(ctx.checked.text, min(fetch, priors.file_card_top), ctx.scope,
                                        priors.file_card_b, priors.file_card_pagerank)
-    files = [(path, score) for path, score in files if score >= priors.file_card_min_score]
+    files = strong_cards(files, priors.file_card_min_score, priors.file_card_lead_ratio)
     return card_hits(files, best, snap.by_path, lambda cid: snap.pagerank.get(cid, 0.0))
 
 

@@ -111,6 +111,9 @@ class RankingConfig:
     # A card scoring below this (BM25 x centrality) is not listed: a weak match of a few common words
     # (on a small tree every card scores low) lifts a chunk on the strength of its file alone.
     file_card_min_score: float = 7.0
+    # ... unless it is the first card and scores this many times the second's (0: off): on a small tree
+    # every card scores low, and one that stands out is still the file the question means.
+    file_card_lead_ratio: float = 1.5
     # The file's candidate that takes the card's credit: the best by RRF x its own chunk priors
     # (PageRank, labels, re-export plumbing) when True, else by RRF alone.
     file_card_chunk_priors: bool = True
@@ -120,9 +123,11 @@ class RankingConfig:
             raise QueryError(f"definition_share must be off, first or divide, got {self.definition_share!r}")
         weight, top, b = self.file_card_weight, self.file_card_top, self.file_card_b
         if not (math.isfinite(weight) and weight >= 0 and top >= 0 and 0 <= b <= 1
-                and self.file_card_pagerank >= 0 and self.file_card_min_score >= 0):
-            raise QueryError("file_card_weight must be a finite number >= 0, file_card_top and "
-                             "file_card_pagerank, file_card_min_score >= 0, file_card_b in 0..1")
+                and self.file_card_pagerank >= 0 and self.file_card_min_score >= 0
+                and self.file_card_lead_ratio >= 0):
+            raise QueryError("file_card_weight must be a finite number >= 0, file_card_top, "
+                             "file_card_pagerank, file_card_min_score and file_card_lead_ratio >= 0, "
+                             "file_card_b in 0..1")
         if not 0.0 <= self.path_depth_penalty < 1.0:
             raise QueryError(f"path_depth_penalty must be in [0, 1), got {self.path_depth_penalty}")
         if not (self.path_keyword_rest >= 0 and self.path_keyword_rest_max >= 0):

@@ -18,6 +18,7 @@ from retrievers.filecards import (
     card_terms,
     file_cards_of,
     query_terms,
+    strong_cards,
 )
 from retrievers.priors import chunk_prior
 from retrievers.profile import DEFAULT_CONFIG, RankingConfig
@@ -202,3 +203,17 @@ def test_a_card_below_the_minimum_score_is_not_listed(tmp_path: Path,
     cut = (raws[0] + raws[-1]) / 2 if raws[0] < raws[-1] else raws[0] + 1.0
     kept = _card_entries(tmp_path, {"file_card_min_score": cut}, question)
     assert sorted(float(e["raw"]) for e in kept) == [r for r in raws if r >= cut]  # type: ignore[index, arg-type]
+
+
+def test_strong_cards_keep_strong_ones_or_a_first_that_stands_out() -> None:
+    cards = [("a.py", 9.0), ("b.py", 7.5), ("c.py", 3.0)]
+    assert strong_cards(cards, 7.0, 1.5) == [("a.py", 9.0), ("b.py", 7.5)]
+    small_tree = [("payments.py", 6.3), ("checkout.py", 3.2), ("cart.py", 2.5)]  # all weak, one stands out
+    assert strong_cards(small_tree, 7.0, 1.5) == [("payments.py", 6.3)]
+    assert strong_cards(small_tree, 7.0, 0.0) == []  # the exception off
+    close = [("utils.js", 5.6), ("response.js", 5.1), ("request.js", 4.8)]  # a few common words each
+    assert strong_cards(close, 7.0, 1.5) == []
+    assert strong_cards([("only.py", 2.0)], 7.0, 1.5) == [("only.py", 2.0)]
+    assert strong_cards([], 7.0, 1.5) == []
+    with pytest.raises(QueryError):
+        RankingConfig(file_card_lead_ratio=-1.0)
