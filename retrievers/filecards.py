@@ -44,7 +44,7 @@ from retrievers.scope import EVERYWHERE, Scope
 from retrievers.text import STOPWORDS
 
 __all__ = ["FileCards", "best_candidates", "build_cards", "card_hits", "card_terms", "file_cards_of",
-           "load_or_build", "query_terms"]
+           "load_or_build", "query_terms", "strong_cards"]
 
 _GENERIC_FOLDERS = frozenset({"", ".", "src", "lib", "source", "sources", "main", "pkg", "internal"})
 _ANALYZER = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
