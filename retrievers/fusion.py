@@ -163,12 +163,12 @@ def apply_priors(
         return []
     want = set(wanted) | ({"test"} if query_wants_tests else set()) | ({"doc"} if query_wants_docs else set())
     top = max(item.score for item in items)
-    shares = path_keyword_shares(query_keywords(query_text, config.path_keyword_min_prefix),
-                                 {item.path for item in items if item.path}, config,
+    paths = {item.path for item in items if item.path}
+    shares = path_keyword_shares(query_keywords(query_text, config.path_keyword_min_prefix), paths, config,
                                  short_words(query_text, config.path_keyword_min_prefix)
                                  if config.path_keyword_short else ())
     coherence = coherence_bonuses([(i.chunk_id, i.path, i.score) for i in items if i.path], config)
-    depths = depth_factors({item.path for item in items if item.path}, config)
+    depths = depth_factors(paths, config)
     matched = {i.chunk_id: _structural_match(i, symbol) for i in items}
     definitions = share_definition_bonus(
         {i.chunk_id: definition_bonus(chunks[i.chunk_id], symbol, identifier_query, config,
@@ -222,27 +222,27 @@ def apply_priors(
         if demoted_by:
             explain["demoted_as"] = demoted_by
     if shares and path_bonus:
-        _add_path_bonus(items, chunks, shares, top, path_bonus, config.path_keyword_rest,
+        _add_path_bonus(items, shares, top, path_bonus, config.path_keyword_rest,
                         config.path_keyword_rest_max)
     return sorted(items, key=lambda f: (-f.score, f.chunk_id))
 
 
-def _add_path_bonus(items: Sequence[Fused], chunks: Mapping[int, Chunk], shares: Mapping[str, float],
-                    top: float, bonus: float, rest: float, rest_max: float = math.inf) -> None:
+def _add_path_bonus(items: Sequence[Fused], shares: Mapping[str, float], top: float, bonus: float,
+                    rest: float, rest_max: float = math.inf) -> None:
     """The path-keyword bonus names a file: in full for its best chunk (by the score of every other
     prior), x `rest` and at most `rest_max` for its other chunks. A file named by much of the question
     stands for it through its best chunk, and its weaker chunks do not crowd out the best chunks of other
     files; one named by a word of a longer question keeps (about) the whole bonus on every chunk, as the
     answer may be any of them."""
-    best: dict[str, Fused] = {}
+    best: dict[str, Fused] = {}  # (every item carries its chunk's path: apply_priors set it)
     for item in items:
-        path = chunks[item.chunk_id].path
-        if path in shares and (path not in best or (item.score, -item.chunk_id) >
+        path = item.path
+        if path is not None and path in shares and (path not in best or (item.score, -item.chunk_id) >
                                (best[path].score, -best[path].chunk_id)):
             best[path] = item
     for item in items:
-        path = chunks[item.chunk_id].path
-        if path not in shares:
+        path = item.path
+        if path is None or path not in shares:
             continue
         value = bonus * shares[path]
         if best[path] is not item:

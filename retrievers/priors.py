@@ -128,6 +128,11 @@ def definition_match(chunk: Chunk, symbol: str) -> str | None:
 _MODULE_FILES = frozenset({"init", "index", "__init__", "mod"})
 
 
+def file_stem(p: PurePosixPath) -> str:
+    """A file's name without its extension, a TypeScript declaration file's without `.d.ts`."""
+    return p.name[: -len(".d.ts")] if p.name.endswith(".d.ts") else p.stem
+
+
 def module_named(path: str, symbol: str, root_parts: Sequence[str] = ()) -> bool:
     """True when a dotted name names this file as a module: `mini.comment` is `lua/mini/comment.lua` (or
     `mini/comment/init.lua`), as Lua's `require`, Python's imports and similar module systems spell it.
@@ -137,7 +142,7 @@ def module_named(path: str, symbol: str, root_parts: Sequence[str] = ()) -> bool
     if len(want) < 2:
         return False
     p = PurePosixPath(path)
-    stem = p.name[: -len(".d.ts")] if p.name.endswith(".d.ts") else p.stem
+    stem = file_stem(p)
     parts = [*root_parts, *p.parent.parts] + ([] if stem in _MODULE_FILES else [stem])
     return [part.lower() for part in parts[-len(want):]] == want
 
@@ -254,7 +259,7 @@ def prefix_match(a: str, b: str, min_prefix: int = 3) -> bool:
 def path_words(path: str) -> frozenset[str]:
     """Words of a file's stem and its parent folder's name."""
     p = PurePosixPath(path)
-    name = p.name[: -len(".d.ts")] if p.name.endswith(".d.ts") else p.stem
+    name = file_stem(p)
     return frozenset(split_words(name)) | frozenset(split_words(p.parent.name))
 
 
@@ -301,7 +306,7 @@ def stem_words(path: str) -> tuple[str, ...]:
     other); a file standing for its folder as a module (`router/index.js`, `task/mod.rs`,
     `pkg/__init__.py`) has its folder's."""
     p = PurePosixPath(path)
-    name = p.name[: -len(".d.ts")] if p.name.endswith(".d.ts") else p.stem
+    name = file_stem(p)
     if name in _MODULE_FILES:
         name = p.parent.name
     words = split_words(name)
@@ -327,7 +332,7 @@ def path_depth(path: str) -> int:
     like its folder (`persistence/persistence.py`, `Request/Request.swift`)."""
     p = PurePosixPath(path)
     depth = len(p.parts) - 1
-    name = p.name[: -len(".d.ts")] if p.name.endswith(".d.ts") else p.stem
+    name = file_stem(p)
     if depth > 0 and (name in _MODULE_FILES or name.lower() == p.parent.name.lower()):
         return depth - 1
     return depth
