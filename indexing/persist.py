@@ -11,7 +11,6 @@ text: the objects are built from the store's records (names, coordinates, hashes
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import hmac
 import logging
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
+
+from indexing.gc_pause import paused_collection
 
 log = logging.getLogger(__name__)
 MAGIC = b"codeseek-derived-1\n"
@@ -97,16 +98,12 @@ class SignedCache:
             log.warning("ignoring %s: its signature does not match (written by another user?)",
                         self._path(name))
             return None
-        enabled = gc.isenabled()
-        gc.disable()  # hundreds of thousands of small objects: collections during the load cost ~30%
         try:
-            return pickle.loads(body)
+            with paused_collection():  # hundreds of thousands of small objects: collections cost ~30%
+                return pickle.loads(body)
         except Exception as exc:  # a class changed shape: rebuild
             log.info("ignoring %s: %s", self._path(name), exc)
             return None
-        finally:
-            if enabled:
-                gc.enable()
 
     def holds(self, name: str, key: str) -> bool:
         """Whether a file saved under `name` for `key` is there (its head only: `load` checks the rest)."""

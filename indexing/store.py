@@ -29,7 +29,7 @@ from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, Pars
 from indexing.store_embeddings import EmbeddingCache
 from indexing.store_health import StoreHealth
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"  # 3: embeddings in a rowid table (vectors appended, not spread by key)
 STALE = ""  # the hash of a file row marked for re-parsing
 DB_NAME = "index.sqlite3"
 
@@ -59,7 +59,7 @@ CREATE TABLE IF NOT EXISTS imports (
     file_id INTEGER NOT NULL, line INTEGER NOT NULL, module TEXT NOT NULL, name TEXT, alias TEXT);
 CREATE INDEX IF NOT EXISTS imports_file ON imports(file_id);
 CREATE TABLE IF NOT EXISTS embeddings (
-    model TEXT NOT NULL, key TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, key)) WITHOUT ROWID;
+    model TEXT NOT NULL, key TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, key));
 """
 TABLES = ("meta", "files", "chunks", "definitions", "calls", "imports", "embeddings")
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from indexing.gc_pause import paused_collection
 from indexing.workspace import UpdateResult, Workspace
 from retrievers import derived as derived_structures
 from retrievers import direct_route, fused_route
@@ -186,8 +187,9 @@ class SearchEngine:
     # -- refresh -------------------------------------------------------------------------------------
     def refresh(self, embed: bool = True, progress: Progress | None = None,
                 paths: Iterable[str] | None = None) -> RefreshResult:
-        """Update the index (all files, or `paths`; `paths=[]`: none), then embed new chunks if `embed`."""
-        with self._refresh_lock:
+        """Update the index (all files, or `paths`; `paths=[]`: none), then embed new chunks if `embed`.
+        The cyclic collector pauses meanwhile (`indexing.gc_pause`)."""
+        with self._refresh_lock, paused_collection():
             out = RefreshResult(update=None)
             if self.semantic is not None and self.semantic.model_changed and not self._synced:
                 out.notes.append(f"embedding model changed from {self.semantic.previous_model} to "

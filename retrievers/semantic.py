@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import textwrap
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -51,7 +50,10 @@ class SemanticOptions:
 
     max_path_chars: int = 48
     max_chars: int = 1500  # of normalized code per chunk (the default model reads 256 tokens)
-    write_batch: int = 64  # chunks embedded and written to the cache per step
+    # Chunks embedded and written to the cache per step; None: the embedder's `write_batch`
+    # (static: 1024, one tokenizer call and one commit a step; a transformer: 64, so that a stop
+    # or a progress line is never more than a batch of forward passes away).
+    write_batch: int | None = None
     vectors: VectorOptions | None = None
 
 
@@ -77,10 +79,22 @@ def truncate_path(path: str, max_chars: int = 48) -> str:
     return "/".join(head + ["…"] + tail) if i <= j else path
 
 
-def normalize_code(text: str) -> str:
-    """Blank lines dropped, trailing spaces stripped, the common indent removed."""
+def normalize_code(text: str, max_chars: int | None = None) -> str:
+    """Blank lines dropped, trailing spaces stripped, the common indent removed (what
+    `textwrap.dedent` gives once tabs are expanded, without its regular expressions); the first
+    `max_chars` characters of that when given (only those lines are joined)."""
     lines = [line.rstrip() for line in text.expandtabs(4).splitlines() if line.strip()]
-    return textwrap.dedent("\n".join(lines))
+    if not lines:
+        return ""
+    margin = min(len(line) - len(line.lstrip(" ")) for line in lines)
+    if max_chars is not None:
+        kept, size = 0, 0
+        while kept < len(lines) and size <= max_chars:
+            size += len(lines[kept]) - margin + 1
+            kept += 1
+        lines = lines[:kept]
+    joined = "\n".join(line[margin:] for line in lines) if margin else "\n".join(lines)
+    return joined if max_chars is None else joined[:max_chars]
 
 
 def embed_text(chunk: Chunk, text: str, max_chars: int = 1500, max_path_chars: int = 48) -> str:
@@ -90,7 +104,7 @@ def embed_text(chunk: Chunk, text: str, max_chars: int = 1500, max_path_chars: i
         parts.append(chunk.header.strip())
     if chunk.symbol:
         parts.append(chunk.symbol)
-    parts.append(normalize_code(text)[:max_chars])
+    parts.append(normalize_code(text, max_chars))
     return "\n".join(parts)
 
 
@@ -296,7 +310,7 @@ class SemanticRetriever:
             key = order or (lambda c: (c.path, c.start_line))
             todo = sorted(self._pending, key=lambda i: key(self._chunks[i]))
         total, done, embedded = len(todo), 0, 0
-        step = max(1, self.options.write_batch)
+        step = max(1, self.options.write_batch or getattr(self.embedder, "write_batch", 64))
         for start in range(0, total, step):
             if should_stop is not None and should_stop():
                 break

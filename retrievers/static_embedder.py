@@ -54,6 +54,7 @@ class StaticEmbedder(LazyModel):
     """Unit-normalized float32 vectors from a model2vec static model; loads lazily and thread-safely."""
 
     normalized = True
+    write_batch = 1024  # chunks a step of SemanticRetriever.embed_pending (~0.3 s of tokenizing)
     configured_prefixes: tuple[str, str] | None = ("", "")
     query_prefix = ""
     document_prefix = ""
