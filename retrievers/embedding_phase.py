@@ -80,7 +80,7 @@ class EmbeddingPhase:
         try:
             prepare = getattr(self.semantic.embedder, "prepare", None)
             if prepare is not None:  # a first-use model build reports its own phase
-                prepare(progress)
+                prepare(progress, self.semantic.pending())
             self.out.embedded = self.semantic.embed_pending(report, self._stop.is_set)
         except RetrieverError as exc:  # e.g. the model cannot load: search without it
             log.warning("embedding failed: %s", exc)

@@ -15,6 +15,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -55,6 +56,15 @@ class SemanticOptions:
     # or a progress line is never more than a batch of forward passes away).
     write_batch: int | None = None
     vectors: VectorOptions | None = None
+
+
+@dataclass
+class _Batch:
+    """A step of `embed_pending`: its chunks, those with text, and their embedded texts."""
+
+    chunks: list[Chunk]
+    ready: list[Chunk]
+    texts: list[str]
 
 
 def truncate_path(path: str, max_chars: int = 48) -> str:
@@ -305,44 +315,76 @@ class SemanticRetriever:
                       should_stop: Callable[[], bool] | None = None,
                       order: Callable[[Chunk], Any] | None = None) -> int:
         """Embed pending chunks in batches (by `order`, default path and line), writing each batch to
-        the cache; returns how many. `should_stop` is asked between batches."""
+        the cache; returns how many. `should_stop` is asked between batches. An embedder with a
+        `document_worker(pending)` (the static tier on a large tree: `retrievers.embed_worker`)
+        encodes in a worker process while the next batch's texts are read here."""
         with self._lock:
             key = order or (lambda c: (c.path, c.start_line))
             todo = sorted(self._pending, key=lambda i: key(self._chunks[i]))
-        total, done, embedded = len(todo), 0, 0
+        total, embedded = len(todo), 0
         step = max(1, self.options.write_batch or getattr(self.embedder, "write_batch", 64))
-        for start in range(0, total, step):
-            if should_stop is not None and should_stop():
-                break
-            batch = [self._chunks.get(i) for i in todo[start : start + step]]
-            items = [(c, self._text_of(c)) for c in batch if c is not None]
-            ready = [(c, t) for c, t in items if t is not None and t.strip()]
-            texts = [embed_text(c, t, self.options.max_chars, self.options.max_path_chars) for c, t in ready]
-            base = done
+        opener = getattr(self.embedder, "document_worker", None)
+        queued: tuple[_Batch, Any, int] | None = None  # submitted to the worker, not yet stored
+        with opener(total) if opener is not None and total else nullcontext() as worker:
+            for start in range(0, total, step):
+                if should_stop is not None and should_stop():
+                    break
+                batch = self._prepare(todo[start : start + step])
+                end = min(start + step, total)
+                if worker is None:
+                    def report(d: int, _t: int, base: int = start) -> None:
+                        if progress is not None:
+                            progress(base + d, total)
 
-            def report(d: int, _t: int, base: int = base) -> None:
-                if progress is not None:
-                    progress(base + d, total)
-
-            matrix = self.embedder.encode_documents(texts, progress=report) if texts else None
-            with self._lock:
-                # A chunk removed or replaced while its batch was embedding is not added.
-                live = [k for k, (c, _) in enumerate(ready) if self._chunks.get(c.id) is c]
-                if matrix is not None and live:
-                    half = matrix[live].astype("<f2")
-                    for k in live:
-                        if ready[k][0].id not in self._keys:
-                            self._keys[ready[k][0].id] = self._key(ready[k][0])
-                    self.store.put_embeddings(self.model_id, {
-                        self._keys[ready[k][0].id]: half[n].tobytes() for n, k in enumerate(live)})
-                    self._add_vectors([ready[k][0].id for k in live], half.astype(np.float32))
-                    embedded += len(live)
-                for c, _ in items:  # unreadable or empty chunks are not retried until they change
-                    self._pending.discard(c.id)
-            done = min(start + step, total)
-            if progress is not None:
-                progress(done, total)
+                    matrix = self.embedder.encode_documents(batch.texts, progress=report) \
+                        if batch.texts else None
+                    embedded += self._store(batch, matrix)
+                    if progress is not None:
+                        progress(end, total)
+                    continue
+                submitted = worker.submit(batch.texts) if batch.texts else None
+                if queued is not None:
+                    embedded += self._finish(worker, queued, progress, total)
+                queued = (batch, submitted, end)
+            if queued is not None and worker is not None:
+                embedded += self._finish(worker, queued, progress, total)
         return embedded
+
+    def _prepare(self, ids: Sequence[int]) -> _Batch:
+        batch = [self._chunks.get(i) for i in ids]
+        items = [(c, self._text_of(c)) for c in batch if c is not None]
+        ready = [(c, t) for c, t in items if t is not None and t.strip()]
+        texts = [embed_text(c, t, self.options.max_chars, self.options.max_path_chars) for c, t in ready]
+        return _Batch([c for c, _ in items], [c for c, _ in ready], texts)
+
+    def _finish(self, worker: Any, queued: tuple[_Batch, Any, int], progress: Progress | None,
+                total: int) -> int:
+        batch, submitted, end = queued
+        matrix = worker.result(submitted, batch.texts) if submitted is not None else None
+        stored = self._store(batch, matrix)
+        if progress is not None:
+            progress(end, total)
+        return stored
+
+    def _store(self, batch: _Batch, matrix: np.ndarray | None) -> int:
+        """Cache and index a batch's vectors; returns how many were added."""
+        ready = batch.ready
+        with self._lock:
+            # A chunk removed or replaced while its batch was embedding is not added.
+            live = [k for k, c in enumerate(ready) if self._chunks.get(c.id) is c]
+            added = 0
+            if matrix is not None and live:
+                half = matrix[live].astype("<f2")
+                for k in live:
+                    if ready[k].id not in self._keys:
+                        self._keys[ready[k].id] = self._key(ready[k])
+                self.store.put_embeddings(self.model_id, {
+                    self._keys[ready[k].id]: half[n].tobytes() for n, k in enumerate(live)})
+                self._add_vectors([ready[k].id for k in live], half.astype(np.float32))
+                added = len(live)
+            for c in batch.chunks:  # unreadable or empty chunks are not retried until they change
+                self._pending.discard(c.id)
+        return added
 
     def search(self, query: Query, limit: int, scope: Scope = EVERYWHERE, *,
                skip: Callable[[int], bool] | None = None) -> list[Hit]:

@@ -11,12 +11,14 @@ on one core, which is what makes semantic search ready in seconds.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from retrievers import embed_worker
 from retrievers.embedder import DEFAULT_MODEL_ID, EmbedderError, LazyModel
 from retrievers.static_model import (
     DistillSettings,
@@ -82,12 +84,36 @@ class StaticEmbedder(LazyModel):
 
     # ----- loading -----------------------------------------------------------------------------
 
-    def prepare(self, progress: Progress | None = None) -> None:
-        """Load now, reporting a first-use distillation to `progress` ("distilling", done, total)."""
+    def prepare(self, progress: Progress | None = None, pending: int = 0) -> None:
+        """Load now, reporting a first-use distillation to `progress` ("distilling", done, total); only
+        build it when `pending` chunks will go to a worker process (`document_worker`), which loads
+        it there: this process loads it for its first query."""
         if self._model is None:
             if progress is not None:
                 self.build_progress = progress
-            self.load()
+            if embed_worker.wanted(pending):
+                self._directory()
+            else:
+                self.load()
+
+    def _directory(self) -> Path:
+        if self.model_dir is not None:
+            return self.model_dir
+        return ensure_static_model(self.build_progress, settings=self.settings)
+
+    @contextmanager
+    def document_worker(self, pending: int) -> Iterator[embed_worker.DocumentWorker | None]:
+        """A worker process that encodes documents for an embedding of `pending` chunks, when that
+        many pay for one (`retrievers.embed_worker`); None: encode in this process."""
+        if not embed_worker.wanted(pending):
+            yield None
+            return
+        try:
+            directory = self._directory()
+        except (StaticModelError, OSError) as exc:
+            raise EmbedderError(f"cannot load the static embedding model: {exc}") from exc
+        with embed_worker.document_worker(directory, self.batch_size, self.encode_documents) as worker:
+            yield worker
 
     def load(self) -> None:
         """Build (first use only) and load the model; raises EmbedderError with the reason."""
@@ -97,10 +123,8 @@ class StaticEmbedder(LazyModel):
             if self._model is not None:
                 return
             try:
-                directory = self.model_dir
-                if directory is None:
-                    directory = ensure_static_model(self.build_progress, settings=self.settings)
-                elif not is_complete(directory):
+                directory = self._directory()
+                if self.model_dir is not None and not is_complete(directory):
                     raise EmbedderError(f"{directory} is not a model2vec model (model.safetensors and "
                                         "tokenizer.json expected)")
                 self._model = _TokenVectors(directory, self.max_tokens)

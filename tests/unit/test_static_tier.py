@@ -207,3 +207,29 @@ def test_partial_transformer_coverage_ranks_the_rest_statically() -> None:
     assert fast.asked == [3]  # the static tier ranks only what the transformer has not embedded
     assert [(h.chunk_id, h.detail["tier"]) for h in hits] == [(2, "transformer"), (1, "transformer"),
                                                                (3, "static")]
+
+
+@pytest.mark.slow
+def test_a_large_embedding_encodes_in_a_worker_process_with_the_same_vectors(
+        tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from retrievers import embed_worker
+
+    def vectors(worker: str, index: Path) -> tuple[dict[tuple[str, int], bytes], bool]:
+        monkeypatch.setenv("CODESEEK_EMBED_WORKER", worker)
+        embedder = StaticEmbedder(tiny)
+        with Workspace(SAMPLE, WorkspaceOptions(index_dir=index)) as ws:
+            engine = SearchEngine(ws, EngineOptions(embedder=embedder, transformer=None))
+            try:
+                assert engine.refresh().embedded > 0 and engine.semantic is not None
+                fast = engine.semantic.fast
+                held = {(c.path, c.start_line): fast._vectors.vector(cid).tobytes()  # type: ignore[union-attr]
+                        for cid, c in fast._chunks.items()}
+                return held, embedder._model is not None
+            finally:
+                engine.close()
+
+    assert embed_worker.wanted(embed_worker.MIN_CHUNKS) and not embed_worker.wanted(100)
+    here, loaded_here = vectors("0", tmp_path / "here")
+    there, loaded_there = vectors("1", tmp_path / "there")
+    assert here and there == here  # the worker's vectors are the in-process ones, bit for bit
+    assert loaded_here and not loaded_there  # the worker loaded the model; this process did not
