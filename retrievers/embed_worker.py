@@ -6,20 +6,24 @@ tokenizer releases the GIL, but every call back into Python then waits for the m
 GIL up, and the two compete for the same two cores: on the Django sdist (45,433 chunks) the phase took
 ~2x as long beside the main thread as alone. `DocumentWorker` moves the tokenizing and mean pooling
 (`StaticEmbedder.encode_documents`) into one process of its own, started from the parse pool's fork
-server (`indexing.parse_pool`), so the embedding thread only reads and shapes texts, waits with the
-GIL released, and writes the vectors it gets back.
+server (`indexing.parse_pool`), together with reading each chunk's bytes and shaping its embedded text
+(`semantic.embed_text`): the embedding thread sends chunk records (with the text of a chunk whose file
+an editor buffer overlays), waits with the GIL released, and writes the vectors it gets back. The
+worker reads a chunk's file as `Workspace.read_bytes` does (the workspace root joined with the
+indexed relative path; a path that is not plainly inside the root is read as nothing).
 
 A process costs ~0.4 s to start and the model's memory a second time (the main process loads it only
 for its first query), so only an embedding of at least `MIN_CHUNKS` chunks uses one
 (`$CODESEEK_EMBED_WORKER=0` turns it off, `=1` forces it). If the worker cannot start or dies, the
-batch is embedded in process: the vectors are the same either way (same model file, same code).
+caller embeds the batch in process: the vectors are the same either way (same model file, same code).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
+import posixpath
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,14 +33,17 @@ import numpy as np
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-__all__ = ["MIN_CHUNKS", "DocumentWorker", "document_worker", "wanted"]
+    from indexing.records import Chunk
+
+__all__ = ["MIN_CHUNKS", "DocumentWorker", "Job", "document_worker", "inside_root", "wanted"]
 
 log = logging.getLogger(__name__)
 MIN_CHUNKS = 20_000  # pending chunks from which a worker process pays (Django's `django/`: 14,896)
 
-Encode = Callable[[list[str]], "Future[np.ndarray] | np.ndarray"]
+Job = tuple["Chunk", "str | None"]  # a chunk, and its text when an editor buffer holds it (else read)
+Encoded = tuple[list[bool], np.ndarray]  # per job: embedded or not (no text); the embedded ones' rows
 
-_worker_embedder: Any = None  # in the worker: its StaticEmbedder
+_worker: dict[str, Any] = {}  # in the worker: its embedder and the root's path prefix
 
 
 def wanted(pending: int) -> bool:
@@ -47,50 +54,62 @@ def wanted(pending: int) -> bool:
     return pending >= MIN_CHUNKS
 
 
-def _start(owner: int, model_dir: str, batch_size: int) -> None:
+def inside_root(path: str) -> bool:
+    """A relative, normal path that stays inside the root (what `Workspace.relpath` passes as it is)."""
+    return (path not in ("", ".", "..") and not path.startswith(("/", "../"))
+            and path == posixpath.normpath(path))
+
+
+def _start(owner: int, model_dir: str, batch_size: int, root: str) -> None:
     from indexing.parse_pool import _start_worker
     from retrievers.static_embedder import StaticEmbedder
 
-    global _worker_embedder
     _start_worker(owner)  # stdout to stderr; ends itself when its owner is gone
-    _worker_embedder = StaticEmbedder(model_dir, batch_size=batch_size)
-    _worker_embedder.load()
+    embedder = StaticEmbedder(model_dir, batch_size=batch_size)
+    embedder.load()
+    _worker.update(embedder=embedder, prefix=os.path.join(root, ""))
 
 
-def _encode(texts: list[str]) -> np.ndarray:
-    return np.asarray(_worker_embedder.encode_documents(texts), dtype=np.float32)
+def _embed(jobs: list[Job], max_chars: int, max_path_chars: int) -> Encoded:
+    from retrievers.semantic import embed_text
+
+    prefix, embedder = _worker["prefix"], _worker["embedder"]
+    shown: list[bool] = []
+    texts: list[str] = []
+    read_path, data = None, b""
+    for chunk, text in jobs:
+        if text is None:
+            if chunk.path != read_path:  # jobs come in path order: each file is read once a batch
+                read_path, data = chunk.path, b""
+                if inside_root(chunk.path):
+                    try:
+                        with open(prefix + chunk.path, "rb") as fh:
+                            data = fh.read()
+                    except OSError:  # gone or unreadable: nothing to embed (as in process)
+                        data = b""
+            text = data[chunk.start_byte:chunk.end_byte].decode("utf-8", "replace")
+        shown.append(bool(text.strip()))
+        if shown[-1]:
+            texts.append(embed_text(chunk, text, max_chars, max_path_chars))
+    matrix = embedder.encode_documents(texts) if texts else np.zeros((0, embedder.dims), np.float32)
+    return shown, np.asarray(matrix, dtype=np.float32)
 
 
 class DocumentWorker:
-    """`submit(texts)`: a Future of `encode_documents(texts)` computed in the worker process."""
+    """`submit(jobs, max_chars, max_path_chars)`: a Future of (embedded per job, their vectors),
+    computed in the worker process; the caller embeds in process when it raises."""
 
-    def __init__(self, pool: Any, fallback: Callable[[list[str]], np.ndarray]) -> None:
+    def __init__(self, pool: Any) -> None:
         self._pool = pool
-        self._fallback = fallback
 
-    def submit(self, texts: Sequence[str]) -> Future[np.ndarray] | np.ndarray:
-        try:
-            return self._pool.submit(_encode, list(texts))  # type: ignore[no-any-return]
-        except Exception as exc:  # a broken pool: embed here
-            log.warning("embedding worker unavailable (%s): embedding in process", exc)
-            return self._fallback(list(texts))
-
-    def result(self, pending: Future[np.ndarray] | np.ndarray, texts: Sequence[str]) -> np.ndarray:
-        """The vectors of a `submit`; embedded here when the worker died meanwhile."""
-        if isinstance(pending, np.ndarray):
-            return pending
-        try:
-            return pending.result()
-        except Exception as exc:  # killed, out of memory: this batch (and the rest) in process
-            log.warning("embedding worker failed (%s): embedding in process", exc)
-            return self._fallback(list(texts))
+    def submit(self, jobs: Sequence[Job], max_chars: int, max_path_chars: int) -> Future[Encoded]:
+        return self._pool.submit(_embed, list(jobs), max_chars, max_path_chars)  # type: ignore[no-any-return]
 
 
 @contextmanager
-def document_worker(model_dir: Path, batch_size: int,
-                    fallback: Callable[[list[str]], np.ndarray]) -> Iterator[DocumentWorker | None]:
-    """A worker process loaded with the static model in `model_dir` (None where there is no fork
-    server: the caller embeds in process); shut down when the block ends."""
+def document_worker(model_dir: Path, batch_size: int, root: Path) -> Iterator[DocumentWorker | None]:
+    """A worker process loaded with the static model in `model_dir`, reading chunks under `root`
+    (None where there is no fork server: the caller embeds in process); shut down after the block."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -101,8 +120,8 @@ def document_worker(model_dir: Path, batch_size: int,
         return
     context.set_forkserver_preload(["indexing.parse"])
     pool = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_start,
-                               initargs=(os.getpid(), str(model_dir), batch_size))
+                               initargs=(os.getpid(), str(model_dir), batch_size, str(root)))
     try:
-        yield DocumentWorker(pool, fallback)
+        yield DocumentWorker(pool)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

@@ -144,7 +144,8 @@ class SearchEngine:
         from retrievers.static_embedder import is_static_id
 
         opts = self.options
-        fast = SemanticRetriever(workspace.store, workspace.chunk_text, opts.embedder or opts.model)
+        fast = SemanticRetriever(workspace.store, workspace.chunk_text, opts.embedder or opts.model,
+                                 files=workspace)
         deep = None
         if is_static_id(fast.model_id) and (opts.transformer or opts.transformer_embedder is not None):
             embedder = opts.transformer_embedder or make_embedder(opts.transformer)

@@ -12,6 +12,7 @@ is embedded again under the new model's keys; vectors of two models never meet.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -30,6 +31,7 @@ from retrievers.vectors import VectorIndex, VectorOptions
 if TYPE_CHECKING:
     from retrievers.models import TextEmbedder
 
+log = logging.getLogger(__name__)
 EMBED_TEXT_VERSION = 1  # bump when embed_text changes: it is part of every cache key
 Progress = Callable[[int, int], None]
 
@@ -56,6 +58,23 @@ class SemanticOptions:
     # or a progress line is never more than a batch of forward passes away).
     write_batch: int | None = None
     vectors: VectorOptions | None = None
+
+
+class ChunkFiles(Protocol):
+    """Where chunks are read from (indexing.workspace.Workspace): for a worker process that reads them."""
+
+    root: Path
+
+    def overlays(self) -> list[str]: ...
+
+
+@dataclass
+class _Queued:
+    """A batch handed to the embedding worker: its chunks, the pending result, its end in the run."""
+
+    chunks: list[Chunk]
+    submitted: Any
+    end: int
 
 
 @dataclass
@@ -141,9 +160,10 @@ class SemanticRetriever:
 
     def __init__(self, store: EmbeddingCache, read_text: Callable[[Chunk], str | None],
                  embedder: TextEmbedder | str | None = None, options: SemanticOptions | None = None,
-                 meta_prefix: str = "embedding") -> None:
+                 meta_prefix: str = "embedding", files: ChunkFiles | None = None) -> None:
         from retrievers.models import make_embedder
 
+        self._files = files  # read_text's files, for a worker process that reads them itself
         self.store = store
         self.embedder: TextEmbedder = (
             make_embedder(embedder) if embedder is None or isinstance(embedder, str) else embedder)
@@ -315,40 +335,54 @@ class SemanticRetriever:
                       should_stop: Callable[[], bool] | None = None,
                       order: Callable[[Chunk], Any] | None = None) -> int:
         """Embed pending chunks in batches (by `order`, default path and line), writing each batch to
-        the cache; returns how many. `should_stop` is asked between batches. An embedder with a
-        `document_worker(pending)` (the static tier on a large tree: `retrievers.embed_worker`)
-        encodes in a worker process while the next batch's texts are read here."""
+        the cache; returns how many. `should_stop` is asked between batches. With the workspace's
+        files known and an embedder that has a `document_worker` (the static tier on a large tree:
+        `retrievers.embed_worker`), a worker process reads and encodes a batch while this thread
+        stores the one before."""
         with self._lock:
             key = order or (lambda c: (c.path, c.start_line))
             todo = sorted(self._pending, key=lambda i: key(self._chunks[i]))
         total, embedded = len(todo), 0
         step = max(1, self.options.write_batch or getattr(self.embedder, "write_batch", 64))
         opener = getattr(self.embedder, "document_worker", None)
-        queued: tuple[_Batch, Any, int] | None = None  # submitted to the worker, not yet stored
-        with opener(total) if opener is not None and total else nullcontext() as worker:
+        files = self._files
+        queued: _Queued | None = None  # submitted to the worker, not yet stored
+        with opener(total, files.root) if opener is not None and files is not None and total \
+                else nullcontext() as worker:
+            overlaid = set(files.overlays()) if worker is not None and files is not None else set()
             for start in range(0, total, step):
                 if should_stop is not None and should_stop():
                     break
-                batch = self._prepare(todo[start : start + step])
                 end = min(start + step, total)
                 if worker is None:
-                    def report(d: int, _t: int, base: int = start) -> None:
-                        if progress is not None:
-                            progress(base + d, total)
-
-                    matrix = self.embedder.encode_documents(batch.texts, progress=report) \
-                        if batch.texts else None
-                    embedded += self._store(batch, matrix)
-                    if progress is not None:
-                        progress(end, total)
+                    embedded += self._embed_here(todo[start:end], start, total, progress)
                     continue
-                submitted = worker.submit(batch.texts) if batch.texts else None
+                chunks = [c for c in (self._chunks.get(i) for i in todo[start:end]) if c is not None]
+                jobs = [(c, (self._text_of(c) or "") if c.path in overlaid else None) for c in chunks]
+                try:
+                    submitted = worker.submit(jobs, self.options.max_chars, self.options.max_path_chars)
+                except Exception as exc:  # a broken pool: this batch (and the next) here
+                    log.warning("embedding worker unavailable (%s): embedding in process", exc)
+                    submitted = None
                 if queued is not None:
-                    embedded += self._finish(worker, queued, progress, total)
-                queued = (batch, submitted, end)
-            if queued is not None and worker is not None:
-                embedded += self._finish(worker, queued, progress, total)
+                    embedded += self._finish(queued, progress, total)
+                queued = _Queued(chunks, submitted, end)
+            if queued is not None:
+                embedded += self._finish(queued, progress, total)
         return embedded
+
+    def _embed_here(self, ids: Sequence[int], start: int, total: int, progress: Progress | None) -> int:
+        batch = self._prepare(ids)
+
+        def report(d: int, _t: int) -> None:
+            if progress is not None:
+                progress(start + d, total)
+
+        matrix = self.embedder.encode_documents(batch.texts, progress=report) if batch.texts else None
+        stored = self._store(batch, matrix)
+        if progress is not None:
+            progress(start + len(ids), total)
+        return stored
 
     def _prepare(self, ids: Sequence[int]) -> _Batch:
         batch = [self._chunks.get(i) for i in ids]
@@ -357,13 +391,20 @@ class SemanticRetriever:
         texts = [embed_text(c, t, self.options.max_chars, self.options.max_path_chars) for c, t in ready]
         return _Batch([c for c, _ in items], [c for c, _ in ready], texts)
 
-    def _finish(self, worker: Any, queued: tuple[_Batch, Any, int], progress: Progress | None,
-                total: int) -> int:
-        batch, submitted, end = queued
-        matrix = worker.result(submitted, batch.texts) if submitted is not None else None
-        stored = self._store(batch, matrix)
+    def _finish(self, queued: _Queued, progress: Progress | None, total: int) -> int:
+        """Store what the worker made of a batch (or embed it here if the worker failed)."""
+        try:
+            if queued.submitted is None:
+                raise RuntimeError("not submitted")
+            shown, matrix = queued.submitted.result()
+            batch = _Batch(queued.chunks, [c for c, ok in zip(queued.chunks, shown, strict=True) if ok], [])
+            stored = self._store(batch, matrix)
+        except Exception as exc:  # killed, out of memory, never submitted: embed it here
+            if queued.submitted is not None:
+                log.warning("embedding worker failed (%s): embedding in process", exc)
+            stored = self._embed_here([c.id for c in queued.chunks], 0, total, None)
         if progress is not None:
-            progress(end, total)
+            progress(queued.end, total)
         return stored
 
     def _store(self, batch: _Batch, matrix: np.ndarray | None) -> int:

@@ -102,9 +102,9 @@ class StaticEmbedder(LazyModel):
         return ensure_static_model(self.build_progress, settings=self.settings)
 
     @contextmanager
-    def document_worker(self, pending: int) -> Iterator[embed_worker.DocumentWorker | None]:
-        """A worker process that encodes documents for an embedding of `pending` chunks, when that
-        many pay for one (`retrievers.embed_worker`); None: encode in this process."""
+    def document_worker(self, pending: int, root: Path) -> Iterator[embed_worker.DocumentWorker | None]:
+        """A worker process that reads and encodes the chunks under `root` for an embedding of
+        `pending` chunks, when that many pay for one (`retrievers.embed_worker`); None: embed here."""
         if not embed_worker.wanted(pending):
             yield None
             return
@@ -112,7 +112,7 @@ class StaticEmbedder(LazyModel):
             directory = self._directory()
         except (StaticModelError, OSError) as exc:
             raise EmbedderError(f"cannot load the static embedding model: {exc}") from exc
-        with embed_worker.document_worker(directory, self.batch_size, self.encode_documents) as worker:
+        with embed_worker.document_worker(directory, self.batch_size, root) as worker:
             yield worker
 
     def load(self) -> None:

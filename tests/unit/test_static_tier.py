@@ -214,10 +214,13 @@ def test_a_large_embedding_encodes_in_a_worker_process_with_the_same_vectors(
         tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from retrievers import embed_worker
 
+    edited = "def request_quota(query):\n    return query.quota_remaining()\n"
+
     def vectors(worker: str, index: Path) -> tuple[dict[tuple[str, int], bytes], bool]:
         monkeypatch.setenv("CODESEEK_EMBED_WORKER", worker)
         embedder = StaticEmbedder(tiny)
         with Workspace(SAMPLE, WorkspaceOptions(index_dir=index)) as ws:
+            ws.set_overlay("shop/cart.py", edited)  # an unsaved editor buffer: embedded as the buffer
             engine = SearchEngine(ws, EngineOptions(embedder=embedder, transformer=None))
             try:
                 assert engine.refresh().embedded > 0 and engine.semantic is not None
@@ -232,4 +235,5 @@ def test_a_large_embedding_encodes_in_a_worker_process_with_the_same_vectors(
     here, loaded_here = vectors("0", tmp_path / "here")
     there, loaded_there = vectors("1", tmp_path / "there")
     assert here and there == here  # the worker's vectors are the in-process ones, bit for bit
+    assert ("shop/cart.py", 1) in here and len([k for k in here if k[0] == "shop/cart.py"]) == 1
     assert loaded_here and not loaded_there  # the worker loaded the model; this process did not
