@@ -237,3 +237,10 @@ def test_a_large_embedding_encodes_in_a_worker_process_with_the_same_vectors(
     assert here and there == here  # the worker's vectors are the in-process ones, bit for bit
     assert ("shop/cart.py", 1) in here and len([k for k in here if k[0] == "shop/cart.py"]) == 1
     assert loaded_here and not loaded_there  # the worker loaded the model; this process did not
+
+    def broken(self: object, *args: object) -> object:
+        raise RuntimeError("worker killed")
+
+    monkeypatch.setattr(embed_worker.DocumentWorker, "submit", broken)
+    fallen_back, loaded = vectors("1", tmp_path / "fallback")
+    assert fallen_back == here and loaded  # a failed worker: every batch embedded here, same vectors
