@@ -54,8 +54,8 @@ class SemanticOptions:
     max_path_chars: int = 48
     max_chars: int = 1500  # of normalized code per chunk (the default model reads 256 tokens)
     # Chunks embedded and written to the cache per step; None: the embedder's `write_batch`
-    # (static: 256, one commit a step; a transformer: 64, so that a stop or a progress line is never
-    # more than a batch of forward passes away).
+    # (64 for both tiers: a transformer's stop or progress line is never more than a batch of forward
+    # passes away; the static tier's larger steps cost peak RSS).
     write_batch: int | None = None
     vectors: VectorOptions | None = None
 
