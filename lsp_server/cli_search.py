@@ -256,7 +256,7 @@ def print_human(result: dict[str, Any], stream: TextIO, context: int | None = No
         line.append(f"{r['path']}:{at}", style="bold green")
         total = r.get("lines_total", r["end_line"] - r["start_line"] + 1)
         shown = r["end_line"] - r["start_line"] + 1
-        of = f" of {total} lines" if total > shown else ""
+        of = f", {shown} of its {total} lines" if total > shown else ""  # a long span's best window
         line.append(f" ({r['start_line']}-{r['end_line']}{of})", style="dim")
         if r.get("symbol"):
             line.append(f"  {r['symbol']}", style="bold")

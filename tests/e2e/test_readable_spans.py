@@ -58,6 +58,6 @@ def test_the_terminal_output_numbers_the_header_and_the_window_truly(tmp_path: P
         capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = [line.strip() for line in proc.stdout.splitlines()]
-    assert "1. pipeline.py:104 (104-162 of 162 lines)  run_pipeline  function" in " ".join(out)
+    assert "1. pipeline.py:104 (104-162, 59 of its 162 lines)  run_pipeline  function" in " ".join(out)
     numbered = [line for line in out if line[:1].isdigit() and not line.startswith("1. ")]
     assert numbered[:2] == ["1 def run_pipeline(batch):", "104     step_101 = prepare(batch, 101)"]
