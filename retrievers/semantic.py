@@ -361,9 +361,9 @@ class SemanticRetriever:
                 jobs = [(c, (self._text_of(c) or "") if c.path in overlaid else None) for c in chunks]
                 try:
                     submitted = worker.submit(jobs, self.options.max_chars, self.options.max_path_chars)
-                except Exception as exc:  # a broken pool: this batch (and the next) here
+                except Exception as exc:  # a broken pool: this batch and the rest here
                     log.warning("embedding worker unavailable (%s): embedding in process", exc)
-                    submitted = None
+                    submitted, worker = None, None
                 if queued is not None:
                     embedded += self._finish(queued, progress, total)
                 queued = _Queued(chunks, submitted, end)
@@ -393,16 +393,18 @@ class SemanticRetriever:
 
     def _finish(self, queued: _Queued, progress: Progress | None, total: int) -> int:
         """Store what the worker made of a batch (or embed it here if the worker failed)."""
-        try:
-            if queued.submitted is None:
-                raise RuntimeError("not submitted")
-            shown, matrix = queued.submitted.result()
-            batch = _Batch(queued.chunks, [c for c, ok in zip(queued.chunks, shown, strict=True) if ok], [])
-            stored = self._store(batch, matrix)
-        except Exception as exc:  # killed, out of memory, never submitted: embed it here
-            if queued.submitted is not None:
+        made = None
+        if queued.submitted is not None:
+            try:
+                made = queued.submitted.result()
+            except Exception as exc:  # killed, out of memory: this batch here
                 log.warning("embedding worker failed (%s): embedding in process", exc)
+        if made is None:
             stored = self._embed_here([c.id for c in queued.chunks], 0, total, None)
+        else:
+            shown, matrix = made
+            ready = [c for c, ok in zip(queued.chunks, shown, strict=True) if ok]
+            stored = self._store(_Batch(queued.chunks, ready, []), matrix)
         if progress is not None:
             progress(queued.end, total)
         return stored
