@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+from indexing.gc_pause import paused_collection
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import QueryError
 from retrievers.codebase import Codebase
@@ -61,14 +62,11 @@ def _no_collection() -> Iterator[None]:
     """No cyclic garbage collection while an index loads: its ~10^6 long-lived objects (chunks, the
     call graph) would be traversed again and again (~0.3 s of a warm Django search). What is loaded is
     then frozen out of later collections (`gc.freeze`), and collection resumes."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
+    with paused_collection():
+        try:
+            yield
+        finally:
+            gc.freeze()
 
 
 def refresh(engine: SearchEngine, show_progress: bool) -> RefreshResult:
