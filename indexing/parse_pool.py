@@ -28,7 +28,7 @@ from indexing.records import FileInfo, ParseResult
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-__all__ = ["MIN_FILES", "Plan", "parse_in_order", "worker_count"]
+__all__ = ["MIN_FILES", "Plan", "parse_in_order", "start_worker", "worker_count"]
 
 log = logging.getLogger(__name__)
 MIN_FILES = 400  # files to parse before a pool pays for its start
@@ -95,7 +95,7 @@ def parse_in_order(plans: Iterable[Plan], workers: int) -> Iterator[tuple[Plan, 
         return
     context.set_forkserver_preload(["indexing.parse"])
     pending: deque[tuple[Plan, Future[ParseResult] | None]] = deque()
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=start_worker,
                              initargs=(os.getpid(),)) as pool:
         broken = False
         for plan in plans:
@@ -114,10 +114,11 @@ def parse_in_order(plans: Iterable[Plan], workers: int) -> Iterator[tuple[Plan, 
             yield _take(pending.popleft())
 
 
-def _start_worker(owner: int) -> None:
-    """In a worker: anything written to stdout goes to stderr (the language server speaks on stdout),
-    and the worker ends itself once the process that owns the pool is gone (killed: a normal exit
-    shuts the pool down), which also lets the fork server go."""
+def start_worker(owner: int) -> None:
+    """In a worker process (the parse pool's, `retrievers.embed_worker`'s): anything written to
+    stdout goes to stderr (the language server speaks on stdout), and the worker ends itself once the
+    process that owns the pool is gone (killed: a normal exit shuts the pool down), which also lets
+    the fork server go."""
     import sys
     import threading
     import time

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 import stat
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -340,6 +341,14 @@ def scan(root: Path, options: ScanOptions | None = None,
     they still match (the binary and minified checks would give the same answer).
     """
     return Scanner(root, options or ScanOptions(), known).walk()
+
+
+def plain_relative(path: str) -> bool:
+    """Whether `path` is already a normalized workspace-relative path that stays inside the root
+    ("a/b.py", not "/a", "../a", "a/../b" or "."): what `relative_path` would return unchanged, on
+    POSIX, without resolving the root (every indexed path is one)."""
+    return os.sep == "/" and path not in (".", "..") and not path.startswith(("/", "../")) \
+        and path == posixpath.normpath(path)
 
 
 def relative_path(root: Path, path: str | os.PathLike[str]) -> str | None:

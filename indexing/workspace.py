@@ -10,7 +10,6 @@ derived from it (the call graph: `retrievers.graph_state`) know when to rebuild.
 from __future__ import annotations
 
 import os
-import posixpath
 import secrets
 import threading
 import time
@@ -28,6 +27,7 @@ from indexing.scan import (
     VANISHED,
     ScanOptions,
     ScanResult,
+    plain_relative,
     relative_path,
     scan,
     scan_paths,
@@ -121,8 +121,7 @@ class Workspace:
     def relpath(self, path: str | os.PathLike[str]) -> str:
         """Workspace-relative POSIX form of an absolute or relative path; WorkspaceError outside the root."""
         p = os.fspath(path)
-        if os.sep == "/" and not p.startswith("/") and p == posixpath.normpath(p) and p != "." \
-                and p != ".." and not p.startswith("../"):
+        if plain_relative(p):
             return p  # already relative and normal (every indexed path): no realpath of the root per read
         rel = relative_path(self.root, path)
         if rel is None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import os
-import posixpath
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
 
     from indexing.records import Chunk
 
-__all__ = ["MIN_CHUNKS", "DocumentWorker", "Job", "document_worker", "inside_root", "wanted"]
+__all__ = ["MIN_CHUNKS", "DocumentWorker", "Job", "document_worker", "wanted"]
 
 log = logging.getLogger(__name__)
 MIN_CHUNKS = 20_000  # pending chunks from which a worker process pays (Django's `django/`: 14,896)
@@ -54,23 +53,18 @@ def wanted(pending: int) -> bool:
     return pending >= MIN_CHUNKS
 
 
-def inside_root(path: str) -> bool:
-    """A relative, normal path that stays inside the root (what `Workspace.relpath` passes as it is)."""
-    return (path not in ("", ".", "..") and not path.startswith(("/", "../"))
-            and path == posixpath.normpath(path))
-
-
 def _start(owner: int, model_dir: str, batch_size: int, root: str) -> None:
-    from indexing.parse_pool import _start_worker
+    from indexing.parse_pool import start_worker
     from retrievers.static_embedder import StaticEmbedder
 
-    _start_worker(owner)  # stdout to stderr; ends itself when its owner is gone
+    start_worker(owner)  # stdout to stderr; ends itself when its owner is gone
     embedder = StaticEmbedder(model_dir, batch_size=batch_size)
     embedder.load()
     _worker.update(embedder=embedder, prefix=os.path.join(root, ""))
 
 
 def _embed(jobs: list[Job], max_chars: int, max_path_chars: int) -> Encoded:
+    from indexing.scan import plain_relative
     from retrievers.semantic import embed_text
 
     prefix, embedder = _worker["prefix"], _worker["embedder"]
@@ -81,7 +75,7 @@ def _embed(jobs: list[Job], max_chars: int, max_path_chars: int) -> Encoded:
         if text is None:
             if chunk.path != read_path:  # jobs come in path order: each file is read once a batch
                 read_path, data = chunk.path, b""
-                if inside_root(chunk.path):
+                if plain_relative(chunk.path):  # as Workspace.relpath reads an indexed path
                     try:
                         with open(prefix + chunk.path, "rb") as fh:
                             data = fh.read()

@@ -99,9 +99,13 @@ class StaticEmbedder(LazyModel):
                 self.load()
 
     def _directory(self) -> Path:
+        """The model's folder, distilled first if it is the default one and missing (EmbedderError)."""
         if self.model_dir is not None:
             return self.model_dir
-        return ensure_static_model(self.build_progress, settings=self.settings)
+        try:
+            return ensure_static_model(self.build_progress, settings=self.settings)
+        except (StaticModelError, OSError) as exc:
+            raise EmbedderError(f"cannot load the static embedding model: {exc}") from exc
 
     @contextmanager
     def document_worker(self, pending: int, root: Path) -> Iterator[embed_worker.DocumentWorker | None]:
@@ -110,11 +114,7 @@ class StaticEmbedder(LazyModel):
         if not embed_worker.wanted(pending):
             yield None
             return
-        try:
-            directory = self._directory()
-        except (StaticModelError, OSError) as exc:
-            raise EmbedderError(f"cannot load the static embedding model: {exc}") from exc
-        with embed_worker.document_worker(directory, self.batch_size, root) as worker:
+        with embed_worker.document_worker(self._directory(), self.batch_size, root) as worker:
             yield worker
 
     def load(self) -> None:
@@ -130,7 +130,7 @@ class StaticEmbedder(LazyModel):
                     raise EmbedderError(f"{directory} is not a model2vec model (model.safetensors and "
                                         "tokenizer.json expected)")
                 self._model = _TokenVectors(directory, self.max_tokens)
-            except (StaticModelError, OSError, ValueError, KeyError) as exc:
+            except (OSError, ValueError, KeyError) as exc:  # an unreadable or malformed model folder
                 raise EmbedderError(f"cannot load the static embedding model: {exc}") from exc
 
     @property
