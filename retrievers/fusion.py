@@ -27,6 +27,7 @@ from retrievers.base import Hit, QueryError
 from retrievers.contracts import contract_factors
 from retrievers.copies import share_definition_bonus, tree_factors
 from retrievers.priors import (
+    DEFINITION_KINDS,
     PRIVATE_ASKING_WORDS,
     coherence_bonuses,
     declaration_factor,
@@ -169,48 +170,70 @@ def apply_priors(
                                  if config.path_keyword_short else ())
     coherence = coherence_bonuses([(i.chunk_id, i.path, i.score) for i in items if i.path], config)
     depths = depth_factors(paths, config)
-    matched = {i.chunk_id: _structural_match(i, symbol) for i in items}
-    definitions = share_definition_bonus(
-        {i.chunk_id: definition_bonus(chunks[i.chunk_id], symbol, identifier_query, config,
-                                      matched[i.chunk_id]) for i in items},
-        chunks, lambda cid: pagerank_for_chunk.get(cid, 0.0), {i.chunk_id: i.score for i in items}, config)
-    definitions = module_bonuses(
-        [(i.chunk_id, chunks[i.chunk_id], i.score, matched[i.chunk_id]) for i in items], symbol, definitions,
-        identifier_query, config, root_parts)
-    copies = tree_factors([chunks[i.chunk_id] for i in items], copy_trees or {}, query_text, config)
+    definitions: dict[int, float] = {}
+    if symbol:  # (without a symbol every definition bonus is 0)
+        matched = {i.chunk_id: _structural_match(i, symbol) for i in items}
+        definitions = share_definition_bonus(
+            {i.chunk_id: definition_bonus(chunks[i.chunk_id], symbol, identifier_query, config,
+                                          matched[i.chunk_id]) for i in items},
+            chunks, lambda cid: pagerank_for_chunk.get(cid, 0.0), {i.chunk_id: i.score for i in items},
+            config)
+        if "." in symbol:
+            definitions = module_bonuses(
+                [(i.chunk_id, chunks[i.chunk_id], i.score, matched[i.chunk_id]) for i in items], symbol,
+                definitions, identifier_query, config, root_parts)
     words = split_words(query_text)
-    contract = contract_factors([chunks[i.chunk_id] for i in items], contracts, words, identifier_query,
-                                config)
+    candidates = [chunks[i.chunk_id] for i in items] if copy_trees or contracts else []
+    copies = tree_factors(candidates, copy_trees or {}, query_text, config)
+    contract = contract_factors(candidates, contracts, words, identifier_query, config)
     # a lookup of a private name, or a question about internals, wants the private modules too
     publics_only = not identifier_query and PRIVATE_ASKING_WORDS.isdisjoint(words)
     headers = () if identifier_query else c_headers  # an identifier lookup may want the header's struct
     path_bonus = config.path_keyword_bonus
     by_labels: dict[Any, tuple[float, str | None]] = {}  # label tuples and paths repeat: once each
-    by_path: dict[str, float] = {}
+    by_path: dict[str, tuple[float, float, float, float]] = {}
+    pagerank_of = pagerank_for_chunk.get
     for item in items:  # (a few hundred candidates per search: the explain dicts hold non-neutral terms only)
-        chunk = chunks[item.chunk_id]
+        chunk_id = item.chunk_id
+        chunk = chunks[chunk_id]
+        path = chunk.path
         bonus: dict[str, float] = {}
-        if value := definitions.get(item.chunk_id, 0.0):
+        if value := definitions.get(chunk_id, 0.0):
             bonus["definition"] = value
-        if value := coherence.get(item.chunk_id, 0.0):
+        if value := coherence.get(chunk_id, 0.0):
             bonus["coherence"] = value
         labelled = by_labels.get(chunk.labels)
         if labelled is None:
             labelled = by_labels[chunk.labels] = label_factor(chunk.labels, want, config)
         labels, demoted_by = labelled
-        rank = pagerank_factor(pagerank_for_chunk.get(item.chunk_id, 0.0), config)
-        reexport = reexport_factor(chunk.path, chunk.kind, config)
-        declaration = by_path.get(chunk.path)
-        if declaration is None:
-            declaration = by_path[chunk.path] = declaration_factor(chunk.path, config, headers)
-        private = private_factor(chunk.path, config) if publics_only else 1.0
-        copy = copies.get(item.chunk_id, 1.0)
-        contracted = contract.get(item.chunk_id, 1.0)
-        depth = depths.get(chunk.path, 1.0)
+        rank = pagerank_factor(pagerank_of(chunk_id, 0.0), config)
+        of_path = by_path.get(path)
+        if of_path is None:  # the factors every chunk of a file shares (re-export: its module code)
+            of_path = by_path[path] = (
+                reexport_factor(path, "module", config), declaration_factor(path, config, headers),
+                private_factor(path, config) if publics_only else 1.0, depths.get(path, 1.0))
+        module_reexport, declaration, private, depth = of_path
+        reexport = 1.0 if chunk.kind in DEFINITION_KINDS else module_reexport
+        copy = copies.get(chunk_id, 1.0) if copies else 1.0
+        contracted = contract.get(chunk_id, 1.0) if contract else 1.0
         boost = rank * labels * reexport * declaration * private * copy * contracted * depth
-        factors = {name: value for name, value in (
-            ("pagerank", rank), ("label", labels), ("reexport", reexport), ("declaration", declaration),
-            ("private", private), ("copy", copy), ("contract", contracted), ("depth", depth)) if value != 1.0}
+        factors: dict[str, float] = {}  # (the terms other than 1, in this order)
+        if rank != 1.0:
+            factors["pagerank"] = rank
+        if labels != 1.0:
+            factors["label"] = labels
+        if reexport != 1.0:
+            factors["reexport"] = reexport
+        if declaration != 1.0:
+            factors["declaration"] = declaration
+        if private != 1.0:
+            factors["private"] = private
+        if copy != 1.0:
+            factors["copy"] = copy
+        if contracted != 1.0:
+            factors["contract"] = contracted
+        if depth != 1.0:
+            factors["depth"] = depth
         base = item.score
         item.score = (base + top * sum(bonus.values())) * boost
         explain = item.explain

@@ -18,7 +18,7 @@ from retrievers.profile import DEFAULT_CONFIG, RankingConfig
 from retrievers.scope import Scope
 from retrievers.tokenize import identifiers, split_identifier
 
-_DEFINITION_KINDS = frozenset({"function", "method", "class"})
+DEFINITION_KINDS = frozenset({"function", "method", "class"})  # a chunk of one of these is no module code
 _STOPWORDS = frozenset(
     """a an and are as at be by can do does did for from has have how i if in into is it its me my not of
     on or our the their then there these this those to was we what when where which who why will with
@@ -56,7 +56,7 @@ def label_factor(
 
 def reexport_factor(path: str, kind: str, config: RankingConfig = DEFAULT_CONFIG) -> float:
     """Module-level code of a re-export file (`__init__.py`, `index.js`, ...) is mostly plumbing."""
-    if kind in _DEFINITION_KINDS:
+    if kind in DEFINITION_KINDS:
         return 1.0
     return config.reexport_factor if path.rpartition("/")[2] in config.reexport_names else 1.0
 
@@ -107,7 +107,7 @@ def _module_parts(path: str) -> list[str]:
 
 def definition_match(chunk: Chunk, symbol: str) -> str | None:
     """'full' if the chunk defines the queried symbol, 'partial' if only its last part matches."""
-    if not chunk.symbol or chunk.kind not in _DEFINITION_KINDS:
+    if not chunk.symbol or chunk.kind not in DEFINITION_KINDS:
         return None
     want = [p for p in symbol.split(".") if p]
     have = [p for p in chunk.symbol.split(".") if p]
@@ -283,7 +283,9 @@ def path_keyword_shares(
     matches = {}
     named: set[str] = set()  # every word some keyword matches (a stem's words are among `distinct`)
     for kw in keywords:  # each distinct word is compared once, then paths holding a matching word
-        matching = {w for w in distinct if prefix_match(kw, w, config.path_keyword_min_prefix)}
+        least = config.path_keyword_min_prefix
+        head = kw[:least]  # every word that matches starts so (`prefix_match`)
+        matching = {w for w in distinct if w.startswith(head) and prefix_match(kw, w, least)}
         matches[kw] = {path for path, ws in words.items() if not matching.isdisjoint(ws)}
         named |= matching
     if len(paths) >= config.path_keyword_min_files:

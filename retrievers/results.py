@@ -12,7 +12,6 @@ and when present `depth` (impact_analysis), `also` (the file's other hits folded
 
 from __future__ import annotations
 
-import textwrap
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -94,11 +93,39 @@ def snippet_for(lines: Sequence[str] | None, start_line: int, end_line: int,
         picked.pop(0)
     cut = len(picked) > max_lines
     picked = picked[:max_lines]
-    text = textwrap.dedent("\n".join(picked)).rstrip()
+    text = dedent_lines(picked).rstrip()
     if len(text) > max_chars:
         text = text[:max_chars].rstrip()
         cut = True
     return text + ("\n..." if cut else "")
+
+
+def dedent_lines(lines: Sequence[str]) -> str:
+    """`textwrap.dedent("\\n".join(lines))` for lines without line ends, without its regular
+    expressions: lines of only spaces and tabs become empty, and the longest run of leading spaces
+    and tabs that every other line shares is removed."""
+    out: list[str] = []
+    margin: str | None = None
+    for line in lines:
+        stripped = line.lstrip(" \t")
+        if not stripped:
+            out.append("")
+            continue
+        out.append(line)
+        indent = line[: len(line) - len(stripped)]
+        if margin is None:
+            margin = indent
+        elif not indent.startswith(margin):
+            common = 0
+            for x, y in zip(margin, indent, strict=False):
+                if x != y:
+                    break
+                common += 1
+            margin = margin[:common]
+    if margin:
+        cut = len(margin)
+        return "\n".join(line[cut:] for line in out)
+    return "\n".join(out)
 
 
 def span_snippet(lines: Sequence[str] | None, span: Span) -> str:
@@ -138,12 +165,15 @@ _PLAIN = frozenset({str, int, bool, type(None)})  # leaves _round returns as the
 
 
 def _round(value: Any) -> Any:
+    """Floats rounded to 6 places all through nested dicts and lists (tuples become lists)."""
     if isinstance(value, float):
         return round(value, 6)
     if isinstance(value, dict):
-        return {k: v if type(v) in _PLAIN else _round(v) for k, v in value.items()}
+        return {k: round(v, 6) if (kind := type(v)) is float else v if kind in _PLAIN else _round(v)
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [v if type(v) in _PLAIN else _round(v) for v in value]
+        return [round(v, 6) if (kind := type(v)) is float else v if kind in _PLAIN else _round(v)
+                for v in value]
     return value
 
 
