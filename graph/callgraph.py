@@ -80,6 +80,7 @@ class CallGraph:
         self._unresolved_by_name: dict[str, list[CallSite]] | None = None
         self._pagerank: dict[int, float] | None = None
         self._site_links: navigation.SiteLinks | None = None
+        self._around: dict[tuple[str, int], list[Definition]] = {}  # definitions_at's answers (not saved)
 
     @property
     def graph(self) -> nx.DiGraph:
@@ -95,10 +96,15 @@ class CallGraph:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_nx"] = None  # the dicts travel; the networkx object is made again on first use
+        state["_around"] = {}
         if self._unresolved is None and self._unresolved_loader is not None:
             state["_unresolved"] = self.unresolved  # a copy of a loaded graph is whole
         state["_unresolved_loader"] = None  # (None stays None: `without_unresolved`'s saved half)
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_around", {})  # (a graph saved before the cache existed)
 
     @property
     def unresolved(self) -> list[CallSite]:
@@ -145,11 +151,16 @@ class CallGraph:
         return [self.index.defs[i] for i in ids]
 
     def definitions_at(self, path: str, line: int) -> list[Definition]:
-        """Definitions whose range contains `line` in `path`, innermost first."""
-        found = [self.index.defs[i] for i in self.index.by_path.get(path, ())
-                 if self.index.defs[i].start_line <= line <= self.index.defs[i].end_line]
-        found.sort(key=lambda d: (d.end_line - d.start_line, -d.start_line))
-        return found
+        """Definitions whose range contains `line` in `path`, innermost first (a new list each time)."""
+        known = self._around.get((path, line))
+        if known is None:
+            defs = self.index.defs
+            known = [defs[i] for i in self.index.by_path.get(path, ())
+                     if defs[i].start_line <= line <= defs[i].end_line]
+            known.sort(key=lambda d: (d.end_line - d.start_line, -d.start_line))
+            if len(self._around) < 65536:  # (a built graph never changes: the answers stay true)
+                self._around[(path, line)] = known
+        return list(known)
 
     def module_node(self, path: str) -> int | None:
         """The id of the module pseudo node of a file, None if the file has no records."""

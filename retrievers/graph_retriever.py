@@ -156,12 +156,13 @@ class GraphRetriever:
             return []
         cg = self._graph()
         seed_ids = {h.chunk_id for h in seed_hits}
-        best: dict[int, Hit] = {}
+        best: dict[int, tuple[float, str, int, Definition, int]] = {}  # chunk -> (score, relation, via, ...)
+        caller_factor = self.options.caller_factor
         for rank, seed in enumerate(seed_hits[: self.options.expand_seeds]):
             for d in self._seed_definitions(cg, seed):
                 neighbours = [(c, "callee", 1.0) for c in cg.callees(d.id)]
                 callers = dict.fromkeys(c for _, c in cg.callers(d.id) if c is not None)
-                neighbours += [(c, "caller", self.options.caller_factor) for c in callers]
+                neighbours += [(c, "caller", caller_factor) for c in callers]
                 for other, relation, factor in neighbours:
                     if other < 0:
                         continue  # module pseudo node
@@ -171,14 +172,15 @@ class GraphRetriever:
                         continue
                     edge = (d.id, other) if relation == "callee" else (other, d.id)
                     score = factor * _edge_weight(cg, *edge) / (rank + 1)
-                    if chunk_id not in best or score > best[chunk_id].score:
-                        best[chunk_id] = Hit(chunk_id, score, {"relation": relation, "via": seed.chunk_id,
-                                                               "def_id": other, "name": od.qualified_name,
-                                                               "path": od.path, "line": od.name_line})
-        ordered = sorted(best.values(), key=lambda h: (-h.score, h.detail["path"], h.detail["line"]))
+                    known = best.get(chunk_id)
+                    if known is None or score > known[0]:
+                        best[chunk_id] = (score, relation, seed.chunk_id, od, other)
+        ordered = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[1][3].path, kv[1][3].name_line))
         # The scope applies to the best `limit` neighbours, not before the cut: that is how the fused
         # route has always ranked (filtering first would let more in-scope neighbours in).
-        return [h for h in ordered[:limit] if scope.admits(h.detail["path"])]
+        return [Hit(chunk_id, score, {"relation": relation, "via": via, "def_id": other,
+                                      "name": od.qualified_name, "path": od.path, "line": od.name_line})
+                for chunk_id, (score, relation, via, od, other) in ordered[:limit] if scope.admits(od.path)]
 
     def _seed_definitions(self, cg: CallGraph, seed: Hit) -> list[Definition]:
         """The definition(s) a seed hit stands for: its def id, else the chunk's own definition."""

@@ -430,9 +430,10 @@ class SemanticRetriever:
         return added
 
     def search(self, query: Query, limit: int, scope: Scope = EVERYWHERE, *,
-               skip: Callable[[int], bool] | None = None) -> list[Hit]:
-        """Chunks within `scope` nearest to the query's embedding (`detail["cosine"]`), leaving out the
-        ids `skip` names (the tiered retriever's chunks another tier ranks); loads the model if needed."""
+               skip: Callable[[int], bool] | None = None, tier: str | None = None) -> list[Hit]:
+        """Chunks within `scope` nearest to the query's embedding (`detail["cosine"]`, and `tier` when
+        given), leaving out the ids `skip` names (the tiered retriever's chunks another tier ranks);
+        loads the model if needed."""
         with self._lock:
             vectors = self._vectors
             chunks = self._chunks
@@ -448,9 +449,12 @@ class SemanticRetriever:
                 return False
             return skip is None or not skip(chunk_id)
 
+        plain = scope.unrestricted and skip is None  # then only a chunk's presence matters
         with self._lock:
-            found = vectors.search(q, limit, allowed=allowed)
-        return [Hit(cid, score, {"cosine": round(score, 4)}) for cid, score in found]
+            found = vectors.search(q, limit, allowed=chunks.__contains__ if plain else allowed)
+        if tier is None:
+            return [Hit(cid, score, {"cosine": round(score, 4)}) for cid, score in found]
+        return [Hit(cid, score, {"cosine": round(score, 4), "tier": tier}) for cid, score in found]
 
     def similar(self, chunk_id: int, limit: int) -> list[Hit]:
         """Chunks nearest to a chunk's own vector (itself excluded)."""

@@ -131,8 +131,7 @@ class TieredSemantic:
         the transformer complete this is the transformer's ranking, with none the static one."""
         if not self._deep_usable():
             tier = "static" if is_static_id(self.fast.model_id) else "transformer"
-            return [Hit(h.chunk_id, h.score, {**h.detail, "tier": tier})
-                    for h in self.fast.search(query, limit, scope)]
+            return self.fast.search(query, limit, scope, tier=tier)
         deep_tier = self.deep
         assert deep_tier is not None
         deep = deep_tier.search(query, limit, scope)

@@ -222,12 +222,27 @@ class VectorIndex:
             k = min(self._n, max(candidates or self.options.candidates, limit))
             rows = np.argpartition(dist, k - 1)[:k] if k < self._n else np.arange(self._n)
             scores = (self._f16[rows].astype(np.float32) if f32 is None else f32[rows]) @ q
-        order = np.argsort(-scores, kind="stable")
+        head = 2 * limit  # usually enough after `allowed`: sort only the rows scoring at least its last
+        if head < len(scores):
+            least = np.partition(scores, len(scores) - head)[len(scores) - head]
+            found = self._ranked(rows, scores, np.flatnonzero(scores >= least), limit, allowed)
+            if len(found) == limit:
+                return found
+        return self._ranked(rows, scores, np.arange(len(scores)), limit, allowed)
+
+    def _ranked(self, rows: np.ndarray, scores: np.ndarray, picked: np.ndarray, limit: int,
+                allowed: Callable[[int], bool] | None) -> list[tuple[int, float]]:
+        """The first `limit` allowed of the `picked` positions, by score, ties in position order (what a
+        stable sort of all the scores gives when `picked` holds every position scoring above the rest)."""
+        order = picked[np.argsort(-scores[picked], kind="stable")]
+        ids = self._ids[rows[order]].tolist()  # (Python ints and floats at once, not per element)
+        ranked = scores[order].tolist()
+        if allowed is None:
+            return list(zip(ids[:limit], ranked[:limit], strict=True))
         out: list[tuple[int, float]] = []
-        for i in order:
-            cid = int(self._ids[rows[i]])
-            if allowed is None or allowed(cid):
-                out.append((cid, float(scores[i])))
+        for cid, score in zip(ids, ranked, strict=True):
+            if allowed(cid):
+                out.append((cid, score))
                 if len(out) == limit:
                     break
         return out
