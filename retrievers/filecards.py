@@ -31,7 +31,7 @@ import re
 import sys
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -236,14 +236,16 @@ def strong_cards(cards: Sequence[tuple[str, float]], min_score: float,
 
 
 def best_candidates(ranked: Iterable[tuple[int, float]], chunks: Mapping[int, Chunk],
-                    prior: Callable[[Chunk, int], float] | None = None) -> dict[str, int]:
+                    prior: Callable[[Chunk, int], float] | None = None,
+                    paths: Collection[str] | None = None) -> dict[str, int]:
     """Each file's best candidate chunk, the one a card's credit goes to: the highest score of `ranked`
     (chunk id, RRF score), times `prior(chunk, chunk id)` when given (a file's module-level plumbing
-    does not take the credit from its functions on the strength of a long list of imports)."""
+    does not take the credit from its functions on the strength of a long list of imports); for the
+    files in `paths` only, when given."""
     best: dict[str, tuple[float, int]] = {}
     for chunk_id, score in ranked:
         chunk = chunks.get(chunk_id)
-        if chunk is None:
+        if chunk is None or (paths is not None and chunk.path not in paths):
             continue
         if prior is not None:
             score *= prior(chunk, chunk_id)

@@ -139,10 +139,13 @@ def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[st
     wanted = ctx.wanted()
     prior = (lambda chunk, chunk_id: chunk_prior(chunk, snap.pagerank.get(chunk_id, 0.0), wanted, priors)) \
         if priors.file_card_chunk_priors else None
-    best = best_candidates(fusion.rrf_scores(ranked, weights, ctx.profile.k), snap.chunks, prior)
     files = file_cards_of(snap).search(ctx.checked.text, min(fetch, priors.file_card_top), ctx.scope,
                                        priors.file_card_b, priors.file_card_pagerank)
     files = strong_cards(files, priors.file_card_min_score, priors.file_card_lead_ratio)
+    if not files:
+        return []
+    best = best_candidates(fusion.rrf_scores(ranked, weights, ctx.profile.k), snap.chunks, prior,
+                           {path for path, _ in files})
     return card_hits(files, best, snap.by_path, lambda cid: snap.pagerank.get(cid, 0.0))
 
 
