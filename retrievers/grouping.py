@@ -71,21 +71,24 @@ def saturate(items: list[fusion.Fused], limit: int, decay: float) -> list[fusion
     listed: dict[str, int] = {}
     kept: list[fusion.Fused] = []
     leaders: dict[str, fusion.Fused] = {}
-    while pending:
+    while pending and len(kept) < limit:
         neg, chunk_id, item = heapq.heappop(pending)
         n = listed.get(item.path, 0) if item.path is not None else 0
         effective = item.score * decay ** n
         if -neg > effective + 1e-15:  # scored before this file gained a result: look again
             heapq.heappush(pending, (-effective, chunk_id, item))
             continue
-        if len(kept) < limit:
-            copy = fusion.Fused(item.chunk_id, effective, dict(item.explain), item.path, list(item.also))
-            if n:
-                copy.explain["saturation"] = decay ** n
-            kept.append(copy)
-            if item.path is not None:
-                listed[item.path] = n + 1
-                leaders.setdefault(item.path, copy)
-        elif item.path in leaders:
-            leaders[item.path].also.append({"chunk_id": item.chunk_id, "score": item.score})
+        copy = fusion.Fused(item.chunk_id, effective, dict(item.explain), item.path, list(item.also))
+        if n:
+            copy.explain["saturation"] = decay ** n
+        kept.append(copy)
+        if item.path is not None:
+            listed[item.path] = n + 1
+            leaders.setdefault(item.path, copy)
+    # The list is full and the counts final: the rest of a listed file's hits fold under its first
+    # result in the order their saturated scores give (what popping them all would give).
+    rest = sorted((-(item.score * decay ** listed[item.path]), chunk_id, item.path, item.score)
+                  for _, chunk_id, item in pending if item.path is not None and item.path in leaders)
+    for _, chunk_id, path, score in rest:
+        leaders[path].also.append({"chunk_id": chunk_id, "score": score})
     return kept
