@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from indexing.gc_pause import paused_collection
+from indexing.switch_interval import short_switch_interval
 from indexing.workspace import UpdateResult, Workspace
 from retrievers import derived as derived_structures
 from retrievers import direct_route, fused_route
@@ -189,8 +190,9 @@ class SearchEngine:
     def refresh(self, embed: bool = True, progress: Progress | None = None,
                 paths: Iterable[str] | None = None) -> RefreshResult:
         """Update the index (all files, or `paths`; `paths=[]`: none), then embed new chunks if `embed`.
-        The cyclic collector pauses meanwhile (`indexing.gc_pause`)."""
-        with self._refresh_lock, paused_collection():
+        The cyclic collector pauses meanwhile (`indexing.gc_pause`), and threads switch more often
+        (`indexing.switch_interval`)."""
+        with self._refresh_lock, paused_collection(), short_switch_interval():
             out = RefreshResult(update=None)
             if self.semantic is not None and self.semantic.model_changed and not self._synced:
                 out.notes.append(f"embedding model changed from {self.semantic.previous_model} to "

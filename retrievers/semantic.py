@@ -15,6 +15,7 @@ import hashlib
 import logging
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 EMBED_TEXT_VERSION = 1  # bump when embed_text changes: it is part of every cache key
+WORKER_AHEAD = 8  # batches handed to the embedding worker before the oldest is stored
 Progress = Callable[[int, int], None]
 
 
@@ -346,7 +348,7 @@ class SemanticRetriever:
         step = max(1, self.options.write_batch or getattr(self.embedder, "write_batch", 64))
         opener = getattr(self.embedder, "document_worker", None)
         files = self._files
-        queued: _Queued | None = None  # submitted to the worker, not yet stored
+        queued: deque[_Queued] = deque()  # submitted to the worker, not yet stored (oldest first)
         with opener(total, files.root) if opener is not None and files is not None and total \
                 else nullcontext() as worker:
             overlaid = set(files.overlays()) if worker is not None and files is not None else set()
@@ -364,11 +366,13 @@ class SemanticRetriever:
                 except Exception as exc:  # a broken pool: this batch and the rest here
                     log.warning("embedding worker unavailable (%s): embedding in process", exc)
                     submitted, worker = None, None
-                if queued is not None:
-                    embedded += self._finish(queued, progress, total)
-                queued = _Queued(chunks, submitted, end)
-            if queued is not None:
-                embedded += self._finish(queued, progress, total)
+                queued.append(_Queued(chunks, submitted, end))
+                # Batches stay queued ahead of the worker: this thread shares the GIL with the main
+                # thread's graph and text index, and a worker fed one batch ahead waited for it.
+                while len(queued) > WORKER_AHEAD or (queued and worker is None):
+                    embedded += self._finish(queued.popleft(), progress, total)
+            while queued:
+                embedded += self._finish(queued.popleft(), progress, total)
         return embedded
 
     def _embed_here(self, ids: Sequence[int], start: int, total: int, progress: Progress | None) -> int:
