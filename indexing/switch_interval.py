@@ -26,7 +26,7 @@ INDEXING_SWITCH_INTERVAL = 0.0005  # seconds
 
 _lock = threading.Lock()
 _depth = 0
-_before = 0.005
+_before: float | None = None  # the interval to restore (None: left as it was)
 
 
 @contextmanager
@@ -36,8 +36,9 @@ def short_switch_interval(seconds: float = INDEXING_SWITCH_INTERVAL) -> Iterator
     global _depth, _before
     with _lock:
         if _depth == 0:
-            _before = sys.getswitchinterval()
-            if seconds < _before:
+            current = sys.getswitchinterval()
+            _before = current if seconds < current else None
+            if _before is not None:
                 sys.setswitchinterval(seconds)
         _depth += 1
     try:
@@ -45,5 +46,5 @@ def short_switch_interval(seconds: float = INDEXING_SWITCH_INTERVAL) -> Iterator
     finally:
         with _lock:
             _depth -= 1
-            if _depth == 0:
+            if _depth == 0 and _before is not None:
                 sys.setswitchinterval(_before)

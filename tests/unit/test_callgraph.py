@@ -417,3 +417,18 @@ def test_cyclic_bases_cyclic_reexports_and_odd_records_do_not_crash():
     assert graph.bases(def_id(graph, "B")) == [def_id(graph, "A")]
     assert graph.stats()["call_sites"] == 5
     assert graph.resolve("A.m")[0].id == m
+
+
+def test_definitions_at_answers_stay_private_and_survive_pickling(py_graph):
+    import pickle
+
+    first = py_graph.definitions_at("pkg/models.py", 15)
+    first.clear()  # a caller's list is its own: the cached answer is not changed
+    assert py_graph.definitions_at("pkg/models.py", 15)
+    copy = pickle.loads(pickle.dumps(py_graph))
+    assert copy.definitions_at("pkg/models.py", 15) == py_graph.definitions_at("pkg/models.py", 15)
+    state = py_graph.__getstate__()
+    del state["_around"]  # a graph saved before the cache existed
+    old = type(py_graph).__new__(type(py_graph))
+    old.__setstate__(state)
+    assert old.definitions_at("pkg/models.py", 15) == py_graph.definitions_at("pkg/models.py", 15)

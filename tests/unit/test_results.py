@@ -26,3 +26,21 @@ def test_unreadable_file_has_no_lines() -> None:
 def test_file_uri_is_pathlibs() -> None:
     root = Path("/tmp/work space")
     assert file_uri(root, "pkg/mod ü.py") == (root / "pkg/mod ü.py").as_uri()
+
+
+def test_dedent_lines_is_textwrap_dedent() -> None:
+    import textwrap
+
+    from retrievers.results import dedent_lines
+
+    cases = [
+        ["    def f():", "        return 1", "", "    x = 2"],
+        ["\t a", "\t  b", "", "  \t", "\tc"],  # tabs and spaces mixed: only a shared prefix goes
+        [" \t x", " \t"],
+        ["  a", "\t b"],  # no common prefix
+        ["\xa0 x", "  y"],  # a no-break space is not indentation to textwrap
+        ["   ", "  "],  # whitespace only
+        [],
+    ]
+    for lines in cases:
+        assert dedent_lines(lines) == textwrap.dedent("\n".join(lines))

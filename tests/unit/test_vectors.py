@@ -155,3 +155,39 @@ def test_restore_refuses_other_dimensions(rng: np.random.Generator) -> None:
     index.add([1, 2], rng.standard_normal((2, 8)).astype(np.float32))
     with pytest.raises(ValueError, match="dimensions"):
         VectorIndex(16).restore(index.export_state())
+
+
+def stable_reference(index: VectorIndex, ids: list[int], matrix: np.ndarray, q: np.ndarray, limit: int,
+                     allowed: object = None) -> list[tuple[int, float]]:
+    """Every row scored, one stable sort, the first `limit` allowed: what `search` must equal (rows
+    stored as unit float16 vectors, as `add` keeps them)."""
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    f32 = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32).astype(np.float16).astype(np.float32)
+    unit = q / float(np.linalg.norm(q))
+    scores = f32 @ unit
+    out = []
+    for row in np.argsort(-scores, kind="stable"):
+        if allowed is None or allowed(ids[row]):  # type: ignore[operator]
+            out.append((ids[row], float(scores[row])))
+            if len(out) == limit:
+                break
+    return out
+
+
+def test_partial_sort_keeps_the_full_sorts_order_ties_and_filtering(rng: np.random.Generator) -> None:
+    # Rounded vectors tie often: ties must come in row order, as a stable sort of every score gives,
+    # and a filter that leaves out most rows must still fill the list from beyond the sorted head.
+    for trial in range(40):
+        n = int(rng.integers(1, 1500))
+        matrix = rng.standard_normal((n, 16)).astype(np.float32)
+        if trial % 2 == 0:
+            matrix = np.round(matrix)
+        ids = list(range(7, 7 + n))
+        index = VectorIndex(16)
+        index.add(ids, matrix)
+        q = rng.standard_normal(16).astype(np.float32)
+        limit = int(rng.integers(1, 40))
+        step = int(rng.integers(2, 6))
+        allowed = None if trial % 3 == 0 else (lambda cid, m=step: cid % m == 0)
+        assert index.search(q, limit, allowed=allowed, exact=True) == \
+            stable_reference(index, ids, matrix, q, limit, allowed)
