@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from indexing.records import Chunk
 from retrievers.fusion import Fused
 
+_SEPARATORS = re.compile(r"\.|::|#")  # between the parts of a qualified name
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*$")
 _KEYWORDS = ("def", "class", "func", "fn", "function", "struct", "interface", "type", "trait", "enum")
 EPSILON = 1e-9
@@ -30,7 +31,7 @@ def queried_name(text: str) -> str | None:
         words = words[1:]
     if len(words) != 1 or not _IDENT.match(words[0].strip("`")):
         return None
-    return re.split(r"\.|::|#", words[0].strip("`"))[-1]
+    return _SEPARATORS.split(words[0].strip("`"))[-1]
 
 
 def _name_of(item: Fused, chunk: Chunk | None) -> str:
@@ -40,7 +41,10 @@ def _name_of(item: Fused, chunk: Chunk | None) -> str:
     name = detail.get("name") if isinstance(detail, dict) else None
     if not name and chunk is not None and chunk.symbol and chunk.kind not in ("block", "text"):
         name = chunk.symbol
-    return re.split(r"\.|::|#", str(name))[-1] if name else ""
+    if not name:
+        return ""
+    name = str(name)
+    return _SEPARATORS.split(name)[-1] if "." in name or ":" in name or "#" in name else name
 
 
 def prefer_exact_case(items: Sequence[Fused], text: str,

@@ -141,10 +141,18 @@ def module_named(path: str, symbol: str, root_parts: Sequence[str] = ()) -> bool
     want = [part.lower() for part in symbol.split(".") if part]
     if len(want) < 2:
         return False
+    parts = _module_path(path)
+    if len(parts) < len(want):
+        parts = (*(part.lower() for part in root_parts), *parts)
+    return list(parts[-len(want):]) == want
+
+
+@lru_cache(maxsize=32768)
+def _module_path(path: str) -> tuple[str, ...]:
+    """A file's folders and its stem (not a module file's), lowercased: the dotted name it stands for."""
     p = PurePosixPath(path)
     stem = file_stem(p)
-    parts = [*root_parts, *p.parent.parts] + ([] if stem in _MODULE_FILES else [stem])
-    return [part.lower() for part in parts[-len(want):]] == want
+    return tuple(part.lower() for part in [*p.parent.parts] + ([] if stem in _MODULE_FILES else [stem]))
 
 
 def module_bonuses(

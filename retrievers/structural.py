@@ -154,9 +154,10 @@ class StructuralRetriever:
             terms = [t for t in dict.fromkeys(split_identifier(last)) if len(t) >= 2]
         if terms:
             o = self.options
+            split, span, count, name_parts = o.split, o.split_span, len(terms), self._name_parts
             for idx, (credit, matched) in self._split_matches(terms).items():
-                coverage = min(matched / max(len(self._name_parts[idx]), 1), 1.0)
-                best[idx] = (o.split + o.split_span * credit / len(terms) + 5.0 * coverage, "split")
+                coverage = min(matched / max(len(name_parts[idx]), 1), 1.0)
+                best[idx] = (split + span * credit / count + 5.0 * coverage, "split")
         if target:
             for idx, score, kind in self._match_symbol(target):
                 if kind == "prefix" and idx in best and best[idx][1] == "split":
