@@ -166,7 +166,10 @@ class StructuralRetriever:
                     best[idx] = (score, kind)
         adjust, order = self._adjust, self._order
         scored = [(score + adjust[idx], -order[idx], idx, kind) for idx, (score, kind) in best.items()]
-        ranked = heapq.nlargest(top, scored) if top is not None else sorted(scored, reverse=True)
+        # (distinct tuples: a sort's first `top` are nlargest's, and sorting in C is the quicker of the
+        # two until `top` is a small share of the matches)
+        ranked = sorted(scored, reverse=True)[:top] if top is None or len(scored) < 8 * top \
+            else heapq.nlargest(top, scored)
         return [(idx, score, kind) for score, _, idx, kind in ranked]
 
     def _match_symbol(self, target: str) -> list[tuple[int, float, str]]:
