@@ -13,30 +13,25 @@ ends, and only if it was running when the first began.
 from __future__ import annotations
 
 import gc
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from indexing.held_setting import HeldSetting, Undo
+
 __all__ = ["paused_collection"]
 
-_lock = threading.Lock()
-_depth = 0
-_was_enabled = False
+_collector = HeldSetting()
+
+
+def _pause() -> Undo | None:
+    if not gc.isenabled():
+        return None
+    gc.disable()
+    return gc.enable
 
 
 @contextmanager
 def paused_collection() -> Iterator[None]:
     """Collector off for the block (and any pause that overlaps it), back as it was after the last."""
-    global _depth, _was_enabled
-    with _lock:
-        if _depth == 0:
-            _was_enabled = gc.isenabled()
-            gc.disable()
-        _depth += 1
-    try:
+    with _collector.hold(_pause):
         yield
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0 and _was_enabled:
-                gc.enable()

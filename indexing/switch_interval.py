@@ -16,35 +16,29 @@ block ends, to what it was when the first began.
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+from indexing.held_setting import HeldSetting, Undo
 
 __all__ = ["INDEXING_SWITCH_INTERVAL", "short_switch_interval"]
 
 INDEXING_SWITCH_INTERVAL = 0.0005  # seconds
 
-_lock = threading.Lock()
-_depth = 0
-_before: float | None = None  # the interval to restore (None: left as it was)
+_interval = HeldSetting()
 
 
 @contextmanager
 def short_switch_interval(seconds: float = INDEXING_SWITCH_INTERVAL) -> Iterator[None]:
     """`sys.setswitchinterval(seconds)` for the block (unless it is shorter already), restored after
     the last overlapping block."""
-    global _depth, _before
-    with _lock:
-        if _depth == 0:
-            current = sys.getswitchinterval()
-            _before = current if seconds < current else None
-            if _before is not None:
-                sys.setswitchinterval(seconds)
-        _depth += 1
-    try:
+
+    def shorten() -> Undo | None:
+        before = sys.getswitchinterval()
+        if seconds >= before:
+            return None
+        sys.setswitchinterval(seconds)
+        return lambda: sys.setswitchinterval(before)
+
+    with _interval.hold(shorten):
         yield
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0 and _before is not None:
-                sys.setswitchinterval(_before)

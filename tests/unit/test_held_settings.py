@@ -1,11 +1,32 @@
-"""indexing.switch_interval: a shorter interval inside, the old one back after the last block."""
+"""indexing.switch_interval and indexing.gc_pause: the setting inside, the old one back after the
+last overlapping block (indexing.held_setting)."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 
+from indexing.gc_pause import paused_collection
 from indexing.switch_interval import short_switch_interval
+
+
+def test_collection_pauses_nest_and_resume_only_if_it_ran() -> None:
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        with paused_collection():
+            assert not gc.isenabled()
+            with paused_collection():
+                assert not gc.isenabled()
+            assert not gc.isenabled()  # the outer pause still holds
+        assert gc.isenabled()
+        gc.disable()
+        with paused_collection():
+            pass
+        assert not gc.isenabled()  # it was off before: it stays off
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 def test_nested_blocks_restore_the_interval_after_the_last() -> None:
