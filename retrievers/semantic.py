@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 EMBED_TEXT_VERSION = 1  # bump when embed_text changes: it is part of every cache key
 WORKER_AHEAD = 8  # batches handed to the embedding worker before the oldest is stored
+VECTOR_STATE_VERSION = 2  # in the saved vectors' stamp; 2: the centre is settled over every row
 Progress = Callable[[int, int], None]
 
 
@@ -240,7 +241,14 @@ class SemanticRetriever:
             self._add_vectors(ids, np.vstack(rows).astype(np.float32))
 
     def _stamp(self, stamp: str) -> str:
-        return f"{stamp}|{self.model_id}|{EMBED_TEXT_VERSION}|{self.store.count_embeddings(self.model_id)}"
+        return (f"{stamp}|{self.model_id}|{EMBED_TEXT_VERSION}|{VECTOR_STATE_VERSION}|"
+                f"{self.store.count_embeddings(self.model_id)}")
+
+    def _settle(self) -> None:
+        """Once nothing is pending, the vector index's centre is taken over all its rows (caller
+        holds the lock): the same chunks give the same Hamming candidates however they were embedded."""
+        if not self._pending and self._vectors is not None:
+            self._vectors.settle()
 
     def _load_saved(self, chunks: Sequence[Chunk], saved: Path, stamp: str) -> bool:
         """Read vectors saved for this index revision and this cache state (False: use the cache)."""
@@ -265,6 +273,7 @@ class SemanticRetriever:
             self._record_meta(dims)
         held = set(ids[keep].tolist())
         self._pending.update(i for i in wanted.tolist() if i not in held)
+        self._settle()  # (a saved state is settled; some of its rows left out is another set)
         self.loaded_saved = True
         return True
 
@@ -293,6 +302,7 @@ class SemanticRetriever:
             self._keys, self._pending, self._vectors = {}, set(), None
             if saved is None or not self._load_saved(chunks, saved, stamp):
                 self._load_cached(chunks)
+                self._settle()
         if embed:
             self.embed_pending(progress)
 
@@ -302,12 +312,14 @@ class SemanticRetriever:
             self._drop(list(removed_ids) + [c.id for c in added])
             self._chunks.update((c.id, c) for c in added)
             self._load_cached(added)
+            self._settle()
         if embed:
             self.embed_pending(progress)
 
     def remove(self, ids: Sequence[int]) -> None:
         with self._lock:
             self._drop(ids)
+            self._settle()
 
     def _drop(self, ids: Sequence[int]) -> None:
         for i in ids:
@@ -373,6 +385,8 @@ class SemanticRetriever:
                     embedded += self._finish(queued.popleft(), progress, total)
             while queued:
                 embedded += self._finish(queued.popleft(), progress, total)
+        with self._lock:
+            self._settle()
         return embedded
 
     def _embed_here(self, ids: Sequence[int], start: int, total: int, progress: Progress | None) -> int:

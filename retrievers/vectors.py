@@ -6,8 +6,8 @@ exactly. Over a larger one, a Hamming pass over the sign bits of all rows (XOR +
 picks the `candidates` nearest rows, which are then rescored exactly (a float32 copy of the rows, made
 at the first search after a change, keeps the float16 conversion off each query).
 Sign bits are taken after subtracting a centre (the mean of the rows, refreshed whenever the
-collection has doubled): sentence embeddings share a common direction, and signs relative to the
-mean carry more information than raw signs.
+collection has doubled, and by `settle` once a run of changes is complete): sentence embeddings share
+a common direction, and signs relative to the mean carry more information than raw signs.
 """
 
 from __future__ import annotations
@@ -151,8 +151,16 @@ class VectorIndex:
         if self.options.center and self._n >= 64 and self._n >= 2 * self._centered_at:
             self._recenter()
 
+    def settle(self) -> None:
+        """Take the centre (and the sign bits) over every row now held, unless it was taken at this
+        row count: called when a run of changes is complete, so the Hamming candidates depend on the
+        rows, not on the order and batches they arrived in."""
+        if self.options.center and self._n >= 64 and self._centered_at != self._n:
+            self._recenter()
+
     def _recenter(self) -> None:
-        self._center = self._f16[: self._n].astype(np.float32).mean(axis=0)
+        # (summed in float64: the centre does not depend on the rows' order beyond float32 rounding)
+        self._center = self._f16[: self._n].mean(axis=0, dtype=np.float64).astype(np.float32)
         self._bits[: self._n] = self._signs(self._f16[: self._n])
         self._bits_t = None
         self._centered_at = self._n
@@ -220,7 +228,7 @@ class VectorIndex:
         else:
             dist = self.hamming(q)
             k = min(self._n, max(candidates or self.options.candidates, limit))
-            rows = np.argpartition(dist, k - 1)[:k] if k < self._n else np.arange(self._n)
+            rows = self._nearest(dist, k) if k < self._n else np.arange(self._n)
             scores = (self._f16[rows].astype(np.float32) if f32 is None else f32[rows]) @ q
         head = 2 * limit  # usually enough after `allowed`: sort only the rows scoring at least its last
         if head < len(scores):
@@ -230,11 +238,21 @@ class VectorIndex:
                 return found
         return self._ranked(rows, scores, np.arange(len(scores)), limit, allowed)
 
+    def _nearest(self, dist: np.ndarray, k: int) -> np.ndarray:
+        """The `k` rows nearest by Hamming distance; among rows at the k-th distance, the smallest ids
+        (not whichever the partition met first: the candidates do not depend on the rows' order)."""
+        kth = np.partition(dist, k - 1)[k - 1]
+        below = np.flatnonzero(dist < kth)
+        tied = np.flatnonzero(dist == kth)
+        if len(below) + len(tied) > k:
+            tied = tied[np.argsort(self._ids[tied], kind="stable")[: k - len(below)]]
+        return np.concatenate((below, tied))
+
     def _ranked(self, rows: np.ndarray, scores: np.ndarray, picked: np.ndarray, limit: int,
                 allowed: Callable[[int], bool] | None) -> list[tuple[int, float]]:
-        """The first `limit` allowed of the `picked` positions, by score, ties in position order (what a
-        stable sort of all the scores gives when `picked` holds every position scoring above the rest)."""
-        order = picked[np.argsort(-scores[picked], kind="stable")]
+        """The first `limit` allowed of the `picked` positions by score, equal scores (identical chunks)
+        by id: what sorting every score gives when `picked` holds every position scoring above the rest."""
+        order = picked[np.lexsort((self._ids[rows[picked]], -scores[picked]))]
         ids = self._ids[rows[order]].tolist()  # (Python ints and floats at once, not per element)
         ranked = scores[order].tolist()
         if allowed is None:

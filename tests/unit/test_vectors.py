@@ -157,16 +157,16 @@ def test_restore_refuses_other_dimensions(rng: np.random.Generator) -> None:
         VectorIndex(16).restore(index.export_state())
 
 
-def stable_reference(index: VectorIndex, ids: list[int], matrix: np.ndarray, q: np.ndarray, limit: int,
+def sorted_reference(ids: list[int], matrix: np.ndarray, q: np.ndarray, limit: int,
                      allowed: object = None) -> list[tuple[int, float]]:
-    """Every row scored, one stable sort, the first `limit` allowed: what `search` must equal (rows
-    stored as unit float16 vectors, as `add` keeps them)."""
+    """Every row scored and sorted by (score, id), the first `limit` allowed: what `search` must equal
+    (rows stored as unit float16 vectors, as `add` keeps them)."""
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     f32 = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32).astype(np.float16).astype(np.float32)
     unit = q / float(np.linalg.norm(q))
     scores = f32 @ unit
     out = []
-    for row in np.argsort(-scores, kind="stable"):
+    for row in np.lexsort((np.asarray(ids), -scores)):
         if allowed is None or allowed(ids[row]):  # type: ignore[operator]
             out.append((ids[row], float(scores[row])))
             if len(out) == limit:
@@ -175,14 +175,14 @@ def stable_reference(index: VectorIndex, ids: list[int], matrix: np.ndarray, q: 
 
 
 def test_partial_sort_keeps_the_full_sorts_order_ties_and_filtering(rng: np.random.Generator) -> None:
-    # Rounded vectors tie often: ties must come in row order, as a stable sort of every score gives,
-    # and a filter that leaves out most rows must still fill the list from beyond the sorted head.
+    # Rounded vectors tie often: equal scores must come by id (the ids here are shuffled against the
+    # rows), and a filter that leaves out most rows must still fill the list from beyond the sorted head.
     for trial in range(40):
         n = int(rng.integers(1, 1500))
         matrix = rng.standard_normal((n, 16)).astype(np.float32)
         if trial % 2 == 0:
             matrix = np.round(matrix)
-        ids = list(range(7, 7 + n))
+        ids = [int(i) for i in rng.permutation(n) + 7]
         index = VectorIndex(16)
         index.add(ids, matrix)
         q = rng.standard_normal(16).astype(np.float32)
@@ -190,4 +190,23 @@ def test_partial_sort_keeps_the_full_sorts_order_ties_and_filtering(rng: np.rand
         step = int(rng.integers(2, 6))
         allowed = None if trial % 3 == 0 else (lambda cid, m=step: cid % m == 0)
         assert index.search(q, limit, allowed=allowed, exact=True) == \
-            stable_reference(index, ids, matrix, q, limit, allowed)
+            sorted_reference(ids, matrix, q, limit, allowed)
+
+
+def test_a_settled_index_answers_alike_however_its_rows_arrived(rng: np.random.Generator) -> None:
+    # Embeddings share a direction (the offset), so the centre matters to the Hamming candidates.
+    ids = list(range(6000))
+    matrix = (rng.standard_normal((6000, 64)) + 0.8).astype(np.float32)
+    options = VectorOptions(candidates=40, exact_below=1000)
+    at_once = VectorIndex(64, options)
+    at_once.add(ids, matrix)
+    in_batches = VectorIndex(64, options)
+    order = rng.permutation(len(ids))
+    for start in range(0, len(ids), 64):  # as an embedding run stores them, in another order
+        part = order[start:start + 64]
+        in_batches.add([ids[i] for i in part], matrix[part])
+    in_batches.settle()
+    at_once.settle()
+    for _ in range(20):
+        q = (rng.standard_normal(64) + 0.8).astype(np.float32)
+        assert in_batches.search(q, 10) == at_once.search(q, 10)
