@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 _HAS_BITCOUNT = hasattr(np, "bitwise_count")
+RECENTER_BLOCK = 4096  # rows converted at a time when the centre and every sign bit are taken again
 _POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
@@ -159,9 +160,15 @@ class VectorIndex:
             self._recenter()
 
     def _recenter(self) -> None:
-        # (summed in float64: the centre does not depend on the rows' order beyond float32 rounding)
-        self._center = self._f16[: self._n].mean(axis=0, dtype=np.float64).astype(np.float32)
-        self._bits[: self._n] = self._signs(self._f16[: self._n])
+        # Summed in float64 (the centre does not depend on the rows' order beyond float32 rounding) and
+        # in blocks of rows, as the signs are: a whole-index float32 copy cost Django's cold index ~19 MiB.
+        total = np.zeros(self.dims, dtype=np.float64)
+        for start in range(0, self._n, RECENTER_BLOCK):
+            total += self._f16[start:min(start + RECENTER_BLOCK, self._n)].sum(axis=0, dtype=np.float64)
+        self._center = (total / max(self._n, 1)).astype(np.float32)
+        for start in range(0, self._n, RECENTER_BLOCK):
+            end = min(start + RECENTER_BLOCK, self._n)
+            self._bits[start:end] = self._signs(self._f16[start:end])
         self._bits_t = None
         self._centered_at = self._n
 
