@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 EMBED_TEXT_VERSION = 1  # bump when embed_text changes: it is part of every cache key
 WORKER_AHEAD = 8  # batches handed to the embedding worker before the oldest is stored
-VECTOR_STATE_VERSION = 3  # in the saved vectors' stamp; 2: the centre settled over every row; 3: summed in blocks
+VECTOR_STATE_VERSION = 3  # in the saved vectors' stamp (2: centre settled over every row; 3: in blocks)
 Progress = Callable[[int, int], None]
 
 
