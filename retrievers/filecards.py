@@ -26,6 +26,7 @@ answered. The list weighs
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import sys
@@ -94,6 +95,9 @@ class FileCards:
     k1: float = 1.2
     b: float = 0.75
     _avg: float = field(init=False, default=1.0)
+    # per `b` and per `centrality` value: each file's BM25 length norm and its centrality factor
+    _norms: dict[float, list[float]] = field(init=False, default_factory=dict, repr=False)
+    _central_factors: dict[float, list[float]] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 1.0
@@ -106,6 +110,10 @@ class FileCards:
         `central` value))."""
         n = len(self.paths)
         b = self.b if b is None else b
+        norms = self._norms.get(b)
+        if norms is None:  # (per file: the same sum for every query)
+            norms = self._norms[b] = [self.k1 * (1.0 - b + b * length / self._avg) for length in self.lengths]
+        gain = self.k1 + 1.0
         scores: dict[int, float] = {}
         for term in query_terms(text):
             posting = self.postings.get(term)
@@ -113,17 +121,23 @@ class FileCards:
                 continue
             idf = math.log(1.0 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
             for index, tf in posting:
-                norm = self.k1 * (1.0 - b + b * self.lengths[index] / self._avg)
-                scores[index] = scores.get(index, 0.0) + idf * tf * (self.k1 + 1.0) / (tf + norm)
+                scores[index] = scores.get(index, 0.0) + idf * tf * gain / (tf + norms[index])
         if centrality and self.central:
-            central = self.central
-            scores = {index: score * (1.0 + centrality * math.log1p(central.get(self.paths[index], 0.0)))
-                      for index, score in scores.items()}
-        ranked = sorted(scores.items(), key=lambda item: (-item[1], self.paths[item[0]]))
+            factors = self._central_factors.get(centrality)
+            if factors is None:
+                central = self.central
+                factors = self._central_factors[centrality] = [
+                    1.0 + centrality * math.log1p(central.get(path, 0.0)) for path in self.paths]
+            scores = {index: score * factors[index] for index, score in scores.items()}
+        paths = self.paths
+        order = lambda item: (-item[1], paths[item[0]])  # noqa: E731
+        # (with every file in scope only the first `limit` are needed: nsmallest is sorted()[:limit])
+        ranked = heapq.nsmallest(limit, scores.items(), key=order) if scope.unrestricted and limit > 0 \
+            else sorted(scores.items(), key=order)
         out = []
         for index, score in ranked:
-            if scope.admits(self.paths[index]):
-                out.append((self.paths[index], score))
+            if scope.admits(paths[index]):
+                out.append((paths[index], score))
                 if len(out) >= limit:
                     break
         return out
