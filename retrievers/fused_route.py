@@ -123,7 +123,7 @@ def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[s
     hits = graph.search(ctx.query, fetch, ctx.scope)
     if profile.expand_seeds and ctx.intent.name in profile.expand_intents:
         others = {m: h for m, h in ranked.items() if m != "graph"}
-        seeds = fusion.rrf_scores(others, weights, profile.k)[: profile.expand_seeds]
+        seeds = fusion.rrf_scores(others, weights, profile.k, top=profile.expand_seeds)
         seen = {h.chunk_id for h in hits}
         expanded = graph.expand([Hit(chunk_id, score) for chunk_id, score in seeds], fetch, ctx.scope)
         hits += [h for h in expanded if h.chunk_id not in seen]

@@ -17,6 +17,7 @@ appears in the result's `explain` record.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -101,11 +102,11 @@ def rrf(ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: in
 
 
 def rrf_scores(
-    ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int
+    ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int, top: int | None = None
 ) -> list[tuple[int, float]]:
     """`rrf`'s ranking as (chunk id, score) pairs, best first, without the explain records: for the
-    steps that only need the order (graph seeds, each file's best candidate). The same sums in the
-    same order, so the same floats and the same ties as `rrf`."""
+    steps that only need the order (graph seeds, each file's best candidate); its first `top` only
+    when given. The same sums in the same order, so the same floats and the same ties as `rrf`."""
     _check_weights(weights, k)
     scores: dict[int, float] = {}
     for modality, hits in ranked.items():
@@ -119,6 +120,8 @@ def rrf_scores(
                 continue
             seen.add(chunk_id)
             scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + len(seen))
+    if top is not None:  # (nsmallest is sorted()[:top])
+        return heapq.nsmallest(max(top, 0), scores.items(), key=lambda item: (-item[1], item[0]))
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 

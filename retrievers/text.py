@@ -266,7 +266,7 @@ class TextRetriever:
         if limit <= 0:
             return []
         searcher = self._index.searcher()
-        hits = searcher.search(query, limit).hits
+        hits = searcher.search(query, limit, count=False).hits  # (no total: the top `limit` only)
         if not hits:
             return []
         ids = searcher.fast_field_values("chunk_id", [a for _, a in hits])
