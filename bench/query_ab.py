@@ -12,9 +12,9 @@ corpus (`bench.peer_bench.QUERIES`) once untimed and `--passes` times timed, and
 p50. The report prints each round's p50 for both and the median of the per-round ratios (this/base):
 the VM's speed drifts between minutes, so only ratios from one run mean anything.
 
-Before timing, each checkout answers the same queries (the bench's plus the public and own query
-sets in `../shared/eval` and `bench/queries` that exist) and the result documents, without
-`timings_ms`, are compared as JSON: `same: N of M` and the first queries that differ.
+Before timing, each checkout answers the same queries (the bench's plus those of the evaluation's
+default sets: the public ones in the shared eval folder and `bench/queries`) and the result documents, without
+`timings_ms`, are compared as JSON: "same answers for N of M queries" and the first that differ.
 """
 
 from __future__ import annotations
@@ -37,16 +37,11 @@ CORPORA = {"requests": ("requests", "2.32.3", ""), "flask": ("flask", "3.0.3", "
 
 
 def _query_sets() -> list[str]:
-    """Query texts of the public and own sets beside this checkout (those present)."""
-    files = sorted((REPO / "bench" / "queries").glob("*.json"))
-    shared = REPO.parent / "shared" / "eval"
-    files += sorted(shared.glob("*.json")) if shared.is_dir() else []
-    texts: list[str] = []
-    for path in files:
-        data = json.loads(path.read_text())
-        entries = data["queries"] if isinstance(data, dict) else data
-        texts += [q["query"] for q in entries if isinstance(q, dict) and "query" in q]
-    return list(dict.fromkeys(texts))
+    """Query texts of the evaluation's default sets (`bench.eval_public.default_sets`)."""
+    from bench.eval_public import default_sets
+    from bench.evalsets import load_set
+
+    return list(dict.fromkeys(q.query for path in default_sets() for q in load_set(path).queries))
 
 
 def child(checkout: Path, root: Path, index_base: Path, queries: list[str], passes: int,
