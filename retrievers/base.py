@@ -35,7 +35,7 @@ class Query:
     exact: str | None = None  # the exact string to match, if any (quotes removed)
 
 
-@dataclass
+@dataclass(slots=True)
 class Hit:
     """One retriever result: a chunk id and a score (higher is better) plus optional detail."""
 

@@ -53,7 +53,7 @@ __all__ = ["FACTOR_NAMES", "Fused", "apply_priors", "dedupe_by_file", "fuse", "r
 FACTOR_NAMES = ("pagerank", "label", "reexport", "declaration", "private", "copy", "contract", "depth")
 
 
-@dataclass
+@dataclass(slots=True)
 class Fused:
     """One fused result: chunk id, score, the explain record, and hits folded under it by dedupe."""
 
@@ -199,12 +199,15 @@ def apply_priors(
     by_labels: dict[Any, tuple[float, str | None]] = {}  # label tuples and paths repeat: once each
     by_path: dict[str, tuple[float, float, float, float]] = {}
     pagerank_of = pagerank_for_chunk.get
+    derived = getattr(pagerank_for_chunk, "derived", None)  # a snapshot's ranks keep each chunk's factor
+    rank_factors: dict[int, float] = derived((config.pagerank_coef, config.pagerank_cap)) \
+        if callable(derived) else {}
     for item in items:  # (a few hundred candidates per search: the explain dicts hold non-neutral terms only)
         chunk_id = item.chunk_id
         chunk = chunks[chunk_id]
         path = chunk.path
         bonus: dict[str, float] = {}
-        if value := definitions.get(chunk_id, 0.0):
+        if definitions and (value := definitions.get(chunk_id, 0.0)):
             bonus["definition"] = value
         if value := coherence.get(chunk_id, 0.0):
             bonus["coherence"] = value
@@ -212,7 +215,9 @@ def apply_priors(
         if labelled is None:
             labelled = by_labels[chunk.labels] = label_factor(chunk.labels, want, config)
         labels, demoted_by = labelled
-        rank = pagerank_factor(pagerank_of(chunk_id, 0.0), config)
+        rank = rank_factors.get(chunk_id)
+        if rank is None:
+            rank = rank_factors[chunk_id] = pagerank_factor(pagerank_of(chunk_id, 0.0), config)
         of_path = by_path.get(path)
         if of_path is None:  # the factors every chunk of a file shares (re-export: its module code)
             of_path = by_path[path] = (
@@ -223,8 +228,23 @@ def apply_priors(
         copy = copies.get(chunk_id, 1.0) if copies else 1.0
         contracted = contract.get(chunk_id, 1.0) if contract else 1.0
         boost = rank * labels * reexport * declaration * private * copy * contracted * depth
-        terms = (rank, labels, reexport, declaration, private, copy, contracted, depth)
-        factors = {name: value for name, value in zip(FACTOR_NAMES, terms, strict=True) if value != 1.0}
+        factors: dict[str, float] = {}  # FACTOR_NAMES' order, the neutral ones left out
+        if rank != 1.0:
+            factors["pagerank"] = rank
+        if labels != 1.0:
+            factors["label"] = labels
+        if reexport != 1.0:
+            factors["reexport"] = reexport
+        if declaration != 1.0:
+            factors["declaration"] = declaration
+        if private != 1.0:
+            factors["private"] = private
+        if copy != 1.0:
+            factors["copy"] = copy
+        if contracted != 1.0:
+            factors["contract"] = contracted
+        if depth != 1.0:
+            factors["depth"] = depth
         base = item.score
         item.score = (base + top * sum(bonus.values())) * boost
         explain = item.explain

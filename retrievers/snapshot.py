@@ -8,7 +8,7 @@ a lock, so a search running on another thread keeps a consistent view while the 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -154,6 +154,15 @@ class ChunkPageRank(Mapping[int, float]):
     def __init__(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot
         self._known: dict[int, float | None] = {}
+        self._derived: dict[Hashable, dict[int, float]] = {}
+
+    def derived(self, key: Hashable) -> dict[int, float]:
+        """A cache, one per `key`, of values worked out from these ranks (`fusion.apply_priors` keeps
+        each chunk's PageRank factor here per (coef, cap)): the ranks never change, nor do they."""
+        derived = self._derived.get(key)
+        if derived is None:
+            derived = self._derived.setdefault(key, {})
+        return derived
 
     def get(self, chunk_id: int, default: float | None = None) -> float | None:  # type: ignore[override]
         value = self._known[chunk_id] if chunk_id in self._known else self._work_out(chunk_id)

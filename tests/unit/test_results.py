@@ -44,3 +44,19 @@ def test_dedent_lines_is_textwrap_dedent() -> None:
     ]
     for lines in cases:
         assert dedent_lines(lines) == textwrap.dedent("\n".join(lines))
+
+
+def test_round_rounds_every_float_and_keeps_the_shape() -> None:
+    import numpy as np
+
+    from retrievers.results import _round
+
+    value = {"rank": 3, "ok": True, "none": None, "name": "x", "score": 0.0153846153846,
+             "nested": {"raw": 51.469299317, "parts": (929, 930.1234567), "deep": [{"f": -1e-9}]},
+             "numpy": np.float64(0.1234567891), "count": np.int64(4)}
+    rounded = _round(value)
+    assert rounded == {"rank": 3, "ok": True, "none": None, "name": "x", "score": 0.015385,
+                       "nested": {"raw": 51.469299, "parts": [929, 930.123457], "deep": [{"f": -0.0}]},
+                       "numpy": 0.123457, "count": np.int64(4)}
+    assert str(rounded["nested"]["deep"][0]["f"]) == "-0.0"  # round()'s own result, sign kept
+    assert isinstance(rounded["numpy"], float) and _round(2.5) == 2.5 and _round((1.0000004,)) == [1.0]
