@@ -50,6 +50,8 @@ class GraphRetriever:
         self._chunk_at = chunk_at
         self._chunk_by_id = chunk_by_id
         self.options = options or GraphRetrieverOptions()
+        self._neighbours_of: CallGraph | None = None  # the graph `_neighbour_lists` was worked out on
+        self._neighbour_lists: dict[int, list[tuple[int, str, float, Definition, int]]] = {}
 
     def _graph(self) -> CallGraph:
         try:
@@ -157,21 +159,12 @@ class GraphRetriever:
         cg = self._graph()
         seed_ids = {h.chunk_id for h in seed_hits}
         best: dict[int, tuple[float, str, int, Definition, int]] = {}  # chunk -> (score, relation, via, ...)
-        caller_factor = self.options.caller_factor
         for rank, seed in enumerate(seed_hits[: self.options.expand_seeds]):
             for d in self._seed_definitions(cg, seed):
-                neighbours = [(c, "callee", 1.0) for c in cg.callees(d.id)]
-                callers = dict.fromkeys(c for _, c in cg.callers(d.id) if c is not None)
-                neighbours += [(c, "caller", caller_factor) for c in callers]
-                for other, relation, factor in neighbours:
-                    if other < 0:
-                        continue  # module pseudo node
-                    od = cg.definition(other)
-                    chunk_id = self._chunk_at(od.path, od.name_line)
-                    if chunk_id is None or chunk_id in seed_ids:
+                for chunk_id, relation, weight, od, other in self._neighbours(cg, d.id):
+                    if chunk_id in seed_ids:
                         continue
-                    edge = (d.id, other) if relation == "callee" else (other, d.id)
-                    score = factor * _edge_weight(cg, *edge) / (rank + 1)
+                    score = weight / (rank + 1)
                     known = best.get(chunk_id)
                     if known is None or score > known[0]:
                         best[chunk_id] = (score, relation, seed.chunk_id, od, other)
@@ -181,6 +174,31 @@ class GraphRetriever:
         return [Hit(chunk_id, score, {"relation": relation, "via": via, "def_id": other,
                                       "name": od.qualified_name, "path": od.path, "line": od.name_line})
                 for chunk_id, (score, relation, via, od, other) in ordered[:limit] if scope.admits(od.path)]
+
+    def _neighbours(self, cg: CallGraph, def_id: int) -> list[tuple[int, str, float, Definition, int]]:
+        """A definition's callees, then its callers, that have a chunk: (chunk id, relation, edge weight x
+        the relation's factor, definition, its id). Kept per definition while the graph is the same one
+        (a built graph never changes, nor do this retriever's chunks)."""
+        if cg is not self._neighbours_of:
+            self._neighbours_of, self._neighbour_lists = cg, {}
+        known = self._neighbour_lists.get(def_id)
+        if known is not None:
+            return known
+        neighbours = [(c, "callee", 1.0) for c in cg.callees(def_id)]
+        callers = dict.fromkeys(c for _, c in cg.callers(def_id) if c is not None)
+        neighbours += [(c, "caller", self.options.caller_factor) for c in callers]
+        out: list[tuple[int, str, float, Definition, int]] = []
+        for other, relation, factor in neighbours:
+            if other < 0:
+                continue  # module pseudo node
+            od = cg.definition(other)
+            chunk_id = self._chunk_at(od.path, od.name_line)
+            if chunk_id is None:
+                continue
+            edge = (def_id, other) if relation == "callee" else (other, def_id)
+            out.append((chunk_id, relation, factor * _edge_weight(cg, *edge), od, other))
+        self._neighbour_lists[def_id] = out
+        return out
 
     def _seed_definitions(self, cg: CallGraph, seed: Hit) -> list[Definition]:
         """The definition(s) a seed hit stands for: its def id, else the chunk's own definition."""

@@ -16,11 +16,12 @@ The index is rebuilt from `definitions_provider()` on `index` and lazily after `
 from __future__ import annotations
 
 import bisect
-import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
+
+import numpy as np
 
 from indexing.labels import labels_for
 from indexing.records import Chunk, Definition
@@ -29,6 +30,7 @@ from retrievers.base import Hit, Query
 from retrievers.copies import home_file
 from retrievers.priors import prefix_match, query_keywords
 from retrievers.scope import EVERYWHERE, Scope
+from retrievers.split_scoring import ranked_matches, split_scores
 from retrievers.tokenize import split_identifier
 
 TOP_KINDS = frozenset({"class", "interface", "struct", "trait", "enum", "type", "function", "method",
@@ -56,6 +58,26 @@ class StructuralOptions:
     min_prefix_len: int = 3  # name-prefix tier: the query needs at least this many letters
     stem_min_prefix: int = 4  # split tier: a term meets a longer/shorter part sharing >= this prefix
     max_prefix_candidates: int = 500
+
+
+class _MatchArrays:
+    """The index's tables as numpy arrays (`retrievers.split_scoring`): each name part's definitions
+    (made per part on first use), and per definition its count of name parts, its within-tier
+    adjustment and its tie order."""
+
+    def __init__(self, by_part: dict[str, list[int]], name_parts: Sequence[tuple[str, ...]],
+                 adjust: Sequence[float], order: Sequence[int]) -> None:
+        self._by_part = by_part
+        self._parts: dict[str, np.ndarray] = {}
+        self.name_lengths = np.fromiter((len(p) for p in name_parts), dtype=np.int64, count=len(name_parts))
+        self.adjust = np.asarray(adjust, dtype=np.float64)
+        self.order = np.asarray(order, dtype=np.int64)
+
+    def part(self, part: str) -> np.ndarray:
+        ids = self._parts.get(part)
+        if ids is None:
+            ids = self._parts[part] = np.asarray(self._by_part.get(part, ()), dtype=np.int64)
+        return ids
 
 
 def module_parts(path: str) -> list[str]:
@@ -94,6 +116,7 @@ class StructuralRetriever:
         self._order: list[int] = []
         self._chunk_cache: dict[int, int | None] = {}
         self._module_cache: dict[str, list[str]] = {}  # path -> its folder and module names
+        self._match_arrays: _MatchArrays | None = None
 
     # -- Retriever interface ---------------------------------------------------------------------------
 
@@ -138,7 +161,6 @@ class StructuralRetriever:
         """(definition index, score, match kind), best first, for a symbol and/or free text; the best
         `top` only when given (ties: the definition in its home file, the smaller one, path, line)."""
         self._ensure()
-        best: dict[int, tuple[float, str]] = {}
         target = (symbol or "").strip()
         if not target:
             words = text.split()
@@ -152,25 +174,54 @@ class StructuralRetriever:
             terms = [t for t in terms if t not in qualifiers]
         if target and not terms:
             terms = [t for t in dict.fromkeys(split_identifier(last)) if len(t) >= 2]
-        if terms:
-            o = self.options
-            split, span, count, name_parts = o.split, o.split_span, len(terms), self._name_parts
-            for idx, (credit, matched) in self._split_matches(terms).items():
-                coverage = min(matched / max(len(name_parts[idx]), 1), 1.0)
-                best[idx] = (split + span * credit / count + 5.0 * coverage, "split")
+        ids, scores = self._split_tier(terms)
+        kinds = ["split"] * len(ids)
         if target:
-            for idx, score, kind in self._match_symbol(target):
-                if kind == "prefix" and idx in best and best[idx][1] == "split":
-                    score = max(score, best[idx][0] + self.options.prefix_bonus)
-                if idx not in best or score > best[idx][0]:
-                    best[idx] = (score, kind)
-        adjust, order = self._adjust, self._order
-        scored = [(score + adjust[idx], -order[idx], idx, kind) for idx, (score, kind) in best.items()]
-        # (distinct tuples: a sort's first `top` are nlargest's, and sorting in C is the quicker of the
-        # two until `top` is a small share of the matches)
-        ranked = sorted(scored, reverse=True)[:top] if top is None or len(scored) < 8 * top \
-            else heapq.nlargest(top, scored)
-        return [(idx, score, kind) for score, _, idx, kind in ranked]
+            symbol_matches = self._match_symbol(target)
+            if symbol_matches:
+                ids, scores, kinds = self._with_symbol_matches(ids, scores, symbol_matches)
+        arrays = self._arrays()
+        return ranked_matches(ids, scores, kinds, arrays.adjust, arrays.order, top)
+
+    def _split_tier(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(definition indexes, scores) of the definitions whose name parts the terms meet."""
+        if not terms:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+        arrays = self._arrays()
+        term_parts = [[(arrays.part(part), weight) for part, weight in self._parts_for_term(term)]
+                      for term in terms]
+        return split_scores(term_parts, arrays.name_lengths, self.options.split, self.options.split_span)
+
+    def _with_symbol_matches(self, ids: np.ndarray, scores: np.ndarray,
+                             symbol_matches: list[tuple[int, float, str]]
+                             ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """The split tier with the symbol's matches folded in: a better score replaces a definition's
+        split score (a prefix match that is also a split match gets the split score + prefix bonus, if
+        more)."""
+        best: dict[int, tuple[float, str]] = {}
+        known = dict(zip(ids.tolist(), scores.tolist(), strict=True)) if len(ids) else {}
+        for idx, score, kind in symbol_matches:
+            held = best.get(idx)
+            if held is None and idx in known:
+                held = (known[idx], "split")
+            if kind == "prefix" and held is not None and held[1] == "split":
+                score = max(score, held[0] + self.options.prefix_bonus)
+            if held is None or score > held[0]:
+                best[idx] = (score, kind)
+        rest = [k for k, idx in enumerate(ids.tolist()) if idx not in best]
+        extra = list(best)
+        merged_ids = np.concatenate((ids[rest], np.asarray(extra, dtype=np.int64)))
+        extra_scores = np.asarray([best[i][0] for i in extra], dtype=np.float64)
+        merged_scores = np.concatenate((scores[rest], extra_scores))
+        return merged_ids, merged_scores, ["split"] * len(rest) + [best[i][1] for i in extra]
+
+    def _arrays(self) -> _MatchArrays:
+        """The tables as numpy arrays, made on first use after a build or a load."""
+        arrays = self._match_arrays
+        if arrays is None:
+            arrays = self._match_arrays = _MatchArrays(self._by_part, self._name_parts, self._adjust,
+                                                       self._order)
+        return arrays
 
     def _match_symbol(self, target: str) -> list[tuple[int, float, str]]:
         o = self.options
@@ -218,20 +269,6 @@ class StructuralRetriever:
         rest = iter(modules)
         return all(any(part == m for m in rest) for part in want[: len(want) - len(have)])
 
-    def _split_matches(self, terms: Sequence[str]) -> dict[int, tuple[float, int]]:
-        """Per definition: summed term credit (1 per exact part, stem_credit per stem) and terms matched."""
-        out: dict[int, tuple[float, int]] = {}
-        for term in terms:
-            per: dict[int, float] = {}
-            for part, weight in self._parts_for_term(term):
-                for idx in self._by_part.get(part, ()):
-                    if per.get(idx, 0.0) < weight:
-                        per[idx] = weight
-            for idx, weight in per.items():
-                credit, matched = out.get(idx, (0.0, 0))
-                out[idx] = (credit + weight, matched + 1)
-        return out
-
     def _parts_for_term(self, term: str) -> list[tuple[str, float]]:
         out = [(term, 1.0)] if term in self._by_part else []
         n = self.options.stem_min_prefix
@@ -272,6 +309,7 @@ class StructuralRetriever:
         for name in self._STATE:
             setattr(self, name, state[name])
         self._chunk_cache, self._module_cache, self._dirty = {}, {}, False
+        self._match_arrays = None
         return True
 
     def _chunk_id(self, idx: int) -> int | None:
@@ -308,4 +346,5 @@ class StructuralRetriever:
         self._sorted_parts = sorted(by_part)
         self._chunk_cache = {}
         self._module_cache = {}
+        self._match_arrays = None
         self._dirty = False
