@@ -71,12 +71,22 @@ def apply(items: Sequence[Any], notes: list[str], floor: float | None = None,
     Applied to the final ranked list, it only removes entries: every survivor keeps its order, so no
     relevant result ranks lower than without the floor (a list may come back shorter than `limit`)."""
     floor = SEMANTIC_FLOOR if floor is None else floor
-    own = {item.chunk_id for item in (among if among is not None else items)
-           if _own_evidence(item.explain, floor, lexical)}
-    kept = [item for item in items if item.chunk_id in own or _via(item.explain) in own]
+    pool: dict[int, list[Any]] = {}  # chunk id -> its candidates (one, unless a caller repeats ids)
+    for item in among if among is not None else items:
+        pool.setdefault(item.chunk_id, []).append(item)
+    known: dict[int, bool] = {}
+
+    def own(chunk_id: Any) -> bool:  # (asked for the listed items and their seeds only, not every candidate)
+        found = known.get(chunk_id)
+        if found is None:
+            found = known[chunk_id] = any(_own_evidence(candidate.explain, floor, lexical)
+                                          for candidate in pool.get(chunk_id, ()))
+        return found
+
+    kept = [item for item in items if own(item.chunk_id) or own(_via(item.explain))]
     dropped = len(items) - len(kept)
     if dropped:
         static = lexical is False and any(_tier(item.explain) == "static" for item in items
-                                          if item.chunk_id not in own)
+                                          if not own(item.chunk_id))
         notes.append((NOTE_STATIC if static else NOTE).format(n=dropped, floor=floor))
     return kept

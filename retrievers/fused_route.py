@@ -123,7 +123,9 @@ def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[s
     hits = graph.search(ctx.query, fetch, ctx.scope)
     if profile.expand_seeds and ctx.intent.name in profile.expand_intents:
         others = {m: h for m, h in ranked.items() if m != "graph"}
-        seeds = fusion.rrf_scores(others, weights, profile.k, top=profile.expand_seeds)
+        sums = fusion.rrf_sums(others, weights, profile.k)
+        ctx.partial_rrf = (others, dict(weights), sums)  # the file cards add the graph's list to these
+        seeds = fusion.best_sums(sums, profile.expand_seeds)
         seen = {h.chunk_id for h in hits}
         expanded = graph.expand([Hit(chunk_id, score) for chunk_id, score in seeds], fetch, ctx.scope)
         hits += [h for h in expanded if h.chunk_id not in seen]
@@ -144,9 +146,23 @@ def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[st
     files = strong_cards(files, priors.file_card_min_score, priors.file_card_lead_ratio)
     if not files:
         return []
-    best = best_candidates(fusion.rrf_scores(ranked, weights, ctx.profile.k), snap.chunks, prior,
+    best = best_candidates(_rrf_order(ctx, ranked, weights), snap.chunks, prior,
                            {path for path, _ in files})
     return card_hits(files, best, snap.by_path, lambda cid: snap.pagerank.get(cid, 0.0))
+
+
+def _rrf_order(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[str, float]
+               ) -> list[tuple[int, float]]:
+    """`fusion.rrf_scores` of the lists, adding only the lists after those the graph's seeds were
+    summed over (`ctx.partial_rrf`) when the first lists are still the same ones."""
+    held = ctx.partial_rrf
+    if held is not None:
+        lists, held_weights, sums = held
+        names = list(ranked)[:len(lists)]
+        if held_weights == weights and names == list(lists) and all(ranked[m] is lists[m] for m in names):
+            rest = {m: h for m, h in ranked.items() if m not in lists}
+            return fusion.best_sums(fusion.rrf_sums(rest, weights, ctx.profile.k, start=sums))
+    return fusion.rrf_scores(ranked, weights, ctx.profile.k)
 
 
 def _fused_located(ctx: RouteContext, item: fusion.Fused) -> Located:

@@ -47,7 +47,8 @@ from retrievers.priors import (
 from retrievers.profile import DEFAULT_CONFIG, RankingConfig
 from retrievers.tokenize import split_identifier
 
-__all__ = ["FACTOR_NAMES", "Fused", "apply_priors", "dedupe_by_file", "fuse", "rrf", "rrf_scores"]
+__all__ = ["FACTOR_NAMES", "Fused", "apply_priors", "best_sums", "dedupe_by_file", "fuse", "rrf",
+           "rrf_scores", "rrf_sums"]
 
 # The multiplicative priors in the order `apply_priors` multiplies them (explain's `factors` keys).
 FACTOR_NAMES = ("pagerank", "label", "reexport", "declaration", "private", "copy", "contract", "depth")
@@ -107,8 +108,15 @@ def rrf_scores(
     """`rrf`'s ranking as (chunk id, score) pairs, best first, without the explain records: for the
     steps that only need the order (graph seeds, each file's best candidate); its first `top` only
     when given. The same sums in the same order, so the same floats and the same ties as `rrf`."""
+    return best_sums(rrf_sums(ranked, weights, k), top)
+
+
+def rrf_sums(ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int,
+             start: Mapping[int, float] | None = None) -> dict[int, float]:
+    """Each chunk's weighted RRF sum over the lists, added to a copy of `start` (the sums of lists
+    that come before these: the same additions in the same order as summing them all at once)."""
     _check_weights(weights, k)
-    scores: dict[int, float] = {}
+    scores: dict[int, float] = dict(start) if start else {}
     for modality, hits in ranked.items():
         weight = weights.get(modality, 0.0)
         if weight <= 0:
@@ -120,6 +128,11 @@ def rrf_scores(
                 continue
             seen.add(chunk_id)
             scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + len(seen))
+    return scores
+
+
+def best_sums(scores: Mapping[int, float], top: int | None = None) -> list[tuple[int, float]]:
+    """(chunk id, sum) pairs, best first (ties: the smaller id); the first `top` only when given."""
     if top is not None:  # (nsmallest is sorted()[:top])
         return heapq.nsmallest(max(top, 0), scores.items(), key=lambda item: (-item[1], item[0]))
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))

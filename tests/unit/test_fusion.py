@@ -9,7 +9,7 @@ import pytest
 
 from indexing.records import Chunk
 from retrievers.base import Hit, QueryError
-from retrievers.fusion import Fused, apply_priors, dedupe_by_file, fuse, rrf, rrf_scores
+from retrievers.fusion import Fused, apply_priors, best_sums, dedupe_by_file, fuse, rrf, rrf_scores, rrf_sums
 from retrievers.priors import (
     coherence_bonuses,
     definition_match,
@@ -91,6 +91,15 @@ def test_rrf_scores_is_rrf_without_the_explain_records() -> None:
         assert rrf_scores(ranked, weights, k) == [(f.chunk_id, f.score) for f in rrf(ranked, weights, k)]
     with pytest.raises(QueryError):
         rrf_scores(ranked, {"text": -1.0}, 10)
+
+
+def test_rrf_sums_continue_from_earlier_lists() -> None:
+    first = {"structural": hits(3, 8), "text": hits(9, 4, 7, 3), "semantic": hits(4, 2, 9, 2)}
+    later = {"graph": hits(7, 1, 3)}
+    weights = {"semantic": 0.6, "text": 0.3, "structural": 0.2, "graph": 0.25}
+    sums = rrf_sums(first, weights, 60)
+    assert best_sums(rrf_sums(later, weights, 60, start=sums)) == rrf_scores({**first, **later}, weights, 60)
+    assert best_sums(sums, 2) == rrf_scores(first, weights, 60)[:2]
 
 
 def test_rrf_detail_is_carried_into_explain() -> None:
