@@ -33,6 +33,8 @@ class Query:
     intent: str = "understand_code"
     symbol: str | None = None  # the identifier the query names, if any ("select_proxy")
     exact: str | None = None  # the exact string to match, if any (quotes removed)
+    # Chunks no hit may name (the fused route's boilerplate); the limit counts the hits returned.
+    exclude: frozenset[int] = frozenset()
 
 
 @dataclass(slots=True)

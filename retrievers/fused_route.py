@@ -9,13 +9,15 @@ the files whose card matches best, `retrievers.filecards`) and the priors,
 ones, `grouping.saturate` scores a file's further results x file_decay per result already listed (the
 rest fold under `also`), then `floor.apply` drops weak semantic-only matches from the ranked list.
 While another thread loads the embedding model, semantic is left out (`notes`). Blocks repeated
-verbatim across files (licence headers: `Snapshot.boilerplate`) leave the lists before any of this,
-except for exact strings and similar-code queries.
+verbatim across files (licence headers: `Snapshot.boilerplate`) are left out by the retrievers
+themselves (`Query.exclude`: each list is still `fetch` long), except for exact strings and
+similar-code queries, and for a retriever that finds nothing else.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from retrievers import floor, fusion
@@ -56,13 +58,14 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     fetch = profile.fetch_limit(checked.limit)
     boiler = snap.boilerplate(profile.boilerplate_min_files) if intent.name not in KEEP_BOILERPLATE \
         else frozenset()
-    extra = min(len(boiler), fetch)  # asked for beyond `fetch`, so the lists stay `fetch` long without them
+    query = replace(ctx.query, exclude=boiler) if boiler else ctx.query
     ranked: dict[str, list[Hit]] = {}
     for modality in ("structural", "text", "semantic"):
         if modality in weights and ctx.retrievers.get(modality) is not None:
-            hits = ctx.search(modality, ctx.query, fetch + extra)
-            useful = [h for h in hits if h.chunk_id not in boiler][:fetch] if boiler else hits
-            ranked[modality] = useful if useful or not hits else hits[:fetch]  # nothing else: keep them
+            hits = ctx.search(modality, query, fetch)
+            if not hits and boiler:  # nothing but boilerplate matches (a licence line): keep it then
+                hits = ctx.search(modality, ctx.query, fetch)
+            ranked[modality] = hits
     if intent.name == "find_definition" and profile.priors.undefined_as_question \
             and "structural" in ranked and not _names_a_definition(ranked["structural"]):
         # No definition has the name asked for (a renamed symbol): the structural list holds only names

@@ -461,13 +461,15 @@ class SemanticRetriever:
         if q.shape[0] != vectors.dims:
             raise RetrieverError(f"query vector has {q.shape[0]} dims, the index {vectors.dims}")
 
+        exclude = query.exclude
+
         def allowed(chunk_id: int) -> bool:
             chunk = chunks.get(chunk_id)
-            if chunk is None or not scope.admits(chunk.path):
+            if chunk is None or chunk_id in exclude or not scope.admits(chunk.path):
                 return False
             return skip is None or not skip(chunk_id)
 
-        plain = scope.unrestricted and skip is None  # then only a chunk's presence matters
+        plain = scope.unrestricted and skip is None and not exclude  # then only a chunk's presence matters
         with self._lock:
             found = vectors.search(q, limit, allowed=chunks.__contains__ if plain else allowed)
         if tier is None:

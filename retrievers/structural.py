@@ -133,14 +133,16 @@ class StructuralRetriever:
         """Definitions in files `scope` admits that the query's symbol or words name, best first."""
         if limit <= 0:
             return []
-        scored = self.match(query.symbol, query.text, top=limit * 3 + 20 if scope.unrestricted else None)
+        exclude = query.exclude
+        scored = self.match(query.symbol, query.text,
+                            top=limit * 3 + 20 + len(exclude) if scope.unrestricted else None)
         hits: dict[int, Hit] = {}
         for idx, score, kind in scored:
             d = self._defs[idx]
             if not scope.admits(d.path):
                 continue
             chunk_id = self._chunk_id(idx)
-            if chunk_id is None or chunk_id in hits:
+            if chunk_id is None or chunk_id in hits or chunk_id in exclude:
                 continue  # the best-scored definition in a chunk speaks for it
             hits[chunk_id] = Hit(chunk_id, score, {"def_id": d.id, "match": kind, "name": d.qualified_name,
                                                    "kind": d.kind, "path": d.path, "line": d.name_line})

@@ -300,10 +300,12 @@ class TextRetriever:
         verified matches first."""
         hits: list[Hit] = []
         if query.exact:
-            hits = self.exact(query.exact, limit, scope)
+            hits = self.exact(query.exact, limit + len(query.exclude), scope)
+            if query.exclude:
+                hits = [h for h in hits if h.chunk_id not in query.exclude][:limit]
         if len(hits) < limit:
             seen = {h.chunk_id for h in hits}
-            for h in self.bm25(query.text, limit, query.symbol, scope):
+            for h in self.bm25(query.text, limit, query.symbol, scope, query.exclude):
                 if h.chunk_id not in seen and len(hits) < limit:
                     hits.append(h)
         return hits
@@ -319,17 +321,22 @@ class TextRetriever:
 
         return admits
 
-    def bm25(self, text: str, limit: int, symbol: str | None = None, scope: Scope = EVERYWHERE) -> list[Hit]:
-        """Ranked BM25 hits within `scope` (`detail["match"] == "bm25"`)."""
+    def bm25(self, text: str, limit: int, symbol: str | None = None, scope: Scope = EVERYWHERE,
+             exclude: frozenset[int] = frozenset()) -> list[Hit]:
+        """Ranked BM25 hits within `scope`, none of the `exclude` ids (`detail["match"] == "bm25"`)."""
         q = self.bm25_query(text, symbol)
         if q is None or limit <= 0:
             return []
         if scope.unrestricted:
-            return [Hit(cid, score, {"match": "bm25"}) for cid, score in self._run(q, limit)]
+            if not exclude:
+                return [Hit(cid, score, {"match": "bm25"}) for cid, score in self._run(q, limit)]
+            return [Hit(cid, score, {"match": "bm25"}) for cid, score in self._run(q, limit + len(exclude))
+                    if cid not in exclude][:limit]
         admits = self._admits(scope)
         out = []
-        for cid, score in self._run(q, limit * 4 + 50):  # over-fetched: the scope may leave some out
-            if admits(cid):
+        # over-fetched: the scope may leave some out
+        for cid, score in self._run(q, limit * 4 + 50 + len(exclude)):
+            if cid not in exclude and admits(cid):
                 out.append(Hit(cid, score, {"match": "bm25"}))
         return out[:limit]
 
