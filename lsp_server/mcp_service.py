@@ -26,6 +26,7 @@ from typing import Any
 
 from indexing.records import Definition
 from indexing.workspace import Workspace, WorkspaceError, WorkspaceOptions
+from lsp_server.process_tuning import release_memory
 from lsp_server.worker import StoppableWorker
 from retrievers import navigation
 from retrievers.base import QueryError
@@ -177,16 +178,20 @@ class McpService(StoppableWorker):
         self._phase1_end()
         self.last_refresh = {"parsed": result.parsed, "unchanged": result.unchanged,
                              "phase1_s": round(time.perf_counter() - started, 3), "notes": result.notes}
+        changed = result.reconciled or bool(result.update is not None and result.update.changed)
         semantic = self.engine.semantic
         if semantic is not None and not self._stop:
             if semantic.pending():
                 done = self.engine.refresh(embed=True, progress=self._progress, paths=[])
                 self.last_refresh["embedded"] = done.embedded
                 self.last_refresh["notes"] = result.notes + done.notes
+                changed = changed or done.embedded > 0
             semantic.embedder.load()  # so the first semantic query does not wait for it
             deep = semantic.deep  # transformer vectors the language server or the CLI made are used
             if deep is not None and deep.embedded():
                 deep.embedder.load()
+        if changed:  # collect, trim and freeze what the refresh left, as the language server does
+            release_memory()
 
     # -- tools ---------------------------------------------------------------------------------------
     def search(self, query: str, limit: int | None = None, preset: str | None = None,

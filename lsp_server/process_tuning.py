@@ -2,7 +2,8 @@
 
 - `tune_allocator`: glibc serves big allocations with mmap, so embedding batches' temporaries go back
   to the OS when freed.
-- `release_memory`: collect garbage and trim the heap after a burst of work.
+- `release_memory`: collect garbage and trim the heap after a burst of work, then freeze what is left
+  (`gc.freeze`), so the collections a search triggers do not walk the index's millions of objects.
 - `lower_priority`: run the indexing thread (Linux: per-thread nice) below the request handlers.
 """
 
@@ -32,13 +33,20 @@ def tune_allocator() -> None:
 
 
 def release_memory() -> None:
-    """Give freed heap back to the OS (glibc): embedding batches leave hundreds of MB of free arenas."""
+    """Give freed heap back to the OS (glibc): embedding batches leave hundreds of MB of free arenas.
+
+    Then the objects still alive (the snapshot, the index tables) move to the permanent generation:
+    the full collections that allocation triggers, now and then on a request thread, no longer walk
+    them (Django `django/`, 320 warm searches in a loop: the slowest 107 -> 9 ms, the mean 4.7 -> 4.4).
+    Each call thaws them first, so cyclic garbage among objects frozen last time is collected here."""
+    gc.unfreeze()
     gc.collect()
     try:
         libc = ctypes.CDLL("libc.so.6")
         libc.malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
         pass
+    gc.freeze()
 
 
 @contextlib.contextmanager
