@@ -2,7 +2,8 @@
 
 Lines are 1-based and inclusive; columns are 0-based byte offsets within the line; paths are
 workspace-relative POSIX strings. No record carries source text: snippets are read from the
-working tree (or an open editor buffer) when they are shown.
+working tree (or an open editor buffer) when they are shown. The records are slotted: a large tree
+holds hundreds of thousands of them, and each saves its own attribute dict.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ CHUNK_KINDS = ("function", "method", "class", "block", "section", "text")
 LABELS = ("source", "test", "doc", "config", "example", "vendor", "generated", "legacy")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileInfo:
     """A file the scanner accepted for indexing."""
 
@@ -26,7 +27,7 @@ class FileInfo:
     labels: tuple[str, ...] = ("source",)
 
 
-@dataclass
+@dataclass(slots=True)
 class Chunk:
     """A structure-aware slice of one file, the unit every retriever ranks."""
 
@@ -44,7 +45,7 @@ class Chunk:
     id: int = 0  # assigned by the store
 
 
-@dataclass
+@dataclass(slots=True)
 class Definition:
     """A named declaration: function, method, class, interface, struct, enum, module-level constant..."""
 
@@ -65,7 +66,7 @@ class Definition:
     id: int = 0  # assigned by the store
 
 
-@dataclass
+@dataclass(slots=True)
 class CallSite:
     """One call expression: `receiver.callee(...)` inside `caller`."""
 
@@ -82,7 +83,7 @@ class CallSite:
     receiver_type: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Import:
     """One imported name: `from module import name as alias` / `import module as alias`."""
 

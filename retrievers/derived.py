@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from indexing import records
 from indexing.persist import SignedCache, code_fingerprint
 from indexing.records import Chunk
 from retrievers import copies, filecards, tokenize
@@ -26,7 +27,8 @@ def load_or_build(index_dir: Path, snapshot: Any, structural: StructuralRetrieve
                   key: str | None, file_cards: bool) -> None:
     """Fill `structural`'s tables and (with `file_cards`) the snapshot's file cards."""
     cache = SignedCache(index_dir)
-    tables_key = f"{key}:{code_fingerprint(structural_module, tokenize, copies)}" if key is not None else None
+    code = code_fingerprint(structural_module, tokenize, copies, records)  # (the tables hold Definitions)
+    tables_key = f"{key}:{code}" if key is not None else None
     if tables_key is None or not structural.import_state(cache.load("structural", tables_key) or {}):
         structural.index(chunks)
         if tables_key is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -124,8 +125,8 @@ def test_embed_text_shape() -> None:
 def test_cache_key_depends_on_model_and_content() -> None:
     base = Chunk(path="a.py", language="python", start_line=1, end_line=2, start_byte=0, end_byte=1,
                  kind="function", symbol="f", labels=("source",), content_hash="abc")
-    other_content = Chunk(**{**base.__dict__, "content_hash": "abd"})
-    moved_lines = Chunk(**{**base.__dict__, "start_line": 40, "end_line": 41, "id": 9})
+    other_content = replace(base, content_hash="abd")
+    moved_lines = replace(base, start_line=40, end_line=41, id=9)
     assert cache_key("m1", base) != cache_key("m2", base)
     assert cache_key("m1", base) != cache_key("m1", other_content)
     assert cache_key("m1", base) == cache_key("m1", moved_lines)  # same text embedded: same vector

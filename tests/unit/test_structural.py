@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from indexing.records import Definition
 from retrievers.base import Hit, Query, QueryError, Retriever
 from retrievers.scope import Scope
 from retrievers.structural import StructuralRetriever, module_parts
@@ -153,7 +154,7 @@ def test_rebuilds_after_update(sample: Parsed) -> None:
     assert search(r, "matchRoute", "matchRoute")[0].detail["name"] == "matchRoute"
     gone = sample.definition("matchRoute")
     defs.remove(gone)
-    renamed = Definition(**{**gone.__dict__, "name": "findRoute", "qualified_name": "findRoute"})
+    renamed = replace(gone, name="findRoute", qualified_name="findRoute")
     defs.append(renamed)
     r.update([], [])
     assert all(h.detail["name"] != "matchRoute" for h in search(r, "matchRoute", "matchRoute"))
