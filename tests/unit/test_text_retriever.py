@@ -11,7 +11,7 @@ from indexing.records import Chunk
 from retrievers.base import IndexedRetriever, Query, Retriever
 from retrievers.literals import match_lines
 from retrievers.scope import Scope
-from retrievers.text import TextRetriever
+from retrievers.text import TextOptions, TextRetriever, writer_heap
 
 FILES = {
     "src/netlib/utils.py": '''\
@@ -234,3 +234,11 @@ def test_split_literals_are_found_and_an_old_layout_is_rebuilt_on_adopt(tmp_path
     second.adopt([chunk])  # the engine adopts an index synced to the same store revision
     assert [h.chunk_id for h in second.exact("path was written by another", 5)] == [1]
     second.close()
+
+
+def test_writer_budget_grows_with_the_first_write_within_bounds() -> None:
+    options = TextOptions()
+    assert writer_heap(options, 0) == writer_heap(options, 100) == options.heap_size  # tantivy's minimum
+    assert writer_heap(options, 10_000) == 10_000 * options.heap_per_chunk
+    assert writer_heap(options, 10_000_000) == options.max_heap_size
+    assert writer_heap(TextOptions(heap_size=80_000_000), 10) == 80_000_000  # a raised minimum wins
