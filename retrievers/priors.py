@@ -109,6 +109,8 @@ def definition_match(chunk: Chunk, symbol: str) -> str | None:
     """'full' if the chunk defines the queried symbol, 'partial' if only its last part matches."""
     if not chunk.symbol or chunk.kind not in DEFINITION_KINDS:
         return None
+    if symbol.rpartition(".")[2] not in chunk.symbol:  # (most candidates: their names end otherwise)
+        return None
     want = [p for p in symbol.split(".") if p]
     have = [p for p in chunk.symbol.split(".") if p]
     if not want or not have or want[-1] != have[-1]:
@@ -138,13 +140,17 @@ def module_named(path: str, symbol: str, root_parts: Sequence[str] = ()) -> bool
     `mini/comment/init.lua`), as Lua's `require`, Python's imports and similar module systems spell it.
     `root_parts` are the folder names above the workspace root (a workspace opened at `lua/mini` holds
     `comment.lua`). Case-insensitive; a name of one part names no module (a word is not a path)."""
-    want = [part.lower() for part in symbol.split(".") if part]
+    return _names_module(path, tuple(part.lower() for part in symbol.split(".") if part), root_parts)
+
+
+def _names_module(path: str, want: tuple[str, ...], root_parts: Sequence[str]) -> bool:
+    """`module_named` with the dotted name already split and lowercased."""
     if len(want) < 2:
         return False
     parts = _module_path(path)
     if len(parts) < len(want):
         parts = (*(part.lower() for part in root_parts), *parts)
-    return list(parts[-len(want):]) == want
+    return parts[-len(want):] == want
 
 
 @lru_cache(maxsize=32768)
@@ -170,8 +176,9 @@ def module_bonuses(
     if not symbol or not config.module_names or "." not in symbol:
         return bonuses
     best: dict[str, tuple[float, int]] = {}
+    want = tuple(part.lower() for part in symbol.split(".") if part)
     for chunk_id, chunk, score, _ in scored:
-        if chunk.path and module_named(chunk.path, symbol, root_parts):
+        if chunk.path and _names_module(chunk.path, want, root_parts):
             if chunk.path not in best or (score, -chunk_id) > (best[chunk.path][0], -best[chunk.path][1]):
                 best[chunk.path] = (score, chunk_id)
     if not best:
