@@ -241,23 +241,8 @@ def apply_priors(
         copy = copies.get(chunk_id, 1.0) if copies else 1.0
         contracted = contract.get(chunk_id, 1.0) if contract else 1.0
         boost = rank * labels * reexport * declaration * private * copy * contracted * depth
-        factors: dict[str, float] = {}  # FACTOR_NAMES' order, the neutral ones left out
-        if rank != 1.0:
-            factors["pagerank"] = rank
-        if labels != 1.0:
-            factors["label"] = labels
-        if reexport != 1.0:
-            factors["reexport"] = reexport
-        if declaration != 1.0:
-            factors["declaration"] = declaration
-        if private != 1.0:
-            factors["private"] = private
-        if copy != 1.0:
-            factors["copy"] = copy
-        if contracted != 1.0:
-            factors["contract"] = contracted
-        if depth != 1.0:
-            factors["depth"] = depth
+        terms = (rank, labels, reexport, declaration, private, copy, contracted, depth)
+        factors = {name: value for name, value in zip(FACTOR_NAMES, terms, strict=True) if value != 1.0}
         base = item.score
         item.score = (base + top * sum(bonus.values())) * boost
         explain = item.explain
