@@ -135,7 +135,7 @@ class StructuralRetriever:
             return []
         exclude = query.exclude
         scored = self.match(query.symbol, query.text,
-                            top=limit * 3 + 20 + len(exclude) if scope.unrestricted else None)
+                            top=limit * 3 + 20 + min(len(exclude), limit) if scope.unrestricted else None)
         hits: dict[int, Hit] = {}
         for idx, score, kind in scored:
             d = self._defs[idx]

@@ -312,7 +312,7 @@ class TextRetriever:
         verified matches first."""
         hits: list[Hit] = []
         if query.exact:
-            hits = self.exact(query.exact, limit + len(query.exclude), scope)
+            hits = self.exact(query.exact, limit + min(len(query.exclude), limit), scope)
             if query.exclude:
                 hits = [h for h in hits if h.chunk_id not in query.exclude][:limit]
         if len(hits) < limit:
@@ -339,18 +339,23 @@ class TextRetriever:
         q = self.bm25_query(text, symbol)
         if q is None or limit <= 0:
             return []
-        if scope.unrestricted:
-            if not exclude:
-                return [Hit(cid, score, {"match": "bm25"}) for cid, score in self._run(q, limit)]
-            return [Hit(cid, score, {"match": "bm25"}) for cid, score in self._run(q, limit + len(exclude))
-                    if cid not in exclude][:limit]
-        admits = self._admits(scope)
-        out = []
-        # over-fetched: the scope may leave some out
-        for cid, score in self._run(q, limit * 4 + 50 + len(exclude)):
-            if cid not in exclude and admits(cid):
-                out.append(Hit(cid, score, {"match": "bm25"}))
-        return out[:limit]
+        if scope.unrestricted and not exclude:
+            return [Hit(cid, score, {"match": "bm25"}) for cid, score in self._run(q, limit)]
+        if not scope.unrestricted:
+            admits = self._admits(scope)
+            out = []
+            # over-fetched: the scope may leave some out
+            for cid, score in self._run(q, limit * 4 + 50 + min(len(exclude), limit)):
+                if cid not in exclude and admits(cid):
+                    out.append(Hit(cid, score, {"match": "bm25"}))
+            return out[:limit]
+        want = limit + min(len(exclude), limit)  # and twice as many while too few are left and more exist
+        while True:
+            found = self._run(q, want)
+            kept = [Hit(cid, score, {"match": "bm25"}) for cid, score in found if cid not in exclude][:limit]
+            if len(kept) >= limit or len(found) < want:
+                return kept
+            want *= 2
 
     def _exact_candidates(self, needle: str) -> list[int]:
         limit = self.options.max_verify

@@ -242,3 +242,16 @@ def test_writer_budget_grows_with_the_first_write_within_bounds() -> None:
     assert writer_heap(options, 10_000) == 10_000 * options.heap_per_chunk
     assert writer_heap(options, 10_000_000) == options.max_heap_size
     assert writer_heap(TextOptions(heap_size=80_000_000), 10) == 80_000_000  # a raised minimum wins
+
+
+def test_excluded_chunks_leave_the_list_and_the_limit_counts_the_rest(retriever: TextRetriever,
+                                                                     chunks) -> None:
+    ranked = [h.chunk_id for h in retriever.search(Query("url proxy"), 10)]
+    assert len(ranked) >= 3
+    skip = frozenset(ranked[:2])  # the two best: more than the one extra asked for a limit of 1
+    hits = retriever.search(Query("url proxy", exclude=skip), 1)
+    assert [h.chunk_id for h in hits] == [ranked[2]]
+    every = retriever.search(Query("url proxy", exclude=skip), 10)
+    assert [h.chunk_id for h in every] == ranked[2:]
+    scoped = retriever.search(Query("url proxy", exclude=skip), 10, Scope.build(["src/netlib/*.py"]))
+    assert skip.isdisjoint(h.chunk_id for h in scoped)
