@@ -47,9 +47,8 @@ STOPWORDS = frozenset(
 class TextOptions:
     """Tuning of the text index; the defaults suit a workspace of up to a few hundred thousand chunks."""
 
-    # IndexWriter memory budget: heap_per_chunk x the chunks of the first write, within these bounds
-    # (tantivy flushes a segment whenever it fills: Django `django/` was written as 5 segments with the
-    # 15 MB minimum, each searched on every query; 1 with 60 MB, and its BM25 stage 0.66 -> 0.46 ms)
+    # IndexWriter memory budget: heap_per_chunk x the chunks of its first write, within these bounds
+    # (tantivy flushes a segment each time it fills, and every segment is searched on every query)
     heap_size: int = 15_000_000  # tantivy's minimum for one thread
     max_heap_size: int = 64_000_000
     heap_per_chunk: int = 4_000
@@ -341,18 +340,14 @@ class TextRetriever:
             return []
         if scope.unrestricted and not exclude:
             return [Hit(cid, score, {"match": "bm25"}) for cid, score in self._run(q, limit)]
-        if not scope.unrestricted:
-            admits = self._admits(scope)
-            out = []
-            # over-fetched: the scope may leave some out
-            for cid, score in self._run(q, limit * 4 + 50 + min(len(exclude), limit)):
-                if cid not in exclude and admits(cid):
-                    out.append(Hit(cid, score, {"match": "bm25"}))
-            return out[:limit]
-        want = limit + min(len(exclude), limit)  # and twice as many while too few are left and more exist
+        admits = None if scope.unrestricted else self._admits(scope)
+        # Over-fetched (the scope and `exclude` may leave some out), then twice as many while too few
+        # are left and more exist: the limit counts hits the scope admits.
+        want = limit + min(len(exclude), limit) + (0 if admits is None else limit * 3 + 50)
         while True:
             found = self._run(q, want)
-            kept = [Hit(cid, score, {"match": "bm25"}) for cid, score in found if cid not in exclude][:limit]
+            kept = [Hit(cid, score, {"match": "bm25"}) for cid, score in found
+                    if cid not in exclude and (admits is None or admits(cid))][:limit]
             if len(kept) >= limit or len(found) < want:
                 return kept
             want *= 2

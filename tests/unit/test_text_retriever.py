@@ -255,3 +255,22 @@ def test_excluded_chunks_leave_the_list_and_the_limit_counts_the_rest(retriever:
     assert [h.chunk_id for h in every] == ranked[2:]
     scoped = retriever.search(Query("url proxy", exclude=skip), 10, Scope.build(["src/netlib/*.py"]))
     assert skip.isdisjoint(h.chunk_id for h in scoped)
+
+
+def test_a_narrow_scope_still_gets_its_limit(tmp_path: Path) -> None:
+    # 60 strong matches outside the scope rank above the one inside: one over-fetch (4 x limit + 50)
+    # does not reach it, so the retriever asks again for more
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src/a.py").write_text("".join(f"def f{i}():\n    return proxy_proxy(proxy)\n\n\n"
+                                           for i in range(60)))
+    (root / "src/b.py").write_text("def lone():\n    x = 1\n    y = 2\n    return proxy\n")
+    chunks = [make_chunk(root, i + 1, "src/a.py", 4 * i + 1, 4 * i + 2, f"f{i}") for i in range(60)]
+    chunks.append(make_chunk(root, 61, "src/b.py", 1, 4, "lone"))
+    r = TextRetriever(tmp_path / "index", reader(root))
+    try:
+        r.index(chunks)
+        assert len(r.search(Query("proxy"), 100)) == 61
+        assert [h.chunk_id for h in r.search(Query("proxy"), 1, Scope.build(["src/b.py"]))] == [61]
+    finally:
+        r.close()
