@@ -72,13 +72,14 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
         # that contain its words, so the lookup is ranked as the question it has become.
         weights = {m: w for m, w in profile.weights_for("understand_code", checked.modalities).items()
                    if m in weights}
+    seeded: list[dict[int, float]] = []  # the retrievers' RRF sums, when the graph's seeds came from them
     if "graph" in weights and ctx.retrievers.graph is not None:
-        ranked["graph"] = ctx.timed("graph", lambda: _graph_hits(ctx, ranked, weights, fetch))
+        ranked["graph"] = ctx.timed("graph", lambda: _graph_hits(ctx, ranked, weights, fetch, seeded))
     run = list(ranked)  # the retrievers; the file-card list below is not one of them
     card_weight = profile.priors.file_card_weight
     if card_weight > 0 and intent.name in profile.priors.file_card_intents and ranked \
             and not checked.modalities:  # a request that names its retrievers gets only those
-        ranked["file"] = ctx.timed("file", lambda: _file_hits(ctx, ranked, weights, fetch))
+        ranked["file"] = ctx.timed("file", lambda: _file_hits(ctx, ranked, weights, fetch, seeded))
         weights["file"] = card_weight * sum(weights.values())  # a share of the evidence, whatever ran
     started = time.perf_counter()
     ranked = collapse_definitions(ranked, snap)
@@ -119,7 +120,9 @@ def model_loading(semantic: TieredSemantic | None) -> bool:
 
 
 def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[str, float],
-                fetch: int) -> list[Hit]:
+                fetch: int, seeded: list[dict[int, float]]) -> list[Hit]:
+    """The graph's own hits, then the callers and callees of the top seeds by RRF over the other
+    lists (whose sums go to `seeded`, for the file cards to add the graph's list to)."""
     graph, profile = ctx.retrievers.graph, ctx.profile
     if graph is None:
         return []
@@ -127,7 +130,7 @@ def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[s
     if profile.expand_seeds and ctx.intent.name in profile.expand_intents:
         others = {m: h for m, h in ranked.items() if m != "graph"}
         sums = fusion.rrf_sums(others, weights, profile.k)
-        ctx.partial_rrf = (others, dict(weights), sums)  # the file cards add the graph's list to these
+        seeded.append(sums)
         seeds = fusion.best_sums(sums, profile.expand_seeds)
         seen = {h.chunk_id for h in hits}
         expanded = graph.expand([Hit(chunk_id, score) for chunk_id, score in seeds], fetch, ctx.scope)
@@ -136,10 +139,11 @@ def _graph_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[s
 
 
 def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[str, float],
-               fetch: int) -> list[Hit]:
+               fetch: int, seeded: list[dict[int, float]]) -> list[Hit]:
     """The files whose cards match the question (`filecards.strong_cards`), each as its
     best candidate chunk (retrievers.filecards): by RRF, times its chunk priors with
-    `file_card_chunk_priors`."""
+    `file_card_chunk_priors`. The RRF adds the graph's list to the sums its seeds were ranked by
+    (`seeded`: the other lists have not changed since), else sums every list."""
     snap, priors = ctx.snap, ctx.profile.priors
     wanted = ctx.wanted()
     prior = (lambda chunk, chunk_id: chunk_prior(chunk, snap.pagerank.get(chunk_id, 0.0), wanted, priors)) \
@@ -149,23 +153,12 @@ def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[st
     files = strong_cards(files, priors.file_card_min_score, priors.file_card_lead_ratio)
     if not files:
         return []
-    best = best_candidates(_rrf_order(ctx, ranked, weights), snap.chunks, prior,
+    k = ctx.profile.k
+    order = fusion.best_sums(fusion.rrf_sums({"graph": ranked["graph"]}, weights, k, start=seeded[0])) \
+        if seeded else fusion.rrf_scores(ranked, weights, k)
+    best = best_candidates(order, snap.chunks, prior,
                            {path for path, _ in files})
     return card_hits(files, best, snap.by_path, lambda cid: snap.pagerank.get(cid, 0.0))
-
-
-def _rrf_order(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[str, float]
-               ) -> list[tuple[int, float]]:
-    """`fusion.rrf_scores` of the lists, adding only the lists after those the graph's seeds were
-    summed over (`ctx.partial_rrf`) when the first lists are still the same ones."""
-    held = ctx.partial_rrf
-    if held is not None:
-        lists, held_weights, sums = held
-        names = list(ranked)[:len(lists)]
-        if held_weights == weights and names == list(lists) and all(ranked[m] is lists[m] for m in names):
-            rest = {m: h for m, h in ranked.items() if m not in lists}
-            return fusion.best_sums(fusion.rrf_sums(rest, weights, ctx.profile.k, start=sums))
-    return fusion.rrf_scores(ranked, weights, ctx.profile.k)
 
 
 def _fused_located(ctx: RouteContext, item: fusion.Fused) -> Located:

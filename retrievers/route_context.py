@@ -67,8 +67,6 @@ class RouteContext:
     timings: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # modality -> why it gave no answer
     notes: list[str] = field(default_factory=list)  # e.g. semantic left out while the model loads
-    # The lists the graph's seeds were ranked over, their weights and RRF sums (fused route only).
-    partial_rrf: tuple[dict[str, list[Hit]], dict[str, float], dict[int, float]] | None = None
 
     @property
     def scope(self) -> Scope:
