@@ -9,7 +9,6 @@ lookups, one file read and one vector search.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from lsp_server import convert
 from lsp_server.indexer import RootIndex
 from retrievers.codebase import Related, SimilarCode
 from retrievers.navigation import MAX_CALLEES, MAX_CALLERS, MAX_SIMILAR
+from retrievers.results import dedent_lines
 
 MAX_SIGNATURE_LINES = 12
 
@@ -63,7 +63,7 @@ def full_signature(lines: Sequence[str], d: Definition) -> str:
             break
     else:
         return d.signature or d.name  # no end within reach: the first line says enough
-    return textwrap.dedent("\n".join(picked)).strip() or d.signature or d.name
+    return dedent_lines(picked).strip() or d.signature or d.name
 
 
 def similar_items(root: Path, similar: Sequence[SimilarCode]) -> list[str]:
