@@ -297,8 +297,8 @@ def path_keyword_shares(
         return {}
     matches = {}
     named: set[str] = set()  # every word some keyword matches (a stem's words are among `distinct`)
+    least = config.path_keyword_min_prefix
     for kw in keywords:  # each distinct word is compared once, then paths holding a matching word
-        least = config.path_keyword_min_prefix
         head = kw[:least]  # every word that matches starts so (`prefix_match`)
         matching = {w for w in distinct if w.startswith(head) and prefix_match(kw, w, least)}
         matches[kw] = {path for path, ws in words.items() if not matching.isdisjoint(ws)}
