@@ -28,7 +28,6 @@ from retrievers.base import Hit, QueryError
 from retrievers.contracts import contract_factors
 from retrievers.copies import share_definition_bonus, tree_factors
 from retrievers.priors import (
-    DEFINITION_KINDS,
     PRIVATE_ASKING_WORDS,
     coherence_bonuses,
     declaration_factor,
@@ -209,40 +208,30 @@ def apply_priors(
     publics_only = not identifier_query and PRIVATE_ASKING_WORDS.isdisjoint(words)
     headers = () if identifier_query else c_headers  # an identifier lookup may want the header's struct
     path_bonus = config.path_keyword_bonus
-    by_labels: dict[Any, tuple[float, str | None]] = {}  # label tuples and paths repeat: once each
-    by_path: dict[str, tuple[float, float, float, float]] = {}
-    pagerank_of = pagerank_for_chunk.get
-    derived = getattr(pagerank_for_chunk, "derived", None)  # a snapshot's ranks keep each chunk's factor
-    rank_factors: dict[int, float] = derived((config.pagerank_coef, config.pagerank_cap)) \
-        if callable(derived) else {}
+    statics = _chunk_statics(pagerank_for_chunk, config, want, publics_only, headers)
     for item in items:  # (a few hundred candidates per search: the explain dicts hold non-neutral terms only)
         chunk_id = item.chunk_id
         chunk = chunks[chunk_id]
-        path = chunk.path
         bonus: dict[str, float] = {}
         if definitions and (value := definitions.get(chunk_id, 0.0)):
             bonus["definition"] = value
         if value := coherence.get(chunk_id, 0.0):
             bonus["coherence"] = value
-        labelled = by_labels.get(chunk.labels)
-        if labelled is None:
-            labelled = by_labels[chunk.labels] = label_factor(chunk.labels, want, config)
-        labels, demoted_by = labelled
-        rank = rank_factors.get(chunk_id)
-        if rank is None:
-            rank = rank_factors[chunk_id] = pagerank_factor(pagerank_of(chunk_id, 0.0), config)
-        of_path = by_path.get(path)
-        if of_path is None:  # the factors every chunk of a file shares (re-export: its module code)
-            of_path = by_path[path] = (
-                reexport_factor(path, "module", config), declaration_factor(path, config, headers),
-                private_factor(path, config) if publics_only else 1.0, depths.get(path, 1.0))
-        module_reexport, declaration, private, depth = of_path
-        reexport = 1.0 if chunk.kind in DEFINITION_KINDS else module_reexport
-        copy = copies.get(chunk_id, 1.0) if copies else 1.0
-        contracted = contract.get(chunk_id, 1.0) if contract else 1.0
-        boost = rank * labels * reexport * declaration * private * copy * contracted * depth
-        terms = (rank, labels, reexport, declaration, private, copy, contracted, depth)
-        factors = {name: value for name, value in zip(FACTOR_NAMES, terms, strict=True) if value != 1.0}
+        static = statics.get(chunk_id)
+        if static is None:
+            static = statics[chunk_id] = _chunk_static(chunk, pagerank_for_chunk, config, want, publics_only,
+                                                       headers)
+        boost, pairs, demoted_by = static
+        factors = dict(pairs)
+        if copies and (copy := copies.get(chunk_id, 1.0)) != 1.0:
+            boost *= copy
+            factors["copy"] = copy
+        if contract and (contracted := contract.get(chunk_id, 1.0)) != 1.0:
+            boost *= contracted
+            factors["contract"] = contracted
+        if (depth := depths.get(chunk.path, 1.0)) != 1.0:
+            boost *= depth
+            factors["depth"] = depth
         base = item.score
         item.score = (base + top * sum(bonus.values())) * boost
         explain = item.explain
@@ -257,6 +246,37 @@ def apply_priors(
         _add_path_bonus(items, shares, top, path_bonus, config.path_keyword_rest,
                         config.path_keyword_rest_max)
     return sorted(items, key=lambda f: (-f.score, f.chunk_id))
+
+
+_STATIC_NAMES = FACTOR_NAMES[:5]  # the factors fixed per chunk (the others depend on the candidates)
+
+
+def _chunk_statics(pagerank_for_chunk: Mapping[int, float], config: RankingConfig, want: Collection[str],
+                   publics_only: bool, headers: Collection[str]) -> dict[int, Any]:
+    """Where `_chunk_static`'s answers are kept: with a snapshot's ranks (`derived`: its chunks and
+    their labels never change) per setting they depend on, else for this search only."""
+    derived = getattr(pagerank_for_chunk, "derived", None)
+    if not callable(derived):
+        return {}
+    key = ("static", config.pagerank_coef, config.pagerank_cap, tuple(config.label_factors.items()),
+           config.reexport_factor, config.reexport_names, config.declaration_factor, config.c_header_factor,
+           config.private_module_factor, frozenset(want), publics_only, frozenset(headers))
+    return derived(key)  # type: ignore[no-any-return]
+
+
+def _chunk_static(chunk: Chunk, pagerank_for_chunk: Mapping[int, float], config: RankingConfig,
+                  want: Collection[str], publics_only: bool, headers: Collection[str]
+                  ) -> tuple[float, tuple[tuple[str, float], ...], str | None]:
+    """A chunk's priors that the other candidates do not change: the product pagerank x label x
+    reexport x declaration x private (in that order: `apply_priors` multiplies the rest on), those
+    other than 1 as (name, value) pairs, and the label that demoted it."""
+    path = chunk.path
+    labels, demoted_by = label_factor(chunk.labels, want, config)
+    terms = (pagerank_factor(pagerank_for_chunk.get(chunk.id, 0.0), config), labels,
+             reexport_factor(path, chunk.kind, config), declaration_factor(path, config, headers),
+             private_factor(path, config) if publics_only else 1.0)
+    product = terms[0] * terms[1] * terms[2] * terms[3] * terms[4]
+    return product, tuple((n, v) for n, v in zip(_STATIC_NAMES, terms, strict=True) if v != 1.0), demoted_by
 
 
 def _add_path_bonus(items: Sequence[Fused], shares: Mapping[str, float], top: float, bonus: float,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from indexing.records import Chunk, Definition
 
@@ -154,11 +154,12 @@ class ChunkPageRank(Mapping[int, float]):
     def __init__(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot
         self._known: dict[int, float | None] = {}
-        self._derived: dict[Hashable, dict[int, float]] = {}
+        self._derived: dict[Hashable, dict[int, Any]] = {}
 
-    def derived(self, key: Hashable) -> dict[int, float]:
-        """A cache, one per `key`, of values worked out from these ranks (`fusion.apply_priors` keeps
-        each chunk's PageRank factor here per (coef, cap)): the ranks never change, nor do they."""
+    def derived(self, key: Hashable) -> dict[int, Any]:
+        """A cache, one per `key`, of values worked out per chunk from these ranks and the snapshot's
+        chunks (`fusion.apply_priors` keeps each chunk's fixed priors here per ranking setting): neither
+        ever changes."""
         derived = self._derived.get(key)
         if derived is None:
             derived = self._derived.setdefault(key, {})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import pytest
 
@@ -27,6 +28,7 @@ from retrievers.priors import (
 )
 from retrievers.profile import DEFAULT_CONFIG, RankingConfig
 from retrievers.scope import Scope
+from retrievers.snapshot import Snapshot
 
 
 def chunk(cid: int, path: str, symbol: str | None = None, kind: str = "function",
@@ -388,6 +390,35 @@ def test_config_fields_change_the_ranking_without_code_edits() -> None:
     cfg = RankingConfig(label_factors={"test": 0.9})
     assert apply_priors([Fused(1, 1.0)], chunks, {}, config=cfg)[0].score == pytest.approx(0.9)
 
+
+
+def test_a_snapshots_kept_chunk_priors_match_working_them_out_for_each_setting() -> None:
+    # A snapshot's ranks keep each chunk's fixed priors per setting (wanted labels, private modules,
+    # C headers, the config): a later search with another setting must not get the first one's.
+    chunks = [chunk(1, "src/app.py", "start"), chunk(2, "tests/test_app.py", "test_start", labels=("test",)),
+              chunk(3, "pkg/__init__.py", None, kind="module"), chunk(4, "pkg/_internal/impl.py", "start"),
+              chunk(5, "types/index.d.ts", "start"), chunk(6, "lib/app.h", "start")]
+    snap = Snapshot.build(chunks, [], None, 6)
+    ranked = {"semantic": hits(1, 2, 3, 4, 5, 6), "text": hits(6, 4, 2)}
+    weights = {"semantic": 0.6, "text": 0.4}
+    question = "how does the app start"
+    settings: list[dict[str, Any]] = [
+        dict(query_text=question), dict(query_text=question, wanted=("test",)),
+        dict(query_text="internal app start"), dict(query_text="start", identifier_query=True),
+        dict(query_text=question, c_headers=frozenset({"lib/app.h"})),
+        dict(query_text=question, config=RankingConfig(label_factors={"test": 0.9}))]
+
+    def ranked_by(ranks: Any, setting: dict[str, Any]) -> list[tuple[int, float, dict[str, Any]]]:
+        out = apply_priors(rrf(ranked, weights, 10), snap.chunks, ranks, **setting)
+        return [(f.chunk_id, f.score, f.explain) for f in out]
+
+    for _ in range(2):  # the second pass reads what the first kept
+        for setting in settings:
+            assert ranked_by(snap.pagerank, setting) == ranked_by({}, setting), setting
+    demoted = {cid: {k: v for k, v in e["factors"].items() if k != "depth"}
+               for cid, _, e in ranked_by(snap.pagerank, settings[0])}
+    assert demoted[2] == {"label": 0.3} and demoted[3] == {"reexport": 0.6}
+    assert demoted[4] == {"private": 0.85} and demoted[5] == {"declaration": 0.7}
 
 # --- dedupe and the whole pipeline -----------------------------------------------------------------
 
