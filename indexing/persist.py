@@ -2,10 +2,12 @@
 
 `SignedCache(index_dir).load(name, key)` / `.save(name, key, obj)` keep one pickled object per name
 (the call graph with its PageRank) in `<index dir>/derived/<name>.pickle`, valid for one `key` (the
-index revision and a fingerprint of the code that builds it). A pickle can run code when loaded, and
-an index directory may sit inside a workspace a stranger wrote: every file carries an HMAC-SHA256
-under a per-user secret kept in the user cache dir (mode 0600, outside any workspace), and a file
-whose tag or key does not match is ignored (and rebuilt by the caller). Nothing here holds source
+index revision and a fingerprint of the code that builds it). Given a `later` list, `save` only queues
+the write there (write-behind: a one-shot command answers first, `WriteBehind.flush` writes after).
+A pickle can run code when loaded, and an index directory may sit inside a workspace a stranger
+wrote: every file carries an HMAC-SHA256 under a per-user secret kept in the user cache dir (mode
+0600, outside any workspace), and a file whose tag or key does not match is ignored (and rebuilt by
+the caller). Nothing here holds source
 text: the objects are built from the store's records (names, coordinates, hashes).
 """
 
@@ -17,6 +19,7 @@ import logging
 import os
 import pickle
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,11 +77,32 @@ def code_fingerprint(*modules: Any) -> str:
     return digest.hexdigest()
 
 
+class WriteBehind:
+    """Saves queued by `SignedCache.save` (a cache given `later=queue.writes`), written by `flush`."""
+
+    def __init__(self) -> None:
+        self.writes: list[Callable[[], object]] = []
+
+    def flush(self) -> int:
+        """Write what is queued, oldest first (a save that fails is logged and skipped, as `save` does);
+        how many writes ran. Safe beside a thread queueing more: each write is taken off once."""
+        done = 0
+        while self.writes:
+            try:
+                write = self.writes.pop(0)
+            except IndexError:  # another thread flushed the last one
+                break
+            write()
+            done += 1
+        return done
+
+
 class SignedCache:
     """Signed pickles of derived structures in `<index_dir>/derived/`."""
 
-    def __init__(self, index_dir: Path) -> None:
+    def __init__(self, index_dir: Path, later: list[Callable[[], object]] | None = None) -> None:
         self.folder = index_dir / "derived"
+        self.later = later
 
     def _path(self, name: str) -> Path:
         return self.folder / f"{name}.pickle"
@@ -115,7 +139,14 @@ class SignedCache:
             return False
 
     def save(self, name: str, key: str, obj: Any) -> bool:
-        """Write atomically; False (logged) when the folder is not writable or the object not picklable."""
+        """Write atomically; False (logged) when the folder is not writable or the object not picklable.
+        With `later`, queue the write there and say True (a reader checks what is on disk anyway)."""
+        if self.later is not None:
+            self.later.append(lambda: self._write(name, key, obj))
+            return True
+        return self._write(name, key, obj)
+
+    def _write(self, name: str, key: str, obj: Any) -> bool:
         try:
             body = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
             head = MAGIC + key.encode() + b"\n"
@@ -125,6 +156,7 @@ class SignedCache:
             tmp.write_bytes(head + tag + body)
             tmp.replace(self._path(name))
             return True
-        except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
+        except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError,
+                RuntimeError) as exc:  # (RuntimeError: a structure changed while it was pickled)
             log.info("not saving %s: %s", name, exc)
             return False

@@ -51,10 +51,11 @@ def _open_at(root: Path, args: argparse.Namespace) -> SearchEngine:
 
 
 def foreground_engine_options(embeddings: bool) -> EngineOptions:
-    """Engine options for a command the user waits on (embedding uses every CPU)."""
+    """Engine options for a command the user waits on: embedding uses every CPU, and the structures
+    saved beside the index are written after the answer, when the engine closes (`write_behind`)."""
     if not embeddings:
-        return EngineOptions(embeddings=False)
-    return EngineOptions(embedder=make_embedder(None, foreground_options()))
+        return EngineOptions(embeddings=False, write_behind=True)
+    return EngineOptions(embedder=make_embedder(None, foreground_options()), write_behind=True)
 
 
 @contextmanager
@@ -142,8 +143,16 @@ def run_search(args: argparse.Namespace) -> int:
                         no_embed=args.no_embed)
         return 0 if result["results"] else 1
     finally:
+        _flush_stdout()  # the answer is out before the held-back saves are written (write_behind)
         engine.close()
         engine.workspace.close()
+
+
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):  # a reader that left early (`| head`), a closed stream
+        pass
 
 
 def _print_lines(result: dict[str, Any], engine: SearchEngine, args: argparse.Namespace) -> None:

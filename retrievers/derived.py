@@ -4,12 +4,12 @@ The call graph has its own holder (`retrievers.graph_state`); the structural ret
 tables and the file cards are built here per snapshot, or read from `<index dir>/derived/` (signed
 pickles, `indexing.persist.SignedCache`) when the revision and the code that builds them are the same
 as when they were saved. `key` is the engine's derived key (None: nothing is loaded or saved, e.g.
-while unsaved buffers are open).
+while unsaved buffers are open); `later` queues the saves (`indexing.persist.WriteBehind`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,9 @@ __all__ = ["load_or_build"]
 
 
 def load_or_build(index_dir: Path, snapshot: Any, structural: StructuralRetriever, chunks: Sequence[Chunk],
-                  key: str | None, file_cards: bool) -> None:
+                  key: str | None, file_cards: bool, later: list[Callable[[], object]] | None = None) -> None:
     """Fill `structural`'s tables and (with `file_cards`) the snapshot's file cards."""
-    cache = SignedCache(index_dir)
+    cache = SignedCache(index_dir, later)
     code = code_fingerprint(structural_module, tokenize, copies, records)  # (the tables hold Definitions)
     tables_key = f"{key}:{code}" if key is not None else None
     if tables_key is None or not structural.import_state(cache.load("structural", tables_key) or {}):

@@ -7,7 +7,8 @@ something, or changes another process committed). With `persist`, a graph an ear
 for the same index revision and the same graph code (`derived_key()`) is loaded instead of built
 (`indexing.persist.SignedCache`), and a built one is saved with its PageRank: a warm process skips the
 build. The unresolved call sites are saved apart and read only when first needed. Never with unsaved
-buffers open (their records are not in any saved revision).
+buffers open (their records are not in any saved revision). `later` (a `WriteBehind`'s list) queues
+the saves instead of writing them before the graph is returned.
 
 `SearchEngine` owns one and hands its graph to each `Snapshot`; front ends read it through
 `SearchEngine.call_graph()`. Commands that only need the graph (`codeseek graph`) make their own.
@@ -36,9 +37,11 @@ __all__ = ["GraphState", "graph_code"]
 class GraphState:
     """The call graph of one workspace's index (see the module docstring)."""
 
-    def __init__(self, workspace: Workspace, persist: bool = False) -> None:
+    def __init__(self, workspace: Workspace, persist: bool = False,
+                 later: list[Callable[[], object]] | None = None) -> None:
         self.workspace = workspace
         self.persist = persist
+        self.later = later
         self._lock = threading.Lock()
         self._graph: CallGraph | None = None
         self._generation = -1
@@ -60,7 +63,7 @@ class GraphState:
             if self._graph is not None and self._generation == generation:
                 return self._graph
             key = self.derived_key() if self.persist else ""
-            cache = SignedCache(ws.index_dir)
+            cache = SignedCache(ws.index_dir, self.later)
             graph = cache.load("callgraph", key) if key and cache.holds(UNRESOLVED, key) else None
             self.loaded = graph is not None
             if graph is not None:

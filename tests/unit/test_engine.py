@@ -344,6 +344,36 @@ def test_restart_reconciles_with_the_store(tmp_path: Path) -> None:
         ws2.close()
 
 
+def test_write_behind_answers_first_and_saves_on_close(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # `codeseek search`'s engine answers before it writes the call graph, the structural tables and
+    # the file cards beside the index; closing writes them, and the next process loads them.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the signing key lives there
+    root = _copy(tmp_path)
+    options = WorkspaceOptions(index_dir=tmp_path / "index")
+    derived = tmp_path / "index" / "derived"
+    names = {"callgraph.pickle", "callgraph-unresolved.pickle", "structural.pickle", "filecards.pickle"}
+    ws = Workspace(root, options)
+    eng = SearchEngine(ws, EngineOptions(embeddings=False, write_behind=True))
+    try:
+        eng.refresh()
+        answer = places(search(eng, "checkout"))
+        assert answer and not any((derived / name).exists() for name in names)
+    finally:
+        eng.close()
+        ws.close()
+    assert {p.name for p in derived.glob("*.pickle")} >= names
+    ws = Workspace(root, options)
+    eng = SearchEngine(ws, EngineOptions(embeddings=False))
+    try:
+        eng.refresh()
+        assert eng.graphs.loaded and places(search(eng, "checkout")) == answer
+        assert eng.flush_writes() == 0  # nothing held back without write_behind
+    finally:
+        eng.close()
+        ws.close()
+
+
 def test_searches_answer_while_a_refresh_runs(tmp_path: Path) -> None:
     root = _copy(tmp_path)
     ws = Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index"))
