@@ -116,9 +116,11 @@ class SignedCache:
         head = MAGIC + key.encode() + b"\n"
         if not data.startswith(head) or len(data) < len(head) + TAG_BYTES:
             return None
-        tag, body = data[len(head): len(head) + TAG_BYTES], data[len(head) + TAG_BYTES:]
-        expected = hmac.new(user_secret(), head + body, hashlib.sha256).digest()
-        if not hmac.compare_digest(tag, expected):
+        tag = data[len(head): len(head) + TAG_BYTES]
+        body = memoryview(data)[len(head) + TAG_BYTES:]  # (a view: the graph's ~40 MB is not copied)
+        signer = hmac.new(user_secret(), head, hashlib.sha256)
+        signer.update(body)
+        if not hmac.compare_digest(tag, signer.digest()):
             log.warning("ignoring %s: its signature does not match (written by another user?)",
                         self._path(name))
             return None
@@ -150,10 +152,14 @@ class SignedCache:
         try:
             body = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
             head = MAGIC + key.encode() + b"\n"
-            tag = hmac.new(user_secret(), head + body, hashlib.sha256).digest()
+            signer = hmac.new(user_secret(), head, hashlib.sha256)
+            signer.update(body)  # (no `head + body`: the call graph's body is ~40 MB, copied once is enough)
             self.folder.mkdir(parents=True, exist_ok=True)
             tmp = self.folder / f".{name}.{os.getpid()}.tmp"
-            tmp.write_bytes(head + tag + body)
+            with tmp.open("wb") as out:
+                out.write(head)
+                out.write(signer.digest())
+                out.write(body)
             tmp.replace(self._path(name))
             return True
         except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError,
