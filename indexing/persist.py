@@ -13,6 +13,7 @@ text: the objects are built from the store's records (names, coordinates, hashes
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import logging
@@ -21,7 +22,7 @@ import pickle
 import secrets
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import platformdirs
 
@@ -149,20 +150,35 @@ class SignedCache:
         return self._write(name, key, obj)
 
     def _write(self, name: str, key: str, obj: Any) -> bool:
+        head = MAGIC + key.encode() + b"\n"
+        tmp = self.folder / f".{name}.{os.getpid()}.tmp"
         try:
-            body = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-            head = MAGIC + key.encode() + b"\n"
-            signer = hmac.new(user_secret(), head, hashlib.sha256)
-            signer.update(body)  # (no `head + body`: the call graph's body is ~40 MB, copied once is enough)
             self.folder.mkdir(parents=True, exist_ok=True)
-            tmp = self.folder / f".{name}.{os.getpid()}.tmp"
             with tmp.open("wb") as out:
                 out.write(head)
-                out.write(signer.digest())
-                out.write(body)
+                out.write(bytes(TAG_BYTES))  # the tag's place: filled in once the body is signed
+                signed = _SigningWriter(out, hmac.new(user_secret(), head, hashlib.sha256))
+                pickle.dump(obj, signed, protocol=pickle.HIGHEST_PROTOCOL)
+                out.seek(len(head))
+                out.write(signed.signer.digest())
             tmp.replace(self._path(name))
             return True
         except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError,
                 RuntimeError) as exc:  # (RuntimeError: a structure changed while it was pickled)
             log.info("not saving %s: %s", name, exc)
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)  # a half-written file is not left behind
             return False
+
+
+class _SigningWriter:
+    """A file the pickler streams into, signing what passes: the body is never held whole in memory
+    (the call graph's is ~40 MB, and an in-memory pickle of it needs about twice that at its peak)."""
+
+    def __init__(self, out: BinaryIO, signer: hmac.HMAC) -> None:
+        self.out = out
+        self.signer = signer
+
+    def write(self, data: Any) -> int:
+        self.signer.update(data)
+        return self.out.write(data)

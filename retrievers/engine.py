@@ -161,7 +161,14 @@ class SearchEngine:
         return TieredSemantic(fast, deep, opts.tier_blend)
 
     def close(self) -> None:
-        """Write what `write_behind` held back, and release the text index's writer."""
+        """Done with this engine: write what `write_behind` held back, and release the text index's
+        writer. With writes held back, the view and the vectors are let go first (pickling the call
+        graph needs ~100 MB of its own on the Django sdist); a search after that answers as one before
+        the first refresh does."""
+        if self._writes is not None and self._writes.writes:
+            with self._lock:
+                self._view = None
+            self.semantic = None
         self.flush_writes()
         self.text.close()
 
