@@ -13,8 +13,10 @@ through SEMBLE_MODEL_NAME / `model_path`; its own model is on a hub this machine
 
 Per corpus and repetition, the tools alternate (which goes first flips every repetition):
 - cold index with every vector: a child process (bench/peer_worker.py) builds a fresh index
-  (codeseek `SearchEngine.refresh(embed=True)` on a new index folder; semble `SembleIndex.from_path`
-  with an empty cache folder); spawn-to-ready wall time, the build alone, and the child's peak RSS
+  (codeseek `SearchEngine.refresh(embed=True)` on a new index folder, with the options `codeseek
+  search` uses: every CPU embeds, and the pickles saved beside the index are written when the engine
+  closes, after the warm queries; semble `SembleIndex.from_path` with an empty cache folder, which
+  writes no cache at all); spawn-to-ready wall time, the build alone, and the child's peak RSS
   (ru_maxrss from os.wait4 in a small launcher, so the bench's own pages do not count), then the
   same process times the warm queries in process (p50/p95);
 - cold CLI (`--cold-cli`): `codeseek search Q` on a new index folder vs `semble search Q` on an empty
