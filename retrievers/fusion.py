@@ -47,7 +47,7 @@ from retrievers.profile import DEFAULT_CONFIG, RankingConfig
 from retrievers.tokenize import split_identifier
 
 __all__ = ["FACTOR_NAMES", "Fused", "apply_priors", "best_sums", "dedupe_by_file", "fuse", "rrf",
-           "rrf_scores", "rrf_sums"]
+           "rrf_sums"]
 
 # The multiplicative priors in the order `apply_priors` multiplies them (explain's `factors` keys).
 FACTOR_NAMES = ("pagerank", "label", "reexport", "declaration", "private", "copy", "contract", "depth")
@@ -99,15 +99,6 @@ def rrf(ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: in
             fused.explain[modality] = entry
             rank += 1
     return sorted(by_id.values(), key=lambda f: (-f.score, f.chunk_id))
-
-
-def rrf_scores(
-    ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int, top: int | None = None
-) -> list[tuple[int, float]]:
-    """`rrf`'s ranking as (chunk id, score) pairs, best first, without the explain records: for the
-    steps that only need the order (graph seeds, each file's best candidate); its first `top` only
-    when given. The same sums in the same order, so the same floats and the same ties as `rrf`."""
-    return best_sums(rrf_sums(ranked, weights, k), top)
 
 
 def rrf_sums(ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int,

@@ -10,7 +10,7 @@ import pytest
 
 from indexing.records import Chunk
 from retrievers.base import Hit, QueryError
-from retrievers.fusion import Fused, apply_priors, best_sums, dedupe_by_file, fuse, rrf, rrf_scores, rrf_sums
+from retrievers.fusion import Fused, apply_priors, best_sums, dedupe_by_file, fuse, rrf, rrf_sums
 from retrievers.priors import (
     coherence_bonuses,
     definition_match,
@@ -86,13 +86,18 @@ def test_rrf_ignores_zero_weight_modalities_and_rejects_bad_numbers() -> None:
         rrf({"text": hits(1)}, {"text": 1.0}, -1)
 
 
-def test_rrf_scores_is_rrf_without_the_explain_records() -> None:
+def rrf_scores(ranked: dict[str, list[Hit]], weights: dict[str, float], k: int) -> list[tuple[int, float]]:
+    return best_sums(rrf_sums(ranked, weights, k))
+
+
+def test_ranked_sums_are_rrf_without_the_explain_records() -> None:
     ranked = {"semantic": hits(4, 2, 9, 2), "text": hits(9, 4, 7), "graph": hits(1), "structural": hits(3)}
     weights = {"semantic": 0.6, "text": 0.3, "structural": 0.2, "graph": 0.0}
     for k in (0, 10, 60):
         assert rrf_scores(ranked, weights, k) == [(f.chunk_id, f.score) for f in rrf(ranked, weights, k)]
+        assert best_sums(rrf_sums(ranked, weights, k), 3) == rrf_scores(ranked, weights, k)[:3]
     with pytest.raises(QueryError):
-        rrf_scores(ranked, {"text": -1.0}, 10)
+        rrf_sums(ranked, {"text": -1.0}, 10)
 
 
 def test_rrf_sums_continue_from_earlier_lists() -> None:
