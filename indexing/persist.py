@@ -7,8 +7,8 @@ the write there (write-behind: a one-shot command answers first, `WriteBehind.fl
 A pickle can run code when loaded, and an index directory may sit inside a workspace a stranger
 wrote: every file carries an HMAC-SHA256 under a per-user secret kept in the user cache dir (mode
 0600, outside any workspace), and a file whose tag or key does not match is ignored (and rebuilt by
-the caller). Nothing here holds source
-text: the objects are built from the store's records (names, coordinates, hashes).
+the caller). Nothing here holds source text: the objects are built from the store's records (names,
+coordinates, hashes).
 """
 
 from __future__ import annotations
