@@ -249,21 +249,21 @@ def strong_cards(cards: Sequence[tuple[str, float]], min_score: float,
     return kept
 
 
-def best_candidates(ranked: Iterable[tuple[int, float]], chunks: Mapping[int, Chunk],
+def best_candidates(scored: Iterable[tuple[int, float]], chunks: Mapping[int, Chunk],
                     prior: Callable[[Chunk, int], float] | None = None,
                     paths: Collection[str] | None = None) -> dict[str, int]:
-    """Each file's best candidate chunk, the one a card's credit goes to: the highest score of `ranked`
-    (chunk id, RRF score), times `prior(chunk, chunk id)` when given (a file's module-level plumbing
-    does not take the credit from its functions on the strength of a long list of imports); for the
-    files in `paths` only, when given."""
-    best: dict[str, tuple[float, int]] = {}
-    for chunk_id, score in ranked:
+    """Each file's best candidate chunk, the one a card's credit goes to: the highest score of `scored`
+    (chunk id, RRF score; in any order), times `prior(chunk, chunk id)` when given (a file's
+    module-level plumbing does not take the credit from its functions on the strength of a long list
+    of imports), ties to the higher RRF score, then the smaller id; for the files in `paths` only,
+    when given (the others are never ranked)."""
+    best: dict[str, tuple[float, float, int]] = {}
+    for chunk_id, rrf in scored:
         chunk = chunks.get(chunk_id)
         if chunk is None or (paths is not None and chunk.path not in paths):
             continue
-        if prior is not None:
-            score *= prior(chunk, chunk_id)
+        score = rrf * prior(chunk, chunk_id) if prior is not None else rrf
         held = best.get(chunk.path)
-        if held is None or score > held[0]:
-            best[chunk.path] = (score, chunk_id)
-    return {path: chunk_id for path, (_, chunk_id) in best.items()}
+        if held is None or (score, rrf, -chunk_id) > (held[0], held[1], -held[2]):
+            best[chunk.path] = (score, rrf, chunk_id)
+    return {path: chunk_id for path, (_, _, chunk_id) in best.items()}

@@ -143,8 +143,8 @@ def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[st
     """The files whose cards match the question (`filecards.strong_cards`), each as its
     best candidate chunk (retrievers.filecards): by RRF, times its chunk priors with
     `file_card_chunk_priors`. The RRF adds the graph's list to the sums its seeds were ranked by
-    (`seeded`: the other lists have not changed since), else sums every list; only the carded
-    files' candidates are then ranked."""
+    (`seeded`: the other lists have not changed since), else sums every list; the sums are not
+    sorted (`best_candidates` ranks the carded files' candidates only)."""
     snap, priors = ctx.snap, ctx.profile.priors
     wanted = ctx.wanted()
     prior = (lambda chunk, chunk_id: chunk_prior(chunk, snap.pagerank.get(chunk_id, 0.0), wanted, priors)) \
@@ -157,13 +157,7 @@ def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[st
     k = ctx.profile.k
     sums = fusion.rrf_sums({"graph": ranked["graph"]}, weights, k, start=seeded[0]) if seeded \
         else fusion.rrf_sums(ranked, weights, k)
-    carded = {path for path, _ in files}
-    chunks = snap.chunks
-    # Only the carded files' candidates are ranked (best_candidates reads no other): the same order
-    # among them as ranking every sum, for a few entries instead of a few hundred.
-    order = fusion.best_sums({cid: score for cid, score in sums.items()
-                              if (chunk := chunks.get(cid)) is not None and chunk.path in carded})
-    best = best_candidates(order, chunks, prior, carded)
+    best = best_candidates(sums.items(), snap.chunks, prior, {path for path, _ in files})
     return card_hits(files, best, snap.by_path, lambda cid: snap.pagerank.get(cid, 0.0))
 
 

@@ -120,6 +120,10 @@ def test_the_best_candidate_is_the_first_by_rrf_unless_chunk_priors_weigh_in() -
     chunks = {1: module, 2: merge, 3: chunk(3, "b.py"), 4: chunk(4, "b.py", 10)}
     ranked = [(1, 0.09), (3, 0.07), (2, 0.06), (4, 0.05), (99, 0.04)]  # best first; 99 is gone
     assert best_candidates(ranked, chunks) == {"lib/router/index.js": 1, "b.py": 3}
+    assert best_candidates(ranked[::-1], chunks) == {"lib/router/index.js": 1, "b.py": 3}  # any order
+    tied = [(4, 0.05), (3, 0.05), (1, 0.05)]  # equal scores: the smaller id, whatever the order
+    assert best_candidates(tied, chunks) == {"b.py": 3, "lib/router/index.js": 1}
+    assert best_candidates(ranked, chunks, paths={"b.py"}) == {"b.py": 3}
     # index.js's module code is re-export plumbing (x0.6): the function with 2/3 of its RRF takes it
     prior = lambda c, cid: chunk_prior(c, 0.0, frozenset(), DEFAULT_CONFIG)  # noqa: E731
     assert chunk_prior(module, 0.0, frozenset()) == DEFAULT_CONFIG.reexport_factor
