@@ -167,3 +167,25 @@ def test_nonsense_query_answers_with_few_or_none_and_says_why(workspace: tuple[P
     proc = codeseek(ws, "xyzzy plugh frobnicate")
     assert proc.returncode == (0 if data["results"] else 1), proc.stdout + proc.stderr
     assert "relevance floor" in proc.stdout
+
+
+def test_a_reader_that_left_early_still_gets_the_index_saved(tmp_path: Path) -> None:
+    # `codeseek search ... | head`: the reader is gone before the answer is written. The command says
+    # nothing on stderr, exits 1, and still writes what it saves beside the index after answering
+    # (write-behind), so the next search starts warm.
+    root = tmp_path / "ws"
+    shutil.copytree(SAMPLE, root)
+    index = tmp_path / "index"
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has left
+    env = dict(os.environ, HF_HUB_OFFLINE="1", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "lsp_server.cli", "search", "apply_discount", "--no-embed", "--root",
+             str(root), "--index-dir", str(index)],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, env=env, timeout=300)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 1 and proc.stderr == "", proc.stderr
+    saved = {p.name for p in index.glob("*/derived/*.pickle")}
+    assert {"callgraph.pickle", "callgraph-unresolved.pickle", "structural.pickle"} <= saved
