@@ -17,9 +17,11 @@ similar-code queries, and for a retriever that finds nothing else.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from indexing.records import Chunk
 from retrievers import floor, fusion
 from retrievers.base import Hit
 from retrievers.contracts import contract_files_of
@@ -30,8 +32,10 @@ from retrievers.grouping import GROUPED_KINDS, collapse_definitions, saturate
 from retrievers.headers import interface_headers_of
 from retrievers.literals import line_groups
 from retrievers.priors import chunk_prior
+from retrievers.profile import RankingConfig
 from retrievers.results import Located
 from retrievers.route_context import NAME_TIERS, RouteContext, graph_located
+from retrievers.snapshot import Snapshot
 from retrievers.tiered import TieredSemantic
 
 __all__ = ["MODEL_LOADING", "fused", "model_loading"]
@@ -147,8 +151,7 @@ def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[st
     sorted (`best_candidates` ranks the carded files' candidates only)."""
     snap, priors = ctx.snap, ctx.profile.priors
     wanted = ctx.wanted()
-    prior = (lambda chunk, chunk_id: chunk_prior(chunk, snap.pagerank.get(chunk_id, 0.0), wanted, priors)) \
-        if priors.file_card_chunk_priors else None
+    prior = _card_prior(snap, wanted, priors) if priors.file_card_chunk_priors else None
     files = file_cards_of(snap).search(ctx.checked.text, min(fetch, priors.file_card_top), ctx.scope,
                                        priors.file_card_b, priors.file_card_pagerank)
     files = strong_cards(files, priors.file_card_min_score, priors.file_card_lead_ratio)
@@ -159,6 +162,24 @@ def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[st
         else fusion.rrf_sums(ranked, weights, k)
     best = best_candidates(sums.items(), snap.chunks, prior, {path for path, _ in files})
     return card_hits(files, best, snap.by_path, lambda cid: snap.pagerank.get(cid, 0.0))
+
+
+def _card_prior(snap: Snapshot, wanted: frozenset[str], config: RankingConfig
+                ) -> Callable[[Chunk, int], float]:
+    """`priors.chunk_prior` of a chunk, kept with the snapshot's ranks (`derived`) per setting it
+    depends on: it is fixed per chunk, and the carded files' candidates are asked search after search."""
+    key = ("card_prior", config.pagerank_coef, config.pagerank_cap, tuple(config.label_factors.items()),
+           config.reexport_factor, config.reexport_names, wanted)
+    kept = snap.pagerank.derived(key)
+    ranks = snap.pagerank
+
+    def prior(chunk: Chunk, chunk_id: int) -> float:
+        value = kept.get(chunk_id)
+        if value is None:
+            value = kept[chunk_id] = chunk_prior(chunk, ranks.get(chunk_id, 0.0), wanted, config)
+        return value  # type: ignore[no-any-return]
+
+    return prior
 
 
 def _fused_located(ctx: RouteContext, item: fusion.Fused) -> Located:

@@ -84,11 +84,11 @@ def rrf(ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: in
             continue
         rank = 0
         for hit in hits:
-            fused = by_id.get(hit.chunk_id)
+            chunk_id = hit.chunk_id
+            fused = by_id.get(chunk_id)
             if fused is None:  # (not setdefault: that builds a Fused for every hit)
-                fused = by_id[hit.chunk_id] = Fused(hit.chunk_id, 0.0)
-            entry = fused.explain.get(modality)
-            if entry is not None:
+                fused = by_id[chunk_id] = Fused(chunk_id, 0.0, {}, None, [])
+            elif (entry := fused.explain.get(modality)) is not None:
                 entry["count"] = entry.get("count", 1) + 1
                 continue
             contribution = weight / (k + rank + 1)
@@ -123,8 +123,13 @@ def rrf_sums(ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], 
 
 def best_sums(scores: Mapping[int, float], top: int | None = None) -> list[tuple[int, float]]:
     """(chunk id, sum) pairs, best first (ties: the smaller id); the first `top` only when given."""
-    if top is not None:  # (nsmallest is sorted()[:top])
-        return heapq.nsmallest(max(top, 0), scores.items(), key=lambda item: (-item[1], item[0]))
+    if top is not None:
+        if top <= 0:
+            return []
+        if top < len(scores):  # only the sums at least the top-th largest can be among the first `top`
+            least = heapq.nlargest(top, scores.values())[-1]
+            scores = {chunk_id: value for chunk_id, value in scores.items() if value >= least}
+        return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:top]
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
@@ -166,9 +171,15 @@ def apply_priors(
     explain gains `rrf`, `bonus` (non-zero additive terms, in top-score units), `factors`
     (multiplicative terms other than 1), `boost` (their product) and `labels`.
     """
-    items = [Fused(f.chunk_id, f.score, dict(f.explain), chunks[f.chunk_id].path, list(f.also))
-             for f in fused if f.chunk_id in chunks] if not in_place else \
-        [_with_path(f, chunks[f.chunk_id].path) for f in fused if f.chunk_id in chunks]
+    if in_place:
+        items = []
+        for f in fused:
+            if (found := chunks.get(f.chunk_id)) is not None:
+                f.path = found.path
+                items.append(f)
+    else:
+        items = [Fused(f.chunk_id, f.score, dict(f.explain), chunks[f.chunk_id].path, list(f.also))
+                 for f in fused if f.chunk_id in chunks]
     if not items:
         return []
     want = set(wanted) | ({"test"} if query_wants_tests else set()) | ({"doc"} if query_wants_docs else set())
@@ -293,11 +304,6 @@ def _add_path_bonus(items: Sequence[Fused], shares: Mapping[str, float], top: fl
         if value:
             item.explain["bonus"]["path_keyword"] = value
             item.score += top * value * item.explain["boost"]
-
-
-def _with_path(item: Fused, path: str) -> Fused:
-    item.path = path
-    return item
 
 
 def _structural_match(item: Fused, symbol: str | None = None) -> str | None:

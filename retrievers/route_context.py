@@ -67,6 +67,7 @@ class RouteContext:
     timings: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # modality -> why it gave no answer
     notes: list[str] = field(default_factory=list)  # e.g. semantic left out while the model loads
+    _wanted: frozenset[str] | None = field(default=None, repr=False)
 
     @property
     def scope(self) -> Scope:
@@ -97,7 +98,10 @@ class RouteContext:
         return self.timed(modality, lambda: retriever.search(query, limit, self.scope))
 
     def wanted(self) -> frozenset[str]:
-        return wanted_labels(self.checked.text, self.checked.scope)
+        """The labels the query or its scope asks for (`priors.wanted_labels`), worked out once."""
+        if self._wanted is None:
+            self._wanted = wanted_labels(self.checked.text, self.checked.scope)
+        return self._wanted
 
     def label_rank(self, chunk: Chunk) -> float:
         return label_factor(chunk.labels, self.wanted(), self.profile.priors)[0]

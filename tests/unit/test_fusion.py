@@ -109,6 +109,15 @@ def test_rrf_sums_continue_from_earlier_lists() -> None:
     assert best_sums(sums, 2) == rrf_scores(first, weights, 60)[:2]
 
 
+def test_the_first_sums_break_ties_at_the_cut_by_the_smaller_id() -> None:
+    sums = {5: 0.1, 4: 0.3, 1: 0.5, 3: 0.3, 2: 0.3}
+    ordered = [(1, 0.5), (2, 0.3), (3, 0.3), (4, 0.3), (5, 0.1)]
+    assert best_sums(sums) == ordered
+    for top in range(7):
+        assert best_sums(sums, top) == ordered[:top]
+    assert best_sums(sums, -1) == []
+
+
 def test_rrf_detail_is_carried_into_explain() -> None:
     fused = rrf({"graph": [Hit(4, 1.0, {"depth": 2})]}, {"graph": 0.7}, 40)
     assert fused[0].explain["graph"]["detail"] == {"depth": 2}
