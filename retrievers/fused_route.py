@@ -170,14 +170,15 @@ def _card_prior(snap: Snapshot, wanted: frozenset[str], config: RankingConfig
     depends on: it is fixed per chunk, and the carded files' candidates are asked search after search."""
     key = ("card_prior", config.pagerank_coef, config.pagerank_cap, tuple(config.label_factors.items()),
            config.reexport_factor, config.reexport_names, wanted)
-    kept = snap.pagerank.derived(key)
     ranks = snap.pagerank
+    derived = getattr(ranks, "derived", None)
+    kept: dict[int, float] = derived(key) if callable(derived) else {}
 
     def prior(chunk: Chunk, chunk_id: int) -> float:
         value = kept.get(chunk_id)
         if value is None:
             value = kept[chunk_id] = chunk_prior(chunk, ranks.get(chunk_id, 0.0), wanted, config)
-        return value  # type: ignore[no-any-return]
+        return value
 
     return prior
 

@@ -20,6 +20,7 @@ from retrievers.filecards import (
     query_terms,
     strong_cards,
 )
+from retrievers.fused_route import _card_prior
 from retrievers.priors import chunk_prior
 from retrievers.profile import DEFAULT_CONFIG, RankingConfig
 from retrievers.request import SearchRequest
@@ -132,6 +133,26 @@ def test_the_best_candidate_is_the_first_by_rrf_unless_chunk_priors_weigh_in() -
     central = {4: 50.0}.get  # PageRank is a chunk prior too: b.py's far more central chunk takes it
     assert best_candidates(ranked, chunks, lambda c, cid: chunk_prior(c, central(cid, 0.0), frozenset()))[
         "b.py"] == 4
+
+
+def test_the_card_priors_a_snapshot_keeps_match_working_them_out_for_each_setting() -> None:
+    # `_card_prior` keeps each chunk's prior with the snapshot's ranks per setting: a later search with
+    # other wanted labels or another config must not get the first one's values.
+    chunks = [chunk(1, "src/app.py"), chunk(2, "src/app.py", 10),
+              Chunk(path="tests/test_app.py", language="python", start_line=1, end_line=4, start_byte=0,
+                    end_byte=10, kind="function", symbol="test_x", labels=("test",), content_hash="t", id=3),
+              Chunk(path="pkg/__init__.py", language="python", start_line=1, end_line=4, start_byte=0,
+                    end_byte=10, kind="module", symbol=None, labels=("source",), content_hash="m", id=4)]
+    snap = Snapshot.build(chunks, [], None, 4)
+    settings = [(frozenset(), DEFAULT_CONFIG), (frozenset({"test"}), DEFAULT_CONFIG),
+                (frozenset(), RankingConfig(label_factors={"test": 0.9}, reexport_factor=0.5))]
+    for _ in range(2):  # the second pass reads what the first kept
+        for wanted, config in settings:
+            prior = _card_prior(snap, wanted, config)
+            for c in chunks:
+                assert prior(c, c.id) == chunk_prior(c, snap.pagerank.get(c.id, 0.0), wanted, config)
+    assert _card_prior(snap, frozenset(), DEFAULT_CONFIG)(chunks[3], 4) == DEFAULT_CONFIG.reexport_factor
+    assert _card_prior(snap, frozenset({"test"}), DEFAULT_CONFIG)(chunks[2], 3) == 1.0
 
 
 def test_the_card_settings_are_checked() -> None:
