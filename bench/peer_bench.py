@@ -18,7 +18,8 @@ Per corpus and repetition, the tools alternate (which goes first flips every rep
   closes, after the warm queries; semble `SembleIndex.from_path` with an empty cache folder, which
   writes no cache at all); spawn-to-ready wall time, the build alone, and the child's peak RSS
   (ru_maxrss from os.wait4 in a small launcher, so the bench's own pages do not count), then the
-  same process times the warm queries in process (p50/p95);
+  same process times the warm queries in process (p50/p95, and each query's own p50 in a second
+  table: a tool whose queries split into fast and slow ones has its overall p50 where they divide);
 - cold CLI (`--cold-cli`): `codeseek search Q` on a new index folder vs `semble search Q` on an empty
   cache (parse + embed + answer, what a new user waits for), wall and peak RSS;
 - warm CLI: `codeseek search Q` on the built index vs `semble search Q` with its cache filled, wall.
@@ -213,6 +214,9 @@ class Bench:
         samples.add("tree_rss_mib", tree)
         samples.add("p50_ms", percentile(data["latencies_ms"], 0.5))
         samples.add("p95_ms", percentile(data["latencies_ms"], 0.95))
+        latencies, n = data["latencies_ms"], len(json.loads(qfile.read_text()))
+        for i in range(n):  # the worker times pass after pass over the queries, in their order
+            samples.add(f"{QUERY_P50}{i}", percentile(latencies[i::n], 0.5))
         samples.notes.update(chunks=data["chunks"], embedded=data["embedded"], model=data["model"],
                              top=data["top"])
 
@@ -278,6 +282,27 @@ ROWS = [  # (key, label, unit scale, format)
 ]
 
 
+QUERY_P50 = "query_p50_ms:"  # + the query's index: its own in-process p50
+
+
+def per_query_table(corpus: Corpus, cs: Samples, sb: Samples) -> tuple[Any, list[dict[str, Any]]]:
+    """Each query's in-process p50 for both tools (medians over the runs): where the overall p50
+    falls depends on how each tool's fast and slow queries split."""
+    from rich.table import Table
+
+    table = Table(title=f"{corpus.key}: warm query in process, p50 per query (ms)", title_justify="left")
+    for name in ("query", "codeseek", "semble", "codeseek/semble"):
+        table.add_column(name, justify="left" if name == "query" else "right")
+    rows = []
+    for i, query in enumerate(QUERIES[corpus.key]):
+        a, b = cs.median(f"{QUERY_P50}{i}"), sb.median(f"{QUERY_P50}{i}")
+        if a is None or b is None:
+            continue
+        table.add_row(query, f"{a:.2f}", f"{b:.2f}", f"{a / b:.2f}x" if b else "-")
+        rows.append({"query": query, "codeseek": a, "semble": b})
+    return table, rows
+
+
 def report(corpus: Corpus, samples: dict[str, Samples], model_note: str) -> dict[str, Any]:
     from rich.console import Console
     from rich.table import Table
@@ -301,6 +326,8 @@ def report(corpus: Corpus, samples: dict[str, Samples], model_note: str) -> dict
                     "semble_all": sb.values[key]}
     console = Console(width=150)
     console.print(table)
+    queries, out["per_query_p50_ms"] = per_query_table(corpus, cs, sb)
+    console.print(queries)
     checks = []
     for key, kind, limit in TARGETS[corpus.key]:
         if key not in out:

@@ -50,6 +50,22 @@ def test_report_medians_ratios_and_targets(capsys: pytest.CaptureFixture[str]) -
     assert "rss_mib" not in out  # not measured: no row, no check
     printed = capsys.readouterr().out
     assert "requests 2.32.3 (whole sdist)" in printed and "2.00x" in printed
+    assert out["per_query_p50_ms"] == []  # no query timed on its own: no per-query rows
+
+
+def test_report_lists_each_querys_p50_for_both_tools(capsys: pytest.CaptureFixture[str]) -> None:
+    cs, sb = peer_bench.Samples(), peer_bench.Samples()
+    queries = peer_bench.QUERIES["flask"]
+    for i in range(len(queries)):
+        for run in (1.0, 3.0, 2.0):
+            cs.add(f"{peer_bench.QUERY_P50}{i}", run + i)
+        sb.add(f"{peer_bench.QUERY_P50}{i}", 1.0)
+    out = peer_bench.report(peer_bench.CORPORA["flask"], {"codeseek": cs, "semble": sb}, "same model")
+    assert [row["query"] for row in out["per_query_p50_ms"]] == queries
+    assert [row["codeseek"] for row in out["per_query_p50_ms"]] == [2.0 + i for i in range(len(queries))]
+    assert all(row["semble"] == 1.0 for row in out["per_query_p50_ms"])
+    printed = capsys.readouterr().out
+    assert queries[0] in printed and f"{2.0 + len(queries) - 1:.2f}x" in printed
 
 
 def test_semble_venv_lives_under_the_user_cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
