@@ -35,7 +35,7 @@ from retrievers.priors import chunk_prior
 from retrievers.profile import RankingConfig
 from retrievers.results import Located
 from retrievers.route_context import NAME_TIERS, RouteContext, graph_located
-from retrievers.snapshot import Snapshot
+from retrievers.snapshot import Snapshot, kept_per_chunk
 from retrievers.tiered import TieredSemantic
 
 __all__ = ["MODEL_LOADING", "fused", "model_loading"]
@@ -166,13 +166,13 @@ def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[st
 
 def _card_prior(snap: Snapshot, wanted: frozenset[str], config: RankingConfig
                 ) -> Callable[[Chunk, int], float]:
-    """`priors.chunk_prior` of a chunk, kept with the snapshot's ranks (`derived`) per setting it
-    depends on: it is fixed per chunk, and the carded files' candidates are asked search after search."""
-    key = ("card_prior", config.pagerank_coef, config.pagerank_cap, tuple(config.label_factors.items()),
-           config.reexport_factor, config.reexport_names, wanted)
+    """`priors.chunk_prior` of a chunk, kept with the snapshot's ranks per setting it depends on
+    (`snapshot.kept_per_chunk`): it is fixed per chunk, and the carded files' candidates are asked
+    search after search."""
     ranks = snap.pagerank
-    derived = getattr(ranks, "derived", None)
-    kept: dict[int, float] = derived(key) if callable(derived) else {}
+    kept: dict[int, float] = kept_per_chunk(ranks, (
+        "card_prior", config.pagerank_coef, config.pagerank_cap, tuple(config.label_factors.items()),
+        config.reexport_factor, config.reexport_names, wanted))
 
     def prior(chunk: Chunk, chunk_id: int) -> float:
         value = kept.get(chunk_id)

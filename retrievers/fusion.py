@@ -44,6 +44,7 @@ from retrievers.priors import (
     split_words,
 )
 from retrievers.profile import DEFAULT_CONFIG, RankingConfig
+from retrievers.snapshot import kept_per_chunk
 from retrievers.tokenize import split_identifier
 
 __all__ = ["FACTOR_NAMES", "Fused", "apply_priors", "best_sums", "dedupe_by_file", "fuse", "rrf",
@@ -255,15 +256,12 @@ _STATIC_NAMES = FACTOR_NAMES[:5]  # the factors fixed per chunk (the others depe
 
 def _chunk_statics(pagerank_for_chunk: Mapping[int, float], config: RankingConfig, want: Collection[str],
                    publics_only: bool, headers: Collection[str]) -> dict[int, Any]:
-    """Where `_chunk_static`'s answers are kept: with a snapshot's ranks (`derived`: its chunks and
-    their labels never change) per setting they depend on, else for this search only."""
-    derived = getattr(pagerank_for_chunk, "derived", None)
-    if not callable(derived):
-        return {}
-    key = ("static", config.pagerank_coef, config.pagerank_cap, tuple(config.label_factors.items()),
-           config.reexport_factor, config.reexport_names, config.declaration_factor, config.c_header_factor,
-           config.private_module_factor, frozenset(want), publics_only, frozenset(headers))
-    return derived(key)  # type: ignore[no-any-return]
+    """Where `_chunk_static`'s answers are kept: with a snapshot's ranks per setting they depend on
+    (`snapshot.kept_per_chunk`: its chunks and their labels never change)."""
+    return kept_per_chunk(pagerank_for_chunk, (
+        "static", config.pagerank_coef, config.pagerank_cap, tuple(config.label_factors.items()),
+        config.reexport_factor, config.reexport_names, config.declaration_factor, config.c_header_factor,
+        config.private_module_factor, frozenset(want), publics_only, frozenset(headers)))
 
 
 def _chunk_static(chunk: Chunk, pagerank_for_chunk: Mapping[int, float], config: RankingConfig,

@@ -158,8 +158,8 @@ class ChunkPageRank(Mapping[int, float]):
 
     def derived(self, key: Hashable) -> dict[int, Any]:
         """A cache, one per `key`, of values worked out per chunk from these ranks and the snapshot's
-        chunks (`fusion.apply_priors` keeps each chunk's fixed priors here per ranking setting): neither
-        ever changes."""
+        chunks (`fusion.apply_priors` keeps each chunk's fixed priors here per ranking setting, the file
+        cards each chunk's card prior): neither ever changes."""
         derived = self._derived.get(key)
         if derived is None:
             derived = self._derived.setdefault(key, {})
@@ -192,3 +192,10 @@ class ChunkPageRank(Mapping[int, float]):
             return False
         known = self._known[chunk_id] if chunk_id in self._known else self._work_out(chunk_id)
         return known is not None
+
+
+def kept_per_chunk(ranks: Mapping[int, float], key: Hashable) -> dict[int, Any]:
+    """Where values worked out per chunk for one ranking setting `key` are kept: with a snapshot's
+    ranks (`ChunkPageRank.derived`), else in a dict for this search only (plain ranks, as in tests)."""
+    derived = getattr(ranks, "derived", None)
+    return derived(key) if callable(derived) else {}  # type: ignore[no-any-return]
