@@ -42,18 +42,22 @@ def collapse_definitions(ranked: dict[str, list[Hit]], snap: Snapshot) -> dict[s
 
     out: dict[str, list[Hit]] = {}
     for modality, hits in ranked.items():
-        seen: dict[int, Hit] = {}
+        seen: dict[int, int] = {}  # definition's chunk id -> its place in `collapsed`
         collapsed: list[Hit] = []
         for hit in hits:
-            target = key_of(hit.chunk_id)
-            first = seen.get(target)
-            if first is None:
+            target = canonical.get(hit.chunk_id)
+            if target is None:
+                target = key_of(hit.chunk_id)
+            place = seen.get(target)
+            if place is None:
                 if target != hit.chunk_id:  # a later part speaks for the definition
                     hit = Hit(target, hit.score, {**hit.detail, "parts": [hit.chunk_id]})
-                seen[target] = hit
+                seen[target] = len(collapsed)
                 collapsed.append(hit)
-            elif hit.chunk_id != target:
-                first.detail = {**first.detail, "parts": [*first.detail.get("parts", []), hit.chunk_id]}
+            elif hit.chunk_id != target:  # a new hit: the retriever's own hits stay as they were
+                first = collapsed[place]
+                parts = [*first.detail.get("parts", []), hit.chunk_id]
+                collapsed[place] = Hit(target, first.score, {**first.detail, "parts": parts})
         out[modality] = collapsed
     return out
 
