@@ -36,9 +36,8 @@ def queried_name(text: str) -> str | None:
 
 def _name_of(item: Fused, chunk: Chunk | None) -> str:
     """The definition a fused result stands for: the structural match's name, else the chunk's symbol."""
-    entry = item.explain.get("structural")
-    detail = entry.get("detail") if isinstance(entry, dict) else None
-    name = detail.get("name") if isinstance(detail, dict) else None
+    detail = item.detail_of("structural")
+    name = detail.get("name") if detail is not None else None
     if not name and chunk is not None and chunk.symbol and chunk.kind not in ("block", "text"):
         name = chunk.symbol
     if not name:

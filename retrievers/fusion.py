@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 from indexing.records import Chunk
 from retrievers.base import Hit, QueryError
 from retrievers.contracts import contract_factors
 from retrievers.copies import share_definition_bonus, tree_factors
+from retrievers.fused import Entry, Fused, PriorTerms
 from retrievers.priors import (
     PRIVATE_ASKING_WORDS,
     coherence_bonuses,
@@ -54,17 +55,6 @@ __all__ = ["FACTOR_NAMES", "Fused", "apply_priors", "best_sums", "dedupe_by_file
 FACTOR_NAMES = ("pagerank", "label", "reexport", "declaration", "private", "copy", "contract", "depth")
 
 
-@dataclass(slots=True)
-class Fused:
-    """One fused result: chunk id, score, the explain record, and hits folded under it by dedupe."""
-
-    chunk_id: int
-    score: float
-    explain: dict[str, Any] = field(default_factory=dict)
-    path: str | None = None  # set by apply_priors; dedupe_by_file groups on it
-    also: list[dict[str, Any]] = field(default_factory=list)
-
-
 # ---------------------------------------------------------------------------------------------------
 # Fusion
 
@@ -87,19 +77,36 @@ def rrf(ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: in
         for hit in hits:
             chunk_id = hit.chunk_id
             fused = by_id.get(chunk_id)
+            entries: dict[str, Entry] | None
             if fused is None:  # (not setdefault: that builds a Fused for every hit)
-                fused = by_id[chunk_id] = Fused(chunk_id, 0.0, {}, None, [])
-            elif (entry := fused.explain.get(modality)) is not None:
-                entry["count"] = entry.get("count", 1) + 1
-                continue
+                fused = by_id[chunk_id] = Fused(chunk_id, 0.0)
+                entries = fused.entries = {}
+            else:
+                entries = fused.entries
+                assert entries is not None  # (pending: nothing has read the record yet)
+                if modality in entries:
+                    counts = fused.counts
+                    if counts is None:
+                        counts = fused.counts = {}
+                    counts[modality] = counts.get(modality, 1) + 1
+                    continue
             contribution = weight / (k + rank + 1)
             fused.score += contribution
-            entry = {"rank": rank + 1, "weight": weight, "score": contribution, "raw": hit.score}
-            if hit.detail:
-                entry["detail"] = hit.detail
-            fused.explain[modality] = entry
             rank += 1
-    return sorted(by_id.values(), key=lambda f: (-f.score, f.chunk_id))
+            entries[modality] = (rank, weight, contribution, hit.score, hit.detail)
+    return best_first(by_id.values())
+
+
+def best_first(items: Iterable[Fused]) -> list[Fused]:
+    """Highest score first, equal scores by chunk id (two stable sorts on C-level keys: the order of
+    `sorted(key=lambda f: (-f.score, f.chunk_id))` without a tuple per item)."""
+    ordered = sorted(items, key=_CHUNK_ID)
+    ordered.sort(key=_SCORE, reverse=True)
+    return ordered
+
+
+_CHUNK_ID = attrgetter("chunk_id")
+_SCORE = attrgetter("score")
 
 
 def rrf_sums(ranked: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: int,
@@ -212,43 +219,33 @@ def apply_priors(
     headers = () if identifier_query else c_headers  # an identifier lookup may want the header's struct
     path_bonus = config.path_keyword_bonus
     statics = _chunk_statics(pagerank_for_chunk, config, want, publics_only, headers)
-    for item in items:  # (a few hundred candidates per search: the explain dicts hold non-neutral terms only)
+    for item in items:  # (a few hundred candidates per search: the explain records are written when read)
         chunk_id = item.chunk_id
         chunk = chunks[chunk_id]
-        bonus: dict[str, float] = {}
-        if definitions and (value := definitions.get(chunk_id, 0.0)):
-            bonus["definition"] = value
-        if value := coherence.get(chunk_id, 0.0):
-            bonus["coherence"] = value
+        definition = definitions.get(chunk_id, 0.0) if definitions else 0.0
+        coherent = coherence.get(chunk_id, 0.0)
         static = statics.get(chunk_id)
         if static is None:
             static = statics[chunk_id] = _chunk_static(chunk, pagerank_for_chunk, config, want, publics_only,
                                                        headers)
         boost, pairs, demoted_by = static
-        factors = dict(pairs)
-        if copies and (copy := copies.get(chunk_id, 1.0)) != 1.0:
+        copy = copies.get(chunk_id, 1.0) if copies else 1.0
+        if copy != 1.0:
             boost *= copy
-            factors["copy"] = copy
-        if contract and (contracted := contract.get(chunk_id, 1.0)) != 1.0:
+        contracted = contract.get(chunk_id, 1.0) if contract else 1.0
+        if contracted != 1.0:
             boost *= contracted
-            factors["contract"] = contracted
-        if (depth := depths.get(chunk.path, 1.0)) != 1.0:
+        depth = depths.get(chunk.path, 1.0)
+        if depth != 1.0:
             boost *= depth
-            factors["depth"] = depth
         base = item.score
-        item.score = (base + top * sum(bonus.values())) * boost
-        explain = item.explain
-        explain["rrf"] = base
-        explain["bonus"] = bonus
-        explain["factors"] = factors
-        explain["boost"] = boost
-        explain["labels"] = list(chunk.labels)
-        if demoted_by:
-            explain["demoted_as"] = demoted_by
+        item.score = (base + top * (definition + coherent)) * boost
+        item.priors = PriorTerms(base, definition, coherent, pairs, copy, contracted, depth, boost,
+                                 chunk.labels, demoted_by)
     if shares and path_bonus:
         _add_path_bonus(items, shares, top, path_bonus, config.path_keyword_rest,
                         config.path_keyword_rest_max)
-    return sorted(items, key=lambda f: (-f.score, f.chunk_id))
+    return best_first(items)
 
 
 _STATIC_NAMES = FACTOR_NAMES[:5]  # the factors fixed per chunk (the others depend on the candidates)
@@ -300,14 +297,20 @@ def _add_path_bonus(items: Sequence[Fused], shares: Mapping[str, float], top: fl
         if best[path] is not item:
             value = min(value * rest, rest_max)
         if value:
-            item.explain["bonus"]["path_keyword"] = value
-            item.score += top * value * item.explain["boost"]
+            priors = item.priors
+            if priors is not None:  # (pending, as apply_priors leaves it)
+                priors.path_keyword = value
+                boost = priors.boost
+            else:
+                item.explain["bonus"]["path_keyword"] = value
+                boost = item.explain["boost"]
+            item.score += top * value * boost
 
 
 def _structural_match(item: Fused, symbol: str | None = None) -> str | None:
     """The structural retriever's match kind for the item; `folded_apart` for a case-folded match whose
     words differ from the queried symbol's (`LaTeX` and `latex`), not just their case (`urlSession`)."""
-    detail = item.explain.get("structural", {}).get("detail") or {}
+    detail = item.detail_of("structural") or {}
     match = detail.get("match")
     if match == "exact_folded" and symbol and isinstance(name := detail.get("name"), str):
         last = name.replace("::", ".").split(".")[-1]
@@ -323,7 +326,7 @@ def dedupe_by_file(results: Sequence[Fused], limit: int) -> list[Fused]:
     """
     kept: list[Fused] = []
     by_path: dict[str, Fused] = {}
-    for item in sorted(results, key=lambda f: (-f.score, f.chunk_id)):
+    for item in best_first(results):
         leader = by_path.get(item.path) if item.path is not None else None
         if leader is not None:
             leader.also.append({"chunk_id": item.chunk_id, "score": item.score})

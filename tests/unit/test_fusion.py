@@ -123,6 +123,32 @@ def test_rrf_detail_is_carried_into_explain() -> None:
     assert fused[0].explain["graph"]["detail"] == {"depth": 2}
 
 
+def test_the_explain_record_is_written_when_first_read_with_the_keys_in_order() -> None:
+    # rrf and apply_priors keep their terms pending: a record is built only for a candidate someone
+    # reads (the results kept), with the keys and values of writing it at once.
+    chunks = {1: chunk(1, "pkg/sessions.py", "send"), 2: chunk(2, "tests/test_sessions.py", labels=("test",))}
+    ranked = {"structural": [Hit(1, 9.0, {"match": "exact", "name": "send"})],
+              "semantic": [Hit(2, 0.8, {"cosine": 0.8}), Hit(1, 0.7), Hit(2, 0.6)]}
+    out = fuse(ranked, {"structural": 1.0, "semantic": 0.5}, 40, chunks=chunks, symbol="send",
+               query_text="send a request")
+    first, second = out
+    assert first.chunk_id == 1 and first.entries is not None and first.priors is not None
+    assert first.detail_of("structural") == {"match": "exact", "name": "send"}
+    assert first.detail_of("semantic") is None  # a hit without detail
+    assert first.entries is not None  # (reading a detail builds nothing)
+    record = first.explain
+    assert first.entries is None and first.priors is None
+    assert list(record) == ["structural", "semantic", "rrf", "bonus", "factors", "boost", "labels"]
+    assert record["structural"] == {"rank": 1, "weight": 1.0, "score": 1.0 / 41, "raw": 9.0,
+                                    "detail": {"match": "exact", "name": "send"}}
+    assert record["rrf"] == 1.0 / 41 + 0.5 / 42 and record["labels"] == ["source"]
+    assert first.explain is record  # written once
+    assert second.explain["semantic"] == {"rank": 1, "weight": 0.5, "score": 0.5 / 41, "raw": 0.8,
+                                          "detail": {"cosine": 0.8}, "count": 2}
+    assert second.explain["demoted_as"] == "test" and second.explain["factors"]["label"] < 1.0
+    assert second.detail_of("semantic") == {"cosine": 0.8}  # read from the written record too
+
+
 # --- named factors ---------------------------------------------------------------------------------
 
 

@@ -1,0 +1,128 @@
+"""One fused candidate (`Fused`) whose explain record is written out only when it is read.
+
+A search fuses a few hundred candidates and shows ten. `fusion.rrf` notes each list's contribution as
+a tuple and `fusion.apply_priors` its terms as one list; `Fused.explain` turns them into the record
+(the same keys, in the same order, as writing it at once) the first time it is asked for, so only the
+results kept, and the few candidates the floor looks up, ever build one. Steps that need a list's
+detail before that read it with `detail_of`, which builds nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["Entry", "Fused", "PriorTerms"]
+
+# A list's contribution, pending: (rank 1-based, weight, contribution, the retriever's score, detail).
+Entry = tuple[int, float, float, float, dict[str, Any]]
+
+
+class PriorTerms:
+    """`fusion.apply_priors`'s terms for one candidate, pending: the RRF sum it started from, the
+    additive bonuses (0.0: none), the fixed factors other than 1 as (name, value) pairs, the
+    per-search factors (1.0: none), their product, the chunk's labels and the label that demoted it."""
+
+    __slots__ = ("rrf", "definition", "coherence", "path_keyword", "fixed", "copy", "contract", "depth",
+                 "boost", "labels", "demoted_by")
+
+    def __init__(self, rrf: float, definition: float, coherence: float, fixed: tuple[tuple[str, float], ...],
+                 copy: float, contract: float, depth: float, boost: float, labels: tuple[str, ...],
+                 demoted_by: str | None) -> None:
+        self.rrf = rrf
+        self.definition = definition
+        self.coherence = coherence
+        self.path_keyword = 0.0  # set later by the path-keyword bonus
+        self.fixed = fixed
+        self.copy = copy
+        self.contract = contract
+        self.depth = depth
+        self.boost = boost
+        self.labels = labels
+        self.demoted_by = demoted_by
+
+    def write(self, explain: dict[str, Any]) -> None:
+        """Add `rrf`, `bonus`, `factors`, `boost`, `labels` (and `demoted_as`) to an explain record."""
+        bonus: dict[str, float] = {}
+        if self.definition:
+            bonus["definition"] = self.definition
+        if self.coherence:
+            bonus["coherence"] = self.coherence
+        if self.path_keyword:
+            bonus["path_keyword"] = self.path_keyword
+        factors = dict(self.fixed)
+        if self.copy != 1.0:
+            factors["copy"] = self.copy
+        if self.contract != 1.0:
+            factors["contract"] = self.contract
+        if self.depth != 1.0:
+            factors["depth"] = self.depth
+        explain["rrf"] = self.rrf
+        explain["bonus"] = bonus
+        explain["factors"] = factors
+        explain["boost"] = self.boost
+        explain["labels"] = list(self.labels)
+        if self.demoted_by:
+            explain["demoted_as"] = self.demoted_by
+
+
+class Fused:
+    """One fused result: chunk id, score, the explain record, the path (set by apply_priors; dedupe
+    and saturation group on it), and hits folded under it (`also`)."""
+
+    __slots__ = ("chunk_id", "score", "path", "also", "_explain", "entries", "counts", "priors")
+
+    def __init__(self, chunk_id: int, score: float, explain: dict[str, Any] | None = None,
+                 path: str | None = None, also: list[dict[str, Any]] | None = None) -> None:
+        self.chunk_id = chunk_id
+        self.score = score
+        self.path = path
+        self.also = [] if also is None else also
+        self._explain = {} if explain is None else explain
+        self.entries: dict[str, Entry] | None = None  # pending per-list contributions (fusion.rrf)
+        self.counts: dict[str, int] | None = None  # lists that name the chunk more than once
+        self.priors: PriorTerms | None = None  # pending prior terms (fusion.apply_priors)
+
+    @property
+    def explain(self) -> dict[str, Any]:
+        """The explain record: each list's rank, weight, contribution, raw score and detail (and
+        `count` when it named the chunk more than once), then the prior terms."""
+        if self.entries is not None or self.priors is not None:
+            self._write_pending()
+        return self._explain
+
+    def detail_of(self, modality: str) -> dict[str, Any] | None:
+        """The detail of the hit a list found this chunk by (None when it did not, or gave none),
+        without building the explain record."""
+        if self.entries is not None:
+            entry = self.entries.get(modality)
+            return entry[4] if entry is not None and entry[4] else None
+        found = self._explain.get(modality)
+        detail = found.get("detail") if isinstance(found, dict) else None
+        return detail if isinstance(detail, dict) else None
+
+    def _write_pending(self) -> None:
+        explain = self._explain
+        if self.entries is not None:
+            counts = self.counts
+            for modality, (rank, weight, contribution, raw, detail) in self.entries.items():
+                entry: dict[str, Any] = {"rank": rank, "weight": weight, "score": contribution, "raw": raw}
+                if detail:
+                    entry["detail"] = detail
+                if counts is not None and modality in counts:
+                    entry["count"] = counts[modality]
+                explain[modality] = entry
+            self.entries = self.counts = None
+        if self.priors is not None:
+            self.priors.write(explain)
+            self.priors = None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Fused):
+            return NotImplemented
+        return (self.chunk_id, self.score, self.explain, self.path, self.also) == \
+            (other.chunk_id, other.score, other.explain, other.path, other.also)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as the dataclass was)
+
+    def __repr__(self) -> str:
+        return f"Fused(chunk_id={self.chunk_id}, score={self.score}, path={self.path!r})"
