@@ -6,6 +6,7 @@ model) only in the tests marked slow.
 
 from __future__ import annotations
 
+import gc
 import shutil
 import threading
 from collections.abc import Iterator
@@ -207,6 +208,32 @@ def test_include_and_exclude_globs(engine: SearchEngine) -> None:
 def test_limit_is_respected(engine: SearchEngine) -> None:
     assert len(search(engine, "cart", limit=1)["results"]) == 1
     assert len(search(engine, "who calls apply_discount", limit=2)["results"]) == 2
+
+
+def test_the_collector_waits_during_a_search_and_runs_again_after(engine: SearchEngine,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import retrievers.engine as engine_module
+
+    seen: list[bool] = []
+    real = engine_module.fused_route.fused
+
+    def watched(ctx: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(ctx)
+
+    monkeypatch.setattr(engine_module.fused_route, "fused", watched)
+    assert gc.isenabled()
+    assert search(engine, "how is the cart total computed")["results"]
+    assert seen == [False] and gc.isenabled()
+    gc.disable()  # a caller that turned it off itself keeps it off
+    try:
+        search(engine, "how is the cart total computed")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(QueryError):
+        search(engine, "")
+    assert gc.isenabled()  # and back on after a rejected request
 
 
 def test_quick_preset_uses_semantic_and_structural_only(engine: SearchEngine) -> None:
