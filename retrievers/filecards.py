@@ -26,7 +26,6 @@ answered. The list weighs
 
 from __future__ import annotations
 
-import heapq
 import math
 import re
 import sys
@@ -37,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+import numpy as np
 import tantivy
 
 from indexing.records import Chunk, Definition
@@ -96,8 +96,10 @@ class FileCards:
     b: float = 0.75
     _avg: float = field(init=False, default=1.0)
     # per `b` and per `centrality` value: each file's BM25 length norm and its centrality factor
-    _norms: dict[float, list[float]] = field(init=False, default_factory=dict, repr=False)
-    _central_factors: dict[float, list[float]] = field(init=False, default_factory=dict, repr=False)
+    _norms: dict[float, np.ndarray] = field(init=False, default_factory=dict, repr=False)
+    _central_factors: dict[float, np.ndarray] = field(init=False, default_factory=dict, repr=False)
+    _arrays: dict[str, tuple[np.ndarray, np.ndarray]] = field(init=False, default_factory=dict, repr=False)
+    _order: np.ndarray | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 1.0
@@ -105,42 +107,69 @@ class FileCards:
 
     def search(self, text: str, limit: int, scope: Scope = EVERYWHERE, b: float | None = None,
                centrality: float = 0.0) -> list[tuple[str, float]]:
-        """(path, score) of the best-matching cards within `scope`, best first: BM25 (`b`: the length
-        normalisation, the card set's own by default) x (1 + `centrality` x ln(1 + the file's
-        `central` value))."""
+        """(path, score) of the best-matching cards within `scope`, best first (ties: the path):
+        BM25 (`b`: the length normalisation, the card set's own by default) x (1 + `centrality` x
+        ln(1 + the file's `central` value)). Summed term by term over numpy arrays, as a loop over
+        the postings would (a common word's posting lists most of a large tree's files: Django's
+        1,005 cards 0.12 -> 0.05-0.07 ms a question)."""
         n = len(self.paths)
         b = self.b if b is None else b
         norms = self._norms.get(b)
         if norms is None:  # (per file: the same sum for every query)
-            norms = self._norms[b] = [self.k1 * (1.0 - b + b * length / self._avg) for length in self.lengths]
+            norms = self._norms[b] = np.asarray(
+                [self.k1 * (1.0 - b + b * length / self._avg) for length in self.lengths], dtype=np.float64)
         gain = self.k1 + 1.0
-        scores: dict[int, float] = {}
-        for term in query_terms(text):
-            posting = self.postings.get(term)
-            if not posting:
-                continue
-            idf = math.log(1.0 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
-            for index, tf in posting:
-                scores[index] = scores.get(index, 0.0) + idf * tf * gain / (tf + norms[index])
+        postings = [(term, posting) for term in query_terms(text) if (posting := self.postings.get(term))]
+        found, values = self._sum_arrays(postings, n, norms, gain)
+        if not len(found):
+            return []
         if centrality and self.central:
             factors = self._central_factors.get(centrality)
             if factors is None:
                 central = self.central
-                factors = self._central_factors[centrality] = [
-                    1.0 + centrality * math.log1p(central.get(path, 0.0)) for path in self.paths]
-            scores = {index: score * factors[index] for index, score in scores.items()}
+                factors = self._central_factors[centrality] = np.asarray(
+                    [1.0 + centrality * math.log1p(central.get(path, 0.0)) for path in self.paths])
+            values = values * factors[found]
+        if scope.unrestricted and 0 < limit < len(found):  # only scores at least the limit-th can rank
+            least = np.partition(values, len(values) - limit)[len(values) - limit]
+            keep = values >= least
+            found, values = found[keep], values[keep]
+        order = np.lexsort((self._path_order()[found], -values))
         paths = self.paths
-        order = lambda item: (-item[1], paths[item[0]])  # noqa: E731
-        # (with every file in scope only the first `limit` are needed: nsmallest is sorted()[:limit])
-        ranked = heapq.nsmallest(limit, scores.items(), key=order) if scope.unrestricted and limit > 0 \
-            else sorted(scores.items(), key=order)
         out = []
-        for index, score in ranked:
+        for index, score in zip(found[order].tolist(), values[order].tolist(), strict=True):
             if scope.admits(paths[index]):
                 out.append((paths[index], score))
                 if len(out) >= limit:
                     break
         return out
+
+    def _sum_arrays(self, postings: list[tuple[str, list[tuple[int, int]]]], n: int, norms: np.ndarray,
+                    gain: float) -> tuple[np.ndarray, np.ndarray]:
+        """(file indexes, BM25 sums) of the files the terms occur in, summed over arrays term by term."""
+        scores = np.zeros(n, dtype=np.float64)  # (every term's contribution is > 0: found = nonzero)
+        for term, posting in postings:
+            idf = math.log(1.0 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
+            index, tf = self._posting_arrays(term, posting)
+            scores[index] += idf * tf * gain / (tf + norms[index])  # (a file is listed once per term)
+        found = np.flatnonzero(scores)
+        return found, scores[found]
+
+    def _posting_arrays(self, term: str, posting: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+        """A term's posting as (file indexes, term frequencies as floats), made on first use."""
+        arrays = self._arrays.get(term)
+        if arrays is None:
+            arrays = self._arrays[term] = (np.asarray([i for i, _ in posting], dtype=np.int64),
+                                           np.asarray([tf for _, tf in posting], dtype=np.float64))
+        return arrays
+
+    def _path_order(self) -> np.ndarray:
+        """Each file's place in path order (the tie-break between equal scores)."""
+        if self._order is None or len(self._order) != len(self.paths):
+            ranks = np.empty(len(self.paths), dtype=np.int64)
+            ranks[sorted(range(len(self.paths)), key=self.paths.__getitem__)] = np.arange(len(self.paths))
+            self._order = ranks
+        return self._order
 
 
 CardCache = dict[str, tuple[tuple[tuple[str, str], ...], Counter[str]]]  # path -> (names and docs, terms)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import random
 import shutil
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import QueryError
 from retrievers.engine import EngineOptions, SearchEngine
 from retrievers.filecards import (
+    FileCards,
     best_candidates,
     build_cards,
     card_hits,
@@ -242,3 +245,39 @@ def test_strong_cards_keep_strong_ones_or_a_first_that_stands_out() -> None:
     assert strong_cards([], 7.0, 1.5) == []
     with pytest.raises(QueryError):
         RankingConfig(file_card_lead_ratio=-1.0)
+
+
+def _loop_search(cards: FileCards, text: str, limit: int, b: float,
+                 centrality: float) -> list[tuple[str, float]]:
+    """BM25 over the postings in a plain loop, ranked by (-score, path): the definition the array sums
+    must reproduce to the last bit."""
+    n, gain = len(cards.paths), cards.k1 + 1.0
+    avg = (sum(cards.lengths) / len(cards.lengths)) or 1.0
+    norms = [cards.k1 * (1.0 - b + b * length / avg) for length in cards.lengths]
+    scores: dict[int, float] = {}
+    for term in query_terms(text):
+        posting = cards.postings.get(term)
+        if not posting:
+            continue
+        idf = math.log(1.0 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
+        for index, tf in posting:
+            scores[index] = scores.get(index, 0.0) + idf * tf * gain / (tf + norms[index])
+    if centrality and cards.central:
+        scores = {i: s * (1.0 + centrality * math.log1p(cards.central.get(cards.paths[i], 0.0)))
+                  for i, s in scores.items()}
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], cards.paths[item[0]]))
+    return [(cards.paths[i], s) for i, s in ranked[:limit]]
+
+
+def test_the_array_sums_are_the_loop_sums_bit_for_bit() -> None:
+    rng = random.Random(11)
+    words = ["conn", "reuse", "host", "name", "resolve", "parse", "arg", "url", "match", "cache", "pool"]
+    paths = sorted({f"{rng.choice(['lib', 'src', 'net'])}/{rng.choice(words)}_{i % 7}.c" for i in range(60)})
+    defs = [definition("_".join(rng.sample(words, rng.randint(1, 3))), rng.choice(paths),
+                       " ".join(rng.sample(words, rng.randint(0, 4))), line=10 * i) for i in range(400)]
+    cards, _ = build_cards(paths, defs)
+    cards.central.update({path: rng.random() for path in paths[::3]})
+    for text in ("reuse a pooled connection", "resolve host names", "parse the url args", "cache", "zebra"):
+        for limit, b, centrality in ((3, 0.75, 0.0), (50, 0.3, 0.5), (1, 1.0, 2.0), (200, 0.0, 0.0)):
+            assert cards.search(text, limit, b=b, centrality=centrality) == \
+                _loop_search(cards, text, limit, b, centrality), (text, limit, b, centrality)
