@@ -18,8 +18,10 @@ The result keeps `start_line`/`end_line` for the shown window and adds `full_sta
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from retrievers.tokenize import identifiers, split_identifier
@@ -71,11 +73,30 @@ def query_terms(query: str) -> tuple[str, ...]:
 
 
 def _line_scores(lines: Sequence[str], first: int, last: int, terms: Sequence[str]) -> list[int]:
-    """Distinct terms per line for lines first..last (1-based)."""
-    out = []
-    for text in lines[first - 1:last]:
-        low = text.lower()
-        out.append(sum(1 for t in terms if t in low))
+    """Distinct terms per line for lines first..last (1-based). Each term is looked for in the span's
+    lowered text at once (`str.find`), and its matches counted once per line they fall on: a long
+    definition has hundreds of lines, and most terms occur on few of them."""
+    window = lines[first - 1:last]
+    out = [0] * len(window)
+    if not window:
+        return out
+    lowered = [text.lower() for text in window]
+    text = "\n".join(lowered)
+    starts = list(accumulate((len(line) + 1 for line in lowered[:-1]), initial=0))
+    for term in terms:
+        if not term:  # (every line holds the empty string)
+            out = [n + 1 for n in out]
+            continue
+        if "\n" in term:  # (no line holds it: lines have no line ends)
+            continue
+        at = text.find(term)
+        seen = -1
+        while at >= 0:
+            line = bisect_right(starts, at) - 1
+            if line != seen:
+                out[line] += 1
+                seen = line
+            at = text.find(term, at + 1)
     return out
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import random
+
 from retrievers.results import span_snippet
-from retrievers.spans import Span, best_part_line, choose_span, query_terms
+from retrievers.spans import Span, _line_scores, best_part_line, choose_span, query_terms
 
 # A 305-line function: decorator, def line, docstring, 200 filler lines, the interesting raise, 100 more.
 LINES = (["@retry", "def fetch(sock):", '    """Read a reply."""']
@@ -45,3 +47,21 @@ def test_best_part_line_reads_the_explain_parts() -> None:
     explain = {"text": {"rank": 1, "detail": {"parts": [7, 3]}}, "semantic": {"rank": 2, "detail": {}}}
     assert best_part_line(explain, {7: 120, 3: 1}) == 120
     assert best_part_line({"semantic": {"rank": 1}}, {7: 120}) is None
+
+
+def test_line_scores_count_each_term_once_per_line_it_is_on() -> None:
+    # The definition: for each line, how many of the terms occur in it (lower-cased), compared with
+    # the single search over the span's text on random lines, terms that overlap and repeat, Unicode
+    # whose lower case is longer (`İ`), and a term of several lines (which no line holds).
+    rng = random.Random(5)
+    pieces = ["foo", "Bar", "baz", "request", "req", "ues", "İstanbul", "ß", " ", "(", "_", "\u2028"]
+    for _ in range(2000):
+        text = "\n".join("".join(rng.choice(pieces) for _ in range(rng.randint(0, 10)))
+                         for _ in range(rng.randint(0, 25)))
+        lines = text.splitlines()
+        terms = tuple(rng.sample(["foo", "bar", "req", "request", "ues", "i̇stanbul", "ß", "", "a\nb"],
+                                 rng.randint(0, 5)))
+        first = rng.randint(1, max(1, len(lines)))
+        last = rng.randint(first - 1, len(lines) + 2)
+        expected = [sum(1 for t in terms if t in line.lower()) for line in lines[first - 1:last]]
+        assert _line_scores(lines, first, last, terms) == expected
