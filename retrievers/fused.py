@@ -11,58 +11,43 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Entry", "Fused", "PriorTerms"]
+__all__ = ["BOOST", "PATH_KEYWORD", "Entry", "Fused", "PriorTerms", "write_priors"]
 
 # A list's contribution, pending: (rank 1-based, weight, contribution, the retriever's score, detail).
 Entry = tuple[int, float, float, float, dict[str, Any]]
 
 
-class PriorTerms:
-    """`fusion.apply_priors`'s terms for one candidate, pending: the RRF sum it started from, the
-    additive bonuses (0.0: none), the fixed factors other than 1 as (name, value) pairs, the
-    per-search factors (1.0: none), their product, the chunk's labels and the label that demoted it."""
+# `fusion.apply_priors`'s terms for one candidate, pending, as a list (made per candidate: a list
+# display costs a tenth of an object's __init__): the RRF sum it started from, the additive bonuses
+# (0.0: none; the path keyword's is set later), the fixed factors other than 1 as (name, value) pairs,
+# the per-search factors (1.0: none), their product, the chunk's labels, the label that demoted it.
+RRF, DEFINITION, COHERENCE, PATH_KEYWORD, FIXED, COPY, CONTRACT, DEPTH, BOOST, LABELS, DEMOTED_BY = range(11)
+PriorTerms = list[Any]
 
-    __slots__ = ("rrf", "definition", "coherence", "path_keyword", "fixed", "copy", "contract", "depth",
-                 "boost", "labels", "demoted_by")
 
-    def __init__(self, rrf: float, definition: float, coherence: float, fixed: tuple[tuple[str, float], ...],
-                 copy: float, contract: float, depth: float, boost: float, labels: tuple[str, ...],
-                 demoted_by: str | None) -> None:
-        self.rrf = rrf
-        self.definition = definition
-        self.coherence = coherence
-        self.path_keyword = 0.0  # set later by the path-keyword bonus
-        self.fixed = fixed
-        self.copy = copy
-        self.contract = contract
-        self.depth = depth
-        self.boost = boost
-        self.labels = labels
-        self.demoted_by = demoted_by
-
-    def write(self, explain: dict[str, Any]) -> None:
-        """Add `rrf`, `bonus`, `factors`, `boost`, `labels` (and `demoted_as`) to an explain record."""
-        bonus: dict[str, float] = {}
-        if self.definition:
-            bonus["definition"] = self.definition
-        if self.coherence:
-            bonus["coherence"] = self.coherence
-        if self.path_keyword:
-            bonus["path_keyword"] = self.path_keyword
-        factors = dict(self.fixed)
-        if self.copy != 1.0:
-            factors["copy"] = self.copy
-        if self.contract != 1.0:
-            factors["contract"] = self.contract
-        if self.depth != 1.0:
-            factors["depth"] = self.depth
-        explain["rrf"] = self.rrf
-        explain["bonus"] = bonus
-        explain["factors"] = factors
-        explain["boost"] = self.boost
-        explain["labels"] = list(self.labels)
-        if self.demoted_by:
-            explain["demoted_as"] = self.demoted_by
+def write_priors(terms: PriorTerms, explain: dict[str, Any]) -> None:
+    """Add `rrf`, `bonus`, `factors`, `boost`, `labels` (and `demoted_as`) to an explain record."""
+    bonus: dict[str, float] = {}
+    if terms[DEFINITION]:
+        bonus["definition"] = terms[DEFINITION]
+    if terms[COHERENCE]:
+        bonus["coherence"] = terms[COHERENCE]
+    if terms[PATH_KEYWORD]:
+        bonus["path_keyword"] = terms[PATH_KEYWORD]
+    factors = dict(terms[FIXED])
+    if terms[COPY] != 1.0:
+        factors["copy"] = terms[COPY]
+    if terms[CONTRACT] != 1.0:
+        factors["contract"] = terms[CONTRACT]
+    if terms[DEPTH] != 1.0:
+        factors["depth"] = terms[DEPTH]
+    explain["rrf"] = terms[RRF]
+    explain["bonus"] = bonus
+    explain["factors"] = factors
+    explain["boost"] = terms[BOOST]
+    explain["labels"] = list(terms[LABELS])
+    if terms[DEMOTED_BY]:
+        explain["demoted_as"] = terms[DEMOTED_BY]
 
 
 class Fused:
@@ -113,7 +98,7 @@ class Fused:
                 explain[modality] = entry
             self.entries = self.counts = None
         if self.priors is not None:
-            self.priors.write(explain)
+            write_priors(self.priors, explain)
             self.priors = None
 
     def __eq__(self, other: object) -> bool:

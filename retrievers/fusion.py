@@ -27,7 +27,7 @@ from indexing.records import Chunk
 from retrievers.base import Hit, QueryError
 from retrievers.contracts import contract_factors
 from retrievers.copies import share_definition_bonus, tree_factors
-from retrievers.fused import Entry, Fused, PriorTerms
+from retrievers.fused import BOOST, PATH_KEYWORD, Entry, Fused
 from retrievers.priors import (
     PRIVATE_ASKING_WORDS,
     coherence_bonuses,
@@ -240,8 +240,8 @@ def apply_priors(
             boost *= depth
         base = item.score
         item.score = (base + top * (definition + coherent)) * boost
-        item.priors = PriorTerms(base, definition, coherent, pairs, copy, contracted, depth, boost,
-                                 chunk.labels, demoted_by)
+        item.priors = [base, definition, coherent, 0.0, pairs, copy, contracted, depth, boost, chunk.labels,
+                       demoted_by]  # (fused.PriorTerms)
     if shares and path_bonus:
         _add_path_bonus(items, shares, top, path_bonus, config.path_keyword_rest,
                         config.path_keyword_rest_max)
@@ -299,8 +299,8 @@ def _add_path_bonus(items: Sequence[Fused], shares: Mapping[str, float], top: fl
         if value:
             priors = item.priors
             if priors is not None:  # (pending, as apply_priors leaves it)
-                priors.path_keyword = value
-                boost = priors.boost
+                priors[PATH_KEYWORD] = value
+                boost = priors[BOOST]
             else:
                 item.explain["bonus"]["path_keyword"] = value
                 boost = item.explain["boost"]
