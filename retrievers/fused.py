@@ -18,7 +18,7 @@ Entry = tuple[int, float, float, float, dict[str, Any]]
 
 
 # `fusion.apply_priors`'s terms for one candidate, pending, as a list (made per candidate: a list
-# display costs a tenth of an object's __init__): the RRF sum it started from, the additive bonuses
+# display is cheaper than an object's __init__): the RRF sum it started from, the additive bonuses
 # (0.0: none; the path keyword's is set later), the fixed factors other than 1 as (name, value) pairs,
 # the per-search factors (1.0: none), their product, the chunk's labels, the label that demoted it.
 RRF, DEFINITION, COHERENCE, PATH_KEYWORD, FIXED, COPY, CONTRACT, DEPTH, BOOST, LABELS, DEMOTED_BY = range(11)
