@@ -191,3 +191,38 @@ def test_oversized_and_mistyped_notifications_cost_little() -> None:
     assert out[2] == {"jsonrpc": "2.0", "id": 3, "result": None}
     # Nesting too deep for the JSON parser itself is a parse error, not a crash.
     assert codes(run(frame(b"[" * 100_000 + b"]" * 100_000))) == [(None, -32700)]
+
+
+def test_results_are_encoded_as_the_converter_would_without_it_walking_plain_data() -> None:
+    # A plain result (a search document) and lsprotocol objects inside plain data (a hover, a list of
+    # locations, an enum) come out as pygls' own response would give them, and cattrs is asked only
+    # for the lsprotocol objects, never for the plain dicts and lists around them.
+    from lsprotocol import types as lsp
+    from pygls.protocol.json_rpc import JsonRPCResponseMessage
+
+    server = create_server()
+    protocol = server.protocol
+    hover = lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="**x**"))
+    where = lsp.Location(uri="file:///a.py", range=lsp.Range(lsp.Position(1, 2), lsp.Position(1, 5)))
+    results = [
+        {"query": "x", "results": [{"path": "a.py", "score": 0.5, "labels": ["source"], "also": None}]},
+        hover, [where, where], {"nested": [hover, lsp.SymbolKind.Function]}, None, [], "text", 3,
+    ]
+    for msg_id, result in enumerate(results):
+        writer = Writer()
+        protocol.set_writer(writer)
+        protocol._send_data(JsonRPCResponseMessage(id=msg_id, result=result, jsonrpc="2.0"))
+        protocol._send_result(msg_id, result)
+        old, new = writer.messages()
+        assert new == old, result
+    asked: list[type] = []
+    real = protocol._serialize_message
+
+    def counting(obj: Any) -> Any:
+        asked.append(type(obj))
+        return real(obj)
+
+    protocol._serialize_message = counting  # type: ignore[method-assign]
+    protocol.set_writer(Writer())
+    protocol._send_result(9, {"items": [{"a": [1, 2.5, None]}, hover]})
+    assert asked == [lsp.Hover]
