@@ -90,13 +90,10 @@ def _line_scores(lines: Sequence[str], first: int, last: int, terms: Sequence[st
         if "\n" in term:  # (no line holds it: lines have no line ends)
             continue
         at = text.find(term)
-        seen = -1
         while at >= 0:
             line = bisect_right(starts, at) - 1
-            if line != seen:
-                out[line] += 1
-                seen = line
-            at = text.find(term, at + 1)
+            out[line] += 1
+            at = text.find(term, starts[line + 1]) if line + 1 < len(starts) else -1  # the next line on
     return out
 
 
