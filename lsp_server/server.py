@@ -86,10 +86,14 @@ class CodeseekServer(LanguageServer):
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve JSON-RPC over stdio with codeseek's hardened framing."""
         self._stop_event = threading.Event()
-        reader = transport.BoundedStdinReader(stdin or sys.stdin.buffer, self.thread_pool)
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        source = stdin or sys.stdin.buffer
+
+        async def main() -> None:
+            await self._serve(await transport.stdin_reader(source, self.thread_pool))
+
         try:
-            asyncio.run(self._serve(reader))
+            asyncio.run(main())
         except SystemExit as exc:  # `exit`: 0 after `shutdown`, else 1 (the spec)
             self.exit_code = exc.code if isinstance(exc.code, int) else 1
         except (BrokenPipeError, KeyboardInterrupt):

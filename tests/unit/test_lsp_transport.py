@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 import threading
 from typing import Any
 
 from lsp_server.handlers import create_server
-from lsp_server.transport import read_messages
+from lsp_server.transport import MAX_LINE, BoundedStdinReader, PipeReader, read_messages, stdin_reader
 
 
 class Reader:
@@ -226,3 +227,54 @@ def test_results_are_encoded_as_the_converter_would_without_it_walking_plain_dat
     protocol.set_writer(Writer())
     protocol._send_result(9, {"items": [{"a": [1, 2.5, None]}, hover]})
     assert asked == [lsp.Hover]
+
+
+def test_a_pipe_is_read_on_the_loop_in_lines_of_at_most_max_line_bytes() -> None:
+    # What an editor gives its server: a pipe, read by `PipeReader` with the framing's own limits (a
+    # header line longer than MAX_LINE comes in pieces, the end of input inside a line gives what came),
+    # and a served exchange over it like the one over pygls' reader.
+    read_end, write_end = os.pipe()
+    long_line = b"x" * (MAX_LINE + 10) + b"\n"
+    body = json.dumps({"jsonrpc": "2.0", "id": 4, "method": "shutdown"}).encode()
+    payload = b"Content-Length: 12\r\n" + long_line + frame(body) + b"tail"
+
+    def feed() -> None:
+        with os.fdopen(write_end, "wb") as pipe:
+            for start in range(0, len(payload), 4096):  # in pieces, as a pipe delivers them
+                pipe.write(payload[start:start + 4096])
+                pipe.flush()
+
+    async def main() -> list[bytes]:
+        with os.fdopen(read_end, "rb") as source:
+            reader = await stdin_reader(source, None)
+            assert isinstance(reader, PipeReader)
+            threading.Thread(target=feed).start()
+            got = [await reader.readline(), await reader.readline(), await reader.readline()]
+            got += [await reader.readline(), await reader.readline(), await reader.readexactly(len(body))]
+            got += [await reader.readline(), await reader.readline()]
+            return got
+
+    got = asyncio.run(main())
+    assert got == [b"Content-Length: 12\r\n", b"x" * MAX_LINE, b"x" * 10 + b"\n",
+                   b"Content-Length: %d\r\n" % len(body), b"\r\n", body, b"tail", b""]
+    assert isinstance(asyncio.run(_reader_of(io.BytesIO(b""))), BoundedStdinReader)  # no descriptor
+
+    server = create_server()
+    writer = Writer()
+    server.protocol.set_writer(writer)
+    read_end, write_end = os.pipe()
+    with os.fdopen(write_end, "wb") as pipe:
+        pipe.write(INIT + frame(b"{nope") + request(2, "shutdown", None))
+
+    async def serve() -> None:
+        with os.fdopen(read_end, "rb") as source:
+            await read_messages(threading.Event(), await stdin_reader(source, None), server.protocol)  # type: ignore[arg-type]
+            await asyncio.sleep(0.05)
+
+    asyncio.run(serve())
+    out = [m for m in writer.messages() if not (m.get("id") == 0 and "result" in m)]
+    assert out[0]["error"]["code"] == -32700 and out[1] == {"jsonrpc": "2.0", "id": 2, "result": None}
+
+
+async def _reader_of(source: Any) -> Any:
+    return await stdin_reader(source, None)
