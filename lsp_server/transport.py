@@ -4,6 +4,8 @@ pygls' stock reader loses the next message after a malformed header, answers not
 JSON and leaves a request whose params do not match the LSP schema without a response. Here:
 
 - `read_messages` re-synchronises on the next `Content-Length:` header, wherever it appears in a line.
+  It reads stdin on the event loop when stdin is a pipe or a socket (`stdin_reader`, `PipeReader`),
+  else through pygls' threaded reader; header lines come in pieces of at most MAX_LINE bytes either way.
 - Invalid JSON gets a JSON-RPC Parse error (-32700, id null); everything else goes through
   `envelope.check` (JSON-RPC shape, lifecycle, size limits) before any handler sees it.
 - `HardenedProtocol` answers a request whose params fail LSP validation with InvalidParams (-32602)
