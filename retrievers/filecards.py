@@ -96,10 +96,13 @@ class FileCards:
     b: float = 0.75
     _avg: float = field(init=False, default=1.0)
     # per `b` and per `centrality` value: each file's BM25 length norm and its centrality factor
-    _norms: dict[float, np.ndarray] = field(init=False, default_factory=dict, repr=False)
-    _central_factors: dict[float, np.ndarray] = field(init=False, default_factory=dict, repr=False)
-    _arrays: dict[str, tuple[np.ndarray, np.ndarray]] = field(init=False, default_factory=dict, repr=False)
-    _order: np.ndarray | None = field(init=False, default=None, repr=False)
+    # (caches of arrays: left out of == as well, which arrays would make ambiguous)
+    _norms: dict[float, np.ndarray] = field(init=False, default_factory=dict, repr=False, compare=False)
+    _central_factors: dict[float, np.ndarray] = field(init=False, default_factory=dict, repr=False,
+                                                      compare=False)
+    _arrays: dict[str, tuple[np.ndarray, np.ndarray]] = field(init=False, default_factory=dict, repr=False,
+                                                              compare=False)
+    _order: np.ndarray | None = field(init=False, default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 1.0

@@ -281,3 +281,6 @@ def test_the_array_sums_are_the_loop_sums_bit_for_bit() -> None:
         for limit, b, centrality in ((3, 0.75, 0.0), (50, 0.3, 0.5), (1, 1.0, 2.0), (200, 0.0, 0.0)):
             assert cards.search(text, limit, b=b, centrality=centrality) == \
                 _loop_search(cards, text, limit, b, centrality), (text, limit, b, centrality)
+    fresh, _ = build_cards(paths, defs)
+    fresh.central.update(cards.central)
+    assert fresh == cards  # the arrays kept by the searches are caches, not part of the value
