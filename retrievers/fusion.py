@@ -179,15 +179,16 @@ def apply_priors(
     explain gains `rrf`, `bonus` (non-zero additive terms, in top-score units), `factors`
     (multiplicative terms other than 1), `boost` (their product) and `labels`.
     """
-    if in_place:
-        items = []
-        for f in fused:
-            if (found := chunks.get(f.chunk_id)) is not None:
+    items: list[Fused] = []
+    item_chunks: list[Chunk] = []  # each item's chunk, looked up once
+    for f in fused:
+        if (found := chunks.get(f.chunk_id)) is not None:
+            if in_place:
                 f.path = found.path
-                items.append(f)
-    else:
-        items = [Fused(f.chunk_id, f.score, dict(f.explain), chunks[f.chunk_id].path, list(f.also))
-                 for f in fused if f.chunk_id in chunks]
+            else:
+                f = Fused(f.chunk_id, f.score, dict(f.explain), found.path, list(f.also))
+            items.append(f)
+            item_chunks.append(found)
     if not items:
         return []
     want = set(wanted) | ({"test"} if query_wants_tests else set()) | ({"doc"} if query_wants_docs else set())
@@ -219,9 +220,9 @@ def apply_priors(
     headers = () if identifier_query else c_headers  # an identifier lookup may want the header's struct
     path_bonus = config.path_keyword_bonus
     statics = _chunk_statics(pagerank_for_chunk, config, want, publics_only, headers)
-    for item in items:  # (a few hundred candidates per search: the explain records are written when read)
+    # (a few hundred candidates per search: their explain records are written when read)
+    for item, chunk in zip(items, item_chunks, strict=True):
         chunk_id = item.chunk_id
-        chunk = chunks[chunk_id]
         definition = definitions.get(chunk_id, 0.0) if definitions else 0.0
         coherent = coherence.get(chunk_id, 0.0)
         static = statics.get(chunk_id)
@@ -298,13 +299,9 @@ def _add_path_bonus(items: Sequence[Fused], shares: Mapping[str, float], top: fl
             value = min(value * rest, rest_max)
         if value:
             priors = item.priors
-            if priors is not None:  # (pending, as apply_priors leaves it)
-                priors[PATH_KEYWORD] = value
-                boost = priors[BOOST]
-            else:
-                item.explain["bonus"]["path_keyword"] = value
-                boost = item.explain["boost"]
-            item.score += top * value * boost
+            assert priors is not None  # (pending: apply_priors has just set them and nothing read them)
+            priors[PATH_KEYWORD] = value
+            item.score += top * value * priors[BOOST]
 
 
 def _structural_match(item: Fused, symbol: str | None = None) -> str | None:
