@@ -27,17 +27,15 @@ def collapse_definitions(ranked: dict[str, list[Hit]], snap: Snapshot) -> dict[s
     """
     canonical = snap.head_of  # kept with the snapshot: later searches meet the same chunks
 
-    def key_of(chunk_id: int) -> int:
-        target = canonical.get(chunk_id)
-        if target is None:
-            chunk = snap.chunks.get(chunk_id)
-            target = chunk_id
-            d = snap.named_definition(chunk) if chunk is not None and chunk.kind in GROUPED_KINDS else None
-            if d is not None:
-                head = snap.chunk_at(d.path, d.name_line)
-                if head is not None and head.symbol == d.qualified_name:
-                    target = head.id
-            canonical[chunk_id] = target
+    def head_of(chunk_id: int) -> int:  # (a chunk the cache does not hold yet)
+        chunk = snap.chunks.get(chunk_id)
+        target = chunk_id
+        d = snap.named_definition(chunk) if chunk is not None and chunk.kind in GROUPED_KINDS else None
+        if d is not None:
+            head = snap.chunk_at(d.path, d.name_line)
+            if head is not None and head.symbol == d.qualified_name:
+                target = head.id
+        canonical[chunk_id] = target
         return target
 
     out: dict[str, list[Hit]] = {}
@@ -47,7 +45,7 @@ def collapse_definitions(ranked: dict[str, list[Hit]], snap: Snapshot) -> dict[s
         for hit in hits:
             target = canonical.get(hit.chunk_id)
             if target is None:
-                target = key_of(hit.chunk_id)
+                target = head_of(hit.chunk_id)
             place = seen.get(target)
             if place is None:
                 if target != hit.chunk_id:  # a later part speaks for the definition
