@@ -88,7 +88,7 @@ def query_terms(text: str) -> list[str]:
 class FileCards:
     """BM25 over the cards of one snapshot's files (k1 1.2, b 0.75)."""
 
-    paths: list[str]
+    paths: list[str]  # in sorted order (build_cards): a file's index is its place in path order
     postings: dict[str, list[tuple[int, int]]]  # term -> [(file index, term frequency)]
     lengths: list[int]
     central: dict[str, float] = field(default_factory=dict)  # path -> its most central chunk's PageRank
@@ -102,7 +102,6 @@ class FileCards:
                                                       compare=False)
     _arrays: dict[str, tuple[np.ndarray, np.ndarray]] = field(init=False, default_factory=dict, repr=False,
                                                               compare=False)
-    _order: np.ndarray | None = field(init=False, default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 1.0
@@ -137,7 +136,7 @@ class FileCards:
             least = np.partition(values, len(values) - limit)[len(values) - limit]
             keep = values >= least
             found, values = found[keep], values[keep]
-        order = np.lexsort((self._path_order()[found], -values))
+        order = np.lexsort((found, -values))  # (equal scores: by path, which is by index)
         paths = self.paths
         out = []
         for index, score in zip(found[order].tolist(), values[order].tolist(), strict=True):
@@ -165,14 +164,6 @@ class FileCards:
             arrays = self._arrays[term] = (np.asarray([i for i, _ in posting], dtype=np.int64),
                                            np.asarray([tf for _, tf in posting], dtype=np.float64))
         return arrays
-
-    def _path_order(self) -> np.ndarray:
-        """Each file's place in path order (the tie-break between equal scores)."""
-        if self._order is None or len(self._order) != len(self.paths):
-            ranks = np.empty(len(self.paths), dtype=np.int64)
-            ranks[sorted(range(len(self.paths)), key=self.paths.__getitem__)] = np.arange(len(self.paths))
-            self._order = ranks
-        return self._order
 
 
 CardCache = dict[str, tuple[tuple[tuple[str, str], ...], Counter[str]]]  # path -> (names and docs, terms)
