@@ -68,6 +68,10 @@ class StoreError(Exception):
     """The index database could not be opened or written."""
 
 
+class StoreClosed(StoreError):
+    """The store was closed (its root stopped or restarted) before this read."""
+
+
 @dataclass(frozen=True)
 class FileRow:
     """What the index knows about one file."""
@@ -94,9 +98,8 @@ class IndexStore(StoreHealth, EmbeddingCache):
         self.index_dir = Path(index_dir)
         self.path = self.index_dir / DB_NAME
         self._write_lock = threading.RLock()
-        self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
-        self._readers_lock = threading.Lock()
+        self._local = threading.local()  # each thread's reader connection
+        self._closed = False
         self._depth = 0  # nesting of transaction()
         self._next_ids: dict[str, int] = {}
         self.notices: list[str] = []  # one line each: damage found and repaired, waits for other writers
@@ -164,22 +167,23 @@ class IndexStore(StoreHealth, EmbeddingCache):
 
     @property
     def _reader(self) -> sqlite3.Connection:
+        """This thread's read connection (made on first use); StoreClosed once the store is closed."""
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
+            if self._closed:
+                raise StoreClosed(f"the index at {self.index_dir} is closed")
             db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
             self._local.db = db
-            with self._readers_lock:
-                self._readers.append(db)
         return db
 
     def _close_readers(self) -> None:
-        with self._readers_lock:
-            for db in self._readers:
-                db.close()
-            self._readers.clear()
+        """Let go of every thread's reader connection. None is closed here: another thread may be in
+        the middle of a statement on it, and closing a connection under a running statement crashes
+        the interpreter. Each connection closes when its last user drops it (at once when idle)."""
         self._local = threading.local()
 
     def close(self) -> None:
+        self._closed = True
         self._close_readers()
         with self._write_lock:
             self._db.close()
@@ -189,6 +193,8 @@ class IndexStore(StoreHealth, EmbeddingCache):
     def transaction(self) -> Iterator[None]:
         """Group writes into one commit (nestable); rolled back whole if the block raises."""
         with self._write_lock:
+            if self._closed:
+                raise StoreClosed(f"the index at {self.index_dir} is closed")
             if self._depth == 0:
                 self._db.execute("BEGIN IMMEDIATE")
                 self._next_ids.clear()

@@ -32,7 +32,7 @@ from indexing.workspace import Workspace, WorkspaceOptions
 from lsp_server.options import ServerOptions
 from lsp_server.process_tuning import lower_priority, release_memory
 from lsp_server.worker import StoppableWorker
-from retrievers.codebase import Codebase
+from retrievers.codebase import Codebase, StoreClosed
 from retrievers.engine import EngineOptions, SearchEngine
 from retrievers.lifecycle import EMBEDDING, ERROR, INDEXING, READY, STARTING, STOPPED, IndexState, reported
 from retrievers.models import shared_embedder
@@ -196,8 +196,12 @@ class RootIndex(StoppableWorker):
         return semantic is not None and semantic.embedder.loaded
 
     def status(self) -> dict[str, Any]:
-        """Index state and counts for `codeseek.status`."""
-        info = self.codebase.status()
+        """Index state and counts for `codeseek.status` (zero counts once the root stopped)."""
+        try:
+            info = self.codebase.status()
+        except StoreClosed:  # stopped (a restart) since the caller picked this root
+            info = {"files": 0, "chunks": 0, "definitions": 0, "embedded": 0, "model": None,
+                    "transformer": None}
         return {
             "root": str(self.root),
             "state": self.current_state(),

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcContentModified, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
@@ -35,6 +35,7 @@ from lsp_server import convert, transport
 from lsp_server.indexer import NoProgress, ProgressHandle, RootIndex
 from lsp_server.options import ServerOptions, parse_options
 from lsp_server.process_tuning import tune_allocator
+from retrievers.codebase import StoreClosed
 
 log = logging.getLogger("codeseek.lsp")
 T = TypeVar("T")
@@ -161,6 +162,8 @@ class CodeseekServer(LanguageServer):
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self.queries, fn, *args)
+        except StoreClosed as exc:  # its root stopped or restarted (options changed) under the query
+            raise JsonRpcContentModified(f"{exc} (the index restarted); ask again") from exc
         except sqlite3.DatabaseError as exc:
             if not is_corruption(exc):
                 raise

@@ -16,7 +16,8 @@ domain objects (`Definition`, `CallSite`, `Span`, `Call`, `Related`, `Symbol`), 
 
 Every call reads the graph snapshot current when it starts; a `Definition` from an earlier snapshot is
 found again by id, else by qualified name (`navigation.find`). Errors: `QueryError` (a bad request),
-`StoreError` / `RetrieverError` (the index cannot answer).
+`StoreError` / `RetrieverError` (the index cannot answer), `StoreClosed` (a `StoreError`: the index
+was closed under the call, its root stopped or restarted).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from indexing.records import CallSite, Chunk, Definition
-from indexing.store import StoreError
+from indexing.store import StoreClosed, StoreError
 from retrievers import navigation, references, workspace_symbols
 from retrievers.base import QueryError, RetrieverError
 from retrievers.navigation import MAX_SIMILAR, Call, DefinitionKey, Direction, Related, SimilarCode
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
     from retrievers.request import SearchRequest
 
 __all__ = ["Call", "Codebase", "DefinitionKey", "Direction", "GraphMode", "GraphReport", "QueryError",
-           "Related", "RetrieverError", "SimilarCode", "Span", "StoreError", "Symbol", "Target"]
+           "Related", "RetrieverError", "SimilarCode", "Span", "StoreClosed", "StoreError",
+           "Symbol", "Target"]
 
 GraphMode = Literal["callers", "callees", "impact"]
 

@@ -281,3 +281,25 @@ async def test_configuration_change_rebuilds_the_index(tmp_path: Path) -> None:
         assert all(r["path"] != "web/timeline.js" for r in answer["results"])
     finally:
         await S.stop(client)
+
+
+async def test_requests_during_restarts_are_answered_or_asked_again(tmp_path: Path) -> None:
+    # Each configuration change stops every root (closing its store) and starts it afresh, while
+    # status and search requests that picked the old root may still be reading it. Every request
+    # must get an answer or a ContentModified error (-32801, "ask again"), and the server must live.
+    root = S.copy_sample(tmp_path)
+    client = await S.start(root, tmp_path / "index", config={})
+    try:
+        await S.wait_state(client, ("text-only",))
+        for turn in range(6):
+            client.set_configuration({"excludes": ["web/**"] if turn % 2 == 0 else []}, section="codeseek")
+            client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+            asks = [S.status(client) if i % 2 else S.search(client, {"query": "format relative time"})
+                    for i in range(16)]
+            for outcome in await asyncio.gather(*asks, return_exceptions=True):
+                if isinstance(outcome, BaseException):
+                    assert getattr(outcome, "code", None) == lsp.LSPErrorCodes.ContentModified, outcome
+        status = await S.wait_state(client, ("text-only",))
+        assert status["options"]["excludes"] == [] and status["roots"][0]["files"] == 9
+    finally:
+        await S.stop(client)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
-from indexing.store import SCHEMA_VERSION, IndexStore
+from indexing.store import SCHEMA_VERSION, IndexStore, StoreClosed
 
 
 def make_result(path: str, n_chunks: int = 2, tag: str = "a") -> ParseResult:
@@ -142,3 +146,55 @@ def test_reader_thread_sees_committed_state_while_writer_holds_a_transaction(tmp
     assert seen == [2]  # not blocked, and no uncommitted rows
     assert len(store.chunks()) == 5
     store.close()
+
+
+def test_reads_and_writes_after_close_raise_store_closed(tmp_path: Path) -> None:
+    store = IndexStore(tmp_path)
+    store.replace_file(info("a.py"), "h1", make_result("a.py"))
+    assert store.counts()["files"] == 1  # this thread has a reader connection now
+    store.close()
+    with pytest.raises(StoreClosed, match="is closed"):
+        store.counts()
+    with pytest.raises(StoreClosed):
+        store.set_meta("k", "v")
+
+
+_CLOSE_UNDER_READERS = """
+import sys, threading, time
+from pathlib import Path
+from indexing.store import IndexStore, StoreClosed
+closed = 0
+lock = threading.Lock()
+for round in range(40):
+    store = IndexStore(Path(sys.argv[1]))
+    done = threading.Event()
+    def read() -> None:
+        global closed
+        while not done.is_set():
+            try:
+                store.counts(); store.files(); store.languages()
+            except StoreClosed:
+                with lock:
+                    closed += 1
+                return
+    threads = [threading.Thread(target=read) for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.004)
+    store.close()
+    done.set()
+    for t in threads:
+        t.join()
+print("closed reads", closed)
+"""
+
+
+def test_closing_while_other_threads_read_does_not_crash(tmp_path: Path) -> None:
+    # A restart (options changed) closes a root's store while query threads may be mid-statement on
+    # their reader connections; closing those under them crashed the server (SIGSEGV). Run in a child
+    # process so a crash fails this test instead of killing the test run.
+    repo = Path(__file__).resolve().parents[2]
+    run = subprocess.run([sys.executable, "-c", _CLOSE_UNDER_READERS, str(tmp_path / "index")], cwd=repo,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert int(run.stdout.split()[-1]) > 0  # readers met the closed store and were told so
