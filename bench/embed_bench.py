@@ -28,8 +28,9 @@ import numpy as np  # noqa: E402
 from indexing.records import Chunk  # noqa: E402
 from indexing.store import IndexStore  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
+from retrievers.embedded_text import embed_text  # noqa: E402
 from retrievers.embedder import Embedder, EmbedderOptions, default_threads  # noqa: E402
-from retrievers.semantic import SemanticRetriever, embed_text  # noqa: E402
+from retrievers.semantic import SemanticRetriever  # noqa: E402
 from retrievers.vectors import VectorIndex  # noqa: E402
 
 

@@ -7,7 +7,7 @@ GIL up, and the two compete for the same two cores: on the Django sdist (45,433 
 ~2x as long beside the main thread as alone. `DocumentWorker` moves the tokenizing and mean pooling
 (`StaticEmbedder.encode_documents`) into one process of its own, started from the parse pool's fork
 server (`indexing.parse_pool`), together with reading each chunk's bytes and shaping its embedded text
-(`semantic.embed_text`): the embedding thread sends chunk records (with the text of a chunk whose file
+(`embedded_text.embed_text`): the embedding thread sends chunk records (with the text of a chunk whose file
 an editor buffer overlays), waits with the GIL released, and writes the vectors it gets back. The
 worker reads a chunk's file as `Workspace.read_bytes` does (the workspace root joined with the
 indexed relative path; a path that is not plainly inside the root is read as nothing).
@@ -65,7 +65,7 @@ def _start(owner: int, model_dir: str, batch_size: int, root: str) -> None:
 
 def _embed(jobs: list[Job], max_chars: int, max_path_chars: int) -> Encoded:
     from indexing.scan import plain_relative
-    from retrievers.semantic import embed_text
+    from retrievers.embedded_text import embed_text
 
     prefix, embedder = _worker["prefix"], _worker["embedder"]
     shown: list[bool] = []

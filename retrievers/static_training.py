@@ -97,7 +97,7 @@ def collect_texts(files: Sequence[Path], root: Path, settings: TrainSettings,
     from indexing.labels import labels_for
     from indexing.languages import language_for_path
     from indexing.parse import parse_file
-    from retrievers.semantic import embed_text
+    from retrievers.embedded_text import embed_text
 
     chunks: list[str] = []
     queries: list[str] = []
