@@ -170,8 +170,7 @@ class IndexStore(StoreHealth, EmbeddingCache):
         """This thread's read connection (made on first use); StoreClosed once the store is closed."""
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
-            if self._closed:
-                raise StoreClosed(f"the index at {self.index_dir} is closed")
+            self._refuse_if_closed()
             db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
             self._local.db = db
         return db
@@ -181,6 +180,10 @@ class IndexStore(StoreHealth, EmbeddingCache):
         the middle of a statement on it, and closing a connection under a running statement crashes
         the interpreter. Each connection closes when its last user drops it (at once when idle)."""
         self._local = threading.local()
+
+    def _refuse_if_closed(self) -> None:
+        if self._closed:
+            raise StoreClosed(f"the index at {self.index_dir} is closed")
 
     def close(self) -> None:
         self._closed = True
@@ -193,8 +196,7 @@ class IndexStore(StoreHealth, EmbeddingCache):
     def transaction(self) -> Iterator[None]:
         """Group writes into one commit (nestable); rolled back whole if the block raises."""
         with self._write_lock:
-            if self._closed:
-                raise StoreClosed(f"the index at {self.index_dir} is closed")
+            self._refuse_if_closed()
             if self._depth == 0:
                 self._db.execute("BEGIN IMMEDIATE")
                 self._next_ids.clear()
