@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from retrievers.fused import detail_in
+
 SEMANTIC_FLOOR = 0.25
 NOTE = "relevance floor: {n} weak semantic-only matches left out (cosine < {floor})"
 NOTE_STATIC = "relevance floor: {n} semantic-only matches left out (no query word occurs in the workspace)"
@@ -34,16 +36,14 @@ def _own_evidence(explain: dict[str, Any], floor: float, lexical: bool | None = 
     """Found by a lexical or structural retriever, by the graph directly, or semantically above `floor`."""
     if "text" in explain or "structural" in explain:
         return True
-    graph = explain.get("graph")
-    if isinstance(graph, dict):
-        detail = graph.get("detail")
-        if not (isinstance(detail, dict) and "via" in detail):
+    if isinstance(explain.get("graph"), dict):
+        detail = detail_in(explain, "graph")
+        if not (detail is not None and "via" in detail):
             return True
     semantic = explain.get("semantic")
     if not isinstance(semantic, dict):
         return False
-    found = semantic.get("detail")
-    hit: dict[str, Any] = found if isinstance(found, dict) else {}
+    hit = detail_in(explain, "semantic") or {}
     if hit.get("tier") == "static":
         return lexical is not False  # no cosine floor for the static model (module docstring)
     cosine = hit.get("cosine", semantic.get("raw"))
@@ -51,15 +51,13 @@ def _own_evidence(explain: dict[str, Any], floor: float, lexical: bool | None = 
 
 
 def _tier(explain: dict[str, Any]) -> Any:
-    semantic = explain.get("semantic")
-    detail = semantic.get("detail") if isinstance(semantic, dict) else None
-    return detail.get("tier") if isinstance(detail, dict) else None
+    detail = detail_in(explain, "semantic")
+    return detail.get("tier") if detail is not None else None
 
 
 def _via(explain: dict[str, Any]) -> Any:
-    graph = explain.get("graph")
-    detail = graph.get("detail") if isinstance(graph, dict) else None
-    return detail.get("via") if isinstance(detail, dict) else None
+    detail = detail_in(explain, "graph")
+    return detail.get("via") if detail is not None else None
 
 
 def apply(items: Sequence[Any], notes: list[str], floor: float | None = None,

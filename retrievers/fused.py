@@ -9,9 +9,10 @@ detail before that read it with `detail_of`, which builds nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["BOOST", "PATH_KEYWORD", "Entry", "Fused", "PriorTerms", "write_priors"]
+__all__ = ["BOOST", "PATH_KEYWORD", "Entry", "Fused", "PriorTerms", "detail_in", "write_priors"]
 
 # A list's contribution, pending: (rank 1-based, weight, contribution, the retriever's score, detail).
 Entry = tuple[int, float, float, float, dict[str, Any]]
@@ -23,6 +24,14 @@ Entry = tuple[int, float, float, float, dict[str, Any]]
 # the per-search factors (1.0: none), their product, the chunk's labels, the label that demoted it.
 RRF, DEFINITION, COHERENCE, PATH_KEYWORD, FIXED, COPY, CONTRACT, DEPTH, BOOST, LABELS, DEMOTED_BY = range(11)
 PriorTerms = list[Any]
+
+
+def detail_in(explain: Mapping[str, Any], modality: str) -> dict[str, Any] | None:
+    """The detail of the hit a list found a result by, in a written explain record (None when the
+    list did not find it, or gave no detail)."""
+    entry = explain.get(modality)
+    detail = entry.get("detail") if isinstance(entry, dict) else None
+    return detail if isinstance(detail, dict) else None
 
 
 def write_priors(terms: PriorTerms, explain: dict[str, Any]) -> None:
@@ -81,9 +90,7 @@ class Fused:
         if self.entries is not None:
             entry = self.entries.get(modality)
             return entry[4] if entry is not None and entry[4] else None
-        found = self._explain.get(modality)
-        detail = found.get("detail") if isinstance(found, dict) else None
-        return detail if isinstance(detail, dict) else None
+        return detail_in(self._explain, modality)
 
     def _write_pending(self) -> None:
         explain = self._explain

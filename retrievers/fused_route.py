@@ -191,23 +191,20 @@ def _fused_located(ctx: RouteContext, item: fusion.Fused) -> Located:
         # A definition split into several chunks is one answer: show it whole, from its first line.
         located.start_line = min(d.start_line, chunk.start_line)
         located.end_line = max(d.end_line, chunk.end_line)
-    graph_entry = item.explain.get("graph")
-    detail = graph_entry.get("detail") if isinstance(graph_entry, dict) else None
-    if isinstance(detail, dict) and ctx.intent.name in ("find_references", "impact_analysis"):
+    detail = item.detail_of("graph")
+    if detail is not None and ctx.intent.name in ("find_references", "impact_analysis"):
         relation = detail.get("relation")
         if relation in ("call", "impact"):
             located = graph_located(ctx, chunk, Hit(item.chunk_id, item.score, detail), item.explain)
-    structural_entry = item.explain.get("structural")
-    structural_detail = structural_entry.get("detail") if isinstance(structural_entry, dict) else None
-    if ctx.intent.name == "find_definition" and isinstance(structural_detail, dict) \
+    structural_detail = item.detail_of("structural")
+    if ctx.intent.name == "find_definition" and structural_detail is not None \
             and structural_detail.get("match") in NAME_TIERS:
         d = ctx.snap.definitions.get(structural_detail.get("def_id", -1))
         if d is not None:  # the definition itself, not the whole chunk around it
             located.start_line, located.end_line = d.start_line, d.end_line
             located.symbol, located.kind = d.qualified_name, d.kind
-    text_entry = item.explain.get("text")
-    text_detail = text_entry.get("detail") if isinstance(text_entry, dict) else None
-    if ctx.intent.name == "exact_match" and isinstance(text_detail, dict) and text_detail.get("lines"):
+    text_detail = item.detail_of("text")
+    if ctx.intent.name == "exact_match" and text_detail is not None and text_detail.get("lines"):
         line = int(text_detail["lines"][0])
         located.start_line = located.end_line = line
         if text_detail.get("split_literals"):  # a split message: all the lines of its literals

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from retrievers.fused import detail_in
 from retrievers.tokenize import identifiers, split_identifier
 
 MAX_SPAN_LINES = 60  # the default screenful; EngineOptions.max_span_lines, 0 = never cut
@@ -101,9 +102,8 @@ def best_part_line(explain: Mapping[str, Any], chunk_start: Mapping[int, int]) -
     """The first line of the best-ranked matching part of a split definition, from the explain's
     `parts` (semantic first, then text), when it is known."""
     for modality in ("semantic", "text", "structural"):
-        entry = explain.get(modality)
-        detail = entry.get("detail") if isinstance(entry, dict) else None
-        parts = detail.get("parts") if isinstance(detail, dict) else None
+        detail = detail_in(explain, modality)
+        parts = detail.get("parts") if detail is not None else None
         if parts:
             line = chunk_start.get(int(parts[0]))
             if line is not None:
