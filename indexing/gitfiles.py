@@ -11,6 +11,12 @@ On top of git's list the scanner applies its own rules: `.ignore`, `.codeseekign
 tracked `src/build/__init__.py` is indexed), then the per-file checks (language, size, binary...).
 Outside a git work tree, or when git is missing or refuses the folder, `list_files` answers None and
 the scanner walks the tree with its pathspec rules instead.
+
+A workspace is untrusted input, and so is its `.git/config`: settings there can name programs for git
+to run (`core.fsmonitor` runs a hook on every `ls-files`). Every call goes through `_git`, which
+overrides each setting that can make git execute something (`SAFE_CONFIG`) on the command line, which
+outranks every config file, and points git at no pager, editor or credential prompt. A work tree whose
+top level (`core.worktree`) lies outside the folder's own tree is not trusted for the list either.
 """
 
 from __future__ import annotations
@@ -28,6 +34,48 @@ if TYPE_CHECKING:
 GIT_TIMEOUT_S = 120.0
 MAX_NESTING = 4  # submodules within submodules
 
+# Settings a repository's own config could use to make git run a program, each overridden with a value
+# that runs nothing. `ls-files` and `rev-parse` need none of them; the list covers what any git command
+# run here could reach, so a later call cannot reopen the hole. `core.hooksPath` points at a folder that
+# holds no hooks; filters and diff drivers are named per driver, so they are cut off by refusing
+# attributes (`core.attributesFile`) and by the plumbing never reading content.
+SAFE_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", os.devnull),
+    ("core.untrackedCache", "false"),
+    ("core.sshCommand", "false"),
+    ("core.pager", "cat"),
+    ("core.editor", "false"),
+    ("core.askPass", "false"),
+    ("core.attributesFile", os.devnull),
+    ("credential.helper", ""),
+    ("diff.external", ""),
+    ("gpg.program", "false"),
+    ("sequence.editor", "false"),
+    ("protocol.allow", "never"),
+    ("protocol.file.allow", "never"),
+    ("uploadpack.packObjectsHook", ""),
+    ("safe.bareRepository", "explicit"),
+)
+# Environment variables through which a config could also arrive, dropped from git's environment.
+_UNSAFE_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND",
+               "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EDITOR", "GIT_PAGER", "GIT_PROXY_COMMAND",
+               "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")
+
+
+def safe_git_command(exe: str, *args: str) -> list[str]:
+    """`exe args` with every executable setting overridden (see the module docstring)."""
+    overrides = [item for key, value in SAFE_CONFIG for item in ("-c", f"{key}={value}")]
+    return [exe, "--no-pager", *overrides, *args]
+
+
+def safe_git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _UNSAFE_ENV and not k.startswith("GIT_CONFIG_KEY_")
+           and not k.startswith("GIT_CONFIG_VALUE_")}
+    env.update(GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat",
+               GIT_EDITOR="false", GIT_ASKPASS="false", GIT_SSH_COMMAND="false")
+    return env
+
 
 @dataclass
 class GitListing:
@@ -43,12 +91,9 @@ def _git(root: str, *args: str) -> list[str] | None:
     exe = shutil.which("git")
     if exe is None:
         return None
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-    env.pop("GIT_DIR", None)
-    env.pop("GIT_WORK_TREE", None)
     try:
-        proc = subprocess.run([exe, *args], cwd=root, capture_output=True, timeout=GIT_TIMEOUT_S,
-                              env=env, check=False)
+        proc = subprocess.run(safe_git_command(exe, *args), cwd=root, capture_output=True,
+                              timeout=GIT_TIMEOUT_S, env=safe_git_env(), stdin=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     if proc.returncode != 0:
@@ -57,8 +102,19 @@ def _git(root: str, *args: str) -> list[str] | None:
 
 
 def in_work_tree(root: str) -> bool:
-    out = _git(root, "rev-parse", "--is-inside-work-tree")
-    return out is not None and bool(out) and out[0].strip() == "true"
+    """True when `root` lies inside a git work tree whose top level contains it."""
+    out = _git(root, "rev-parse", "--is-inside-work-tree", "--show-toplevel")
+    if out is None or not out:
+        return False
+    lines = out[0].splitlines()
+    return len(lines) == 2 and lines[0].strip() == "true" and _contains(lines[1].strip(), root)
+
+
+def _contains(top: str, root: str) -> bool:
+    """Whether the work tree's top level is `root` or one of its parents (a `core.worktree` that
+    points elsewhere would make git list another tree's files as this folder's)."""
+    top_real, root_real = os.path.realpath(top), os.path.realpath(root)
+    return root_real == top_real or root_real.startswith(top_real.rstrip(os.sep) + os.sep)
 
 
 def _pathspecs(paths: Sequence[str]) -> list[str]:
@@ -69,6 +125,8 @@ def list_files(root: str, paths: Sequence[str] = (), with_ignored: bool = True,
                depth: int = 0) -> GitListing | None:
     """git's file list for `root` (restricted to `paths` when given); None outside a work tree."""
     if depth > 0 and not os.path.exists(os.path.join(root, ".git")):
+        return None
+    if not in_work_tree(root):
         return None
     spec = _pathspecs(paths)
     # One call: `-t` tags each path, "? " for untracked, a letter (H, S, M, C...) for tracked. Outside
