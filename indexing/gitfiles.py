@@ -92,8 +92,8 @@ def _git(root: str, *args: str) -> list[str] | None:
     if exe is None:
         return None
     try:
-        proc = subprocess.run(safe_git_command(exe, *args), cwd=root, capture_output=True,
-                              timeout=GIT_TIMEOUT_S, env=safe_git_env(), stdin=subprocess.DEVNULL, check=False)
+        proc = subprocess.run(safe_git_command(exe, *args), cwd=root, capture_output=True, check=False,
+                              timeout=GIT_TIMEOUT_S, env=safe_git_env(), stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return None
     if proc.returncode != 0:
