@@ -25,12 +25,16 @@ if str(REPO) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from retrievers.static_embedder import write_query_projection  # noqa: E402
 from retrievers.static_training import (  # noqa: E402
+    QueryPairs,
     TrainSettings,
     collect_texts,
     corpus_fingerprint,
     fit_embeddings,
     pca_targets,
+    projection_basis,
+    question_pairs,
     stdlib_files,
     stdlib_root,
 )
@@ -56,6 +60,28 @@ def site_files(root: Path) -> list[Path]:
     return sorted(out)
 
 
+SKIP_PARTS = {"test", "tests", "testdata", "testing", "__tests__", "spec", "vendor", "node_modules", "dist",
+              "docs", "doc", "examples", "example", "benches", "fixtures", "bundles"}
+
+
+def tree_files(root: Path) -> list[Path]:
+    """Source files codeseek parses into definitions, in any language, tests and bundles left out."""
+    from indexing.languages import language_for_path
+
+    out = []
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if not path.is_file() or any(p.lower() in SKIP_PARTS for p in rel.parts[:-1]):
+            continue
+        name = path.name
+        if ".min." in name or name.endswith((".d.ts", "_test.go")) or name.startswith("test_"):
+            continue
+        lang = language_for_path(rel.as_posix())
+        if lang in ("python", "javascript", "typescript", "tsx", "go", "rust", "java", "ruby", "c", "cpp"):
+            out.append(path)
+    return sorted(out)
+
+
 def gather_part(part: str, settings: TrainSettings) -> list[str]:
     """Chunk texts then query-like texts of one corpus part."""
     if part == "stdlib":
@@ -64,6 +90,9 @@ def gather_part(part: str, settings: TrainSettings) -> list[str]:
     elif part == "site":
         root = Path(sysconfig.get_paths()["purelib"])
         files = site_files(root)
+    elif part.startswith("tree:"):
+        root = Path(part[5:])
+        files = tree_files(root)
     elif part.startswith("js:"):
         root = Path(part[3:])
         files = sorted(p for p in root.rglob("*.js") if ".min." not in p.name)
@@ -93,9 +122,11 @@ def targets_for(texts: list[str]) -> np.ndarray:
     bank = _bank()
     if all(t in bank for t in texts):
         return np.stack([bank[t] for t in texts])
-    from retrievers.embedder import Embedder, foreground_options
+    from retrievers.embedder import Embedder, EmbedderOptions, foreground_options
 
-    embedder = Embedder(None, foreground_options())
+    # torch (sentence-transformers) for the corpus: several times the numpy backend's speed on long
+    # batches, and the same vectors
+    embedder = Embedder(None, EmbedderOptions(**{**foreground_options().__dict__, "backend": "torch"}))
     started = time.monotonic()
     last = [0.0]
 
@@ -143,6 +174,14 @@ def main() -> int:
     parser.add_argument("--targets-only", action="store_true")
     parser.add_argument("--vocab", type=int, default=0, help="add this many identifier words (distils anew)")
     parser.add_argument("--no-train", action="store_true", help="write the (vocabulary) base untrained")
+    parser.add_argument("--fold", action="store_true",
+                        help="fold the head: vectors in MiniLM's (projected) space, queries by MiniLM")
+    parser.add_argument("--pairs", type=float, default=0.0,
+                        help="weight of the question/code contrastive term (needs --fold)")
+    parser.add_argument("--temperature", type=float, default=0.05)
+    parser.add_argument("--from-distill", action="store_true",
+                        help="start from a fresh distillation of the packaged MiniLM (not the cached model)")
+    parser.add_argument("--float16", action="store_true", help="write the vectors as float16")
     parser.add_argument("--out", required=False)
     args = parser.parse_args()
     settings = TrainSettings(chunks=args.chunks, query_share=args.query_share, epochs=args.epochs, lr=args.lr)
@@ -161,7 +200,7 @@ def main() -> int:
 
     from retrievers.static_model import ensure_static_model
 
-    if args.vocab:
+    if args.vocab or args.from_distill:
         model = distill_with_vocabulary(texts, args.vocab)
     else:
         base = Path(args.base) if args.base else ensure_static_model()
@@ -172,13 +211,27 @@ def main() -> int:
     pad_id = model.tokenizer.token_to_id("[PAD]")
     ids = [e.ids for e in model.tokenizer.encode_batch_fast(texts, add_special_tokens=False)]
     started = time.monotonic()
-    fitted = fit_embeddings(np.asarray(model.embedding, dtype=np.float32), ids,
-                            pca_targets(targets, model.dim), pad_id, settings,
+    basis = projection_basis(targets, model.dim) if args.fold else None
+    reduced = targets @ basis if basis is not None else pca_targets(targets, model.dim)
+    pairs = None
+    if args.pairs > 0:
+        found = question_pairs(texts)
+        questions = targets_for([q for q, _ in found])
+        code_ids = [e.ids for e in model.tokenizer.encode_batch_fast([c for _, c in found],
+                                                                      add_special_tokens=False)]
+        assert basis is not None, "--pairs needs --fold"
+        pairs = QueryPairs(code_ids, questions @ basis, args.pairs, args.temperature)
+        print(f"pairs: {len(found)} question/code pairs", file=sys.stderr)
+    fitted = fit_embeddings(np.asarray(model.embedding, dtype=np.float32), ids, reduced, pad_id, settings,
                             progress=lambda p, d, t: print(f"  {p} {d}/{t}", file=sys.stderr) if d % 200 == 0
-                            else None)
+                            else None, fold_head=args.fold, pairs=pairs)
     print(f"trained in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    if args.float16:
+        fitted = fitted.astype(np.float16)
     out = StaticModel(vectors=fitted, tokenizer=model.tokenizer, config=model.config, normalize=True)
     out.save_pretrained(args.out)
+    if basis is not None:
+        write_query_projection(Path(args.out), basis)
     (Path(args.out) / "training.json").write_text(json.dumps(
         {"corpus": args.corpus, "texts": len(texts), **settings.__dict__}))
     return 0

@@ -101,10 +101,18 @@ def embed_index(ws: Workspace, transformer: bool, show: bool) -> dict[str, Any]:
 def run_model(args: argparse.Namespace) -> int:
     """`codeseek model [--path]`: build the static model if needed; print its directory."""
     from retrievers.base import RetrieverError
-    from retrievers.static_model import ensure_static_model, is_complete, static_model_dir
+    from retrievers.static_model import (
+        DistillSettings,
+        ensure_static_model,
+        is_complete,
+        packaged_source,
+        shipped_model,
+        static_model_dir,
+    )
 
     try:
-        existed = is_complete(static_model_dir())
+        shipped = shipped_model(packaged_source(), DistillSettings()) is not None
+        existed = shipped or is_complete(static_model_dir())
         started = time.perf_counter()
         show = sys.stderr.isatty() and not args.path
         if not existed and not args.path:
@@ -119,6 +127,7 @@ def run_model(args: argparse.Namespace) -> int:
         print(directory)
         return 0
     size = sum(p.stat().st_size for p in directory.iterdir() if p.is_file())
-    state = "cached" if existed else f"built in {time.perf_counter() - started:.1f} s"
+    state = ("shipped with codeseek" if shipped else "cached") if existed else \
+        f"built in {time.perf_counter() - started:.1f} s"
     print(f"static model  {directory}\n  size        {size / 1e6:.1f} MB\n  state       {state}")
     return 0

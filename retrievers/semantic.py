@@ -410,6 +410,10 @@ class SemanticRetriever:
             found = vectors.search(q, limit, allowed=chunks.__contains__ if plain else allowed)
         if tier is None:
             return [Hit(cid, score, {"cosine": round(score, 4)}) for cid, score in found]
+        # A static model trained in the source model's space reads the question with the transformer.
+        if getattr(self.embedder, "query_space", "static") == "transformer":
+            return [Hit(cid, score, {"cosine": round(score, 4), "tier": tier, "query": "transformer"})
+                    for cid, score in found]
         return [Hit(cid, score, {"cosine": round(score, 4), "tier": tier}) for cid, score in found]
 
     def similar(self, chunk_id: int, limit: int) -> list[Hit]:

@@ -10,6 +10,8 @@ on one core, which is what makes semantic search ready in seconds.
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,12 +33,36 @@ from retrievers.static_model import (
 )
 
 STATIC_PREFIX = "static:"
+QUERY_PROJECTION = "query_projection.npy"  # (source dims, static dims) float32, beside the model
+log = logging.getLogger(__name__)
 
 
 def is_static_id(model_id: str) -> bool:
     """True for the model id of a static (model2vec) embedder."""
     return model_id.startswith(STATIC_PREFIX)
 DEFAULT_STATIC_ID = f"{STATIC_PREFIX}{DEFAULT_MODEL_ID}"
+
+
+def write_query_projection(directory: Path, basis: np.ndarray) -> None:
+    """Save the map from the source model's query vectors into the static vectors' space."""
+    np.save(directory / QUERY_PROJECTION, np.ascontiguousarray(basis, dtype=np.float32), allow_pickle=False)
+
+
+def read_query_projection(directory: Path) -> np.ndarray | None:
+    """The saved projection, or None when the model has none (its vectors are not in the source
+    model's space) or it is unreadable."""
+    path = directory / QUERY_PROJECTION
+    if not path.is_file():
+        return None
+    try:
+        basis = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        log.warning("ignoring the query projection %s: %s", path, exc)
+        return None
+    if basis.ndim != 2 or basis.dtype.kind != "f":
+        log.warning("ignoring the query projection %s: shape %s, dtype %s", path, basis.shape, basis.dtype)
+        return None
+    return np.asarray(basis, dtype=np.float32)
 
 
 def is_static_model_dir(path: Path) -> bool:
@@ -71,6 +97,12 @@ class StaticEmbedder(LazyModel):
         self.batch_size = batch_size
         self._model: Any = None
         self._load_lock = threading.Lock()
+        # Queries in the source model's space (a model trained with a folded head saves the projection):
+        # the transformer encodes the question, its vector is projected onto the static vectors' space.
+        self._projection: np.ndarray | None = None
+        self._query_model: Any = None
+        self._query_model_failed = False
+        self.query_mix = float(os.environ.get("CODESEEK_QUERY_MIX", "0.0"))  # share of the static query
         self.model = str(self.model_dir) if self.model_dir is not None else None
         self.model_id = self._model_id()
 
@@ -129,7 +161,12 @@ class StaticEmbedder(LazyModel):
                 if self.model_dir is not None and not is_complete(directory):
                     raise EmbedderError(f"{directory} is not a model2vec model (model.safetensors and "
                                         "tokenizer.json expected)")
+                self._projection = read_query_projection(directory)
                 self._model = _TokenVectors(directory, self.max_tokens)
+                if self._projection is not None and self._projection.shape[1] != self._model.dims:
+                    log.warning("ignoring the query projection of %s: %d columns, %d dims", directory,
+                                self._projection.shape[1], self._model.dims)
+                    self._projection = None
             except (OSError, ValueError, KeyError) as exc:  # an unreadable or malformed model folder
                 raise EmbedderError(f"cannot load the static embedding model: {exc}") from exc
 
@@ -163,8 +200,45 @@ class StaticEmbedder(LazyModel):
                 progress(min(start + size, len(prepared)), len(prepared))
         return out
 
+    @property
+    def query_space(self) -> str:
+        """"transformer" when queries are encoded by the source model and projected, else "static"."""
+        self.load()
+        return "transformer" if self._projection is not None and not self._query_model_failed else "static"
+
     def encode_query(self, text: str) -> np.ndarray:
-        return self._encode([text[: self.max_tokens * 8]])[0]
+        static = self._encode([text[: self.max_tokens * 8]])[0]
+        if self.query_space != "transformer" or self.query_mix >= 1.0:
+            return static
+        deep = self._project(text)
+        if deep is None:
+            return static
+        mixed = self.query_mix * static + (1.0 - self.query_mix) * deep
+        norm = float(np.linalg.norm(mixed))
+        return mixed / norm if norm > 0 else static
+
+    def _project(self, text: str) -> np.ndarray | None:
+        """The source model's unit vector of `text` projected onto the static space (unit), or None
+        when the source model cannot be loaded (then queries stay static, with one warning)."""
+        assert self._projection is not None
+        try:
+            if self._query_model is None:
+                from retrievers.embedder import Embedder, foreground_options
+
+                self._query_model = Embedder(None, foreground_options())
+            vector = self._query_model.encode_query(text)
+        except EmbedderError as exc:
+            log.warning("queries fall back to the static model: %s", exc)
+            self._query_model_failed = True
+            return None
+        if vector.shape[0] != self._projection.shape[0]:
+            log.warning("queries fall back to the static model: the source model gives %d dims, the "
+                        "projection expects %d", vector.shape[0], self._projection.shape[0])
+            self._query_model_failed = True
+            return None
+        projected = vector @ self._projection
+        norm = float(np.linalg.norm(projected))
+        return projected / norm if norm > 0 else None
 
 
 class _TokenVectors:

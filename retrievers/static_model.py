@@ -117,7 +117,29 @@ def training_corpus_id(settings: DistillSettings) -> str:
     return f"stdlib-{platform.python_implementation()}-{platform.python_version()}"
 
 
+SHIPPED_MODEL = Path(__file__).resolve().parent / "data" / "static-minilm-code"
+
+
+def shipped_model(source: Path, settings: DistillSettings) -> Path | None:
+    """The model shipped with codeseek (`bench/shipped_model.py` built it from the packaged MiniLM on a
+    multilingual code corpus) when it applies: the default settings and the same source model files;
+    None otherwise (then the model is distilled and trained here, on the standard library)."""
+    if settings != DistillSettings() or not is_complete(SHIPPED_MODEL):
+        return None
+    try:
+        recipe = json.loads((SHIPPED_MODEL / "recipe.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(recipe, dict) or recipe.get("source_fingerprint") != source_fingerprint(source):
+        return None
+    return SHIPPED_MODEL
+
+
 def static_model_key(source: Path, settings: DistillSettings) -> str:
+    shipped = shipped_model(source, settings)
+    if shipped is not None:  # named by the shipped files' recipe (a new recipe embeds again)
+        recipe = (shipped / "recipe.json").read_bytes()
+        return "shipped-" + hashlib.blake2b(recipe, digest_size=6).hexdigest()
     material = json.dumps([STATIC_FORMAT, source_fingerprint(source), asdict(settings),
                            training_corpus_id(settings)], sort_keys=True)
     return hashlib.blake2b(material.encode(), digest_size=8).hexdigest()
@@ -138,6 +160,9 @@ def ensure_static_model(progress: Progress | None = None, source: Path | None = 
     """The cached static model's directory, distilled first when missing (one builder at a time)."""
     src = source or packaged_source()
     opts = settings or DistillSettings()
+    shipped = shipped_model(src, opts)
+    if shipped is not None:
+        return shipped
     target = static_model_dir(src, opts)
     if is_complete(target):
         return target

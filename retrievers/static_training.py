@@ -74,12 +74,21 @@ def _hash_order(items: Iterable[Any], key: Callable[[Any], str], seed: int) -> l
     return sorted(items, key=lambda x: _hash_key(key(x), seed))
 
 
+_LINE_DOC = re.compile(r"(?m)(?:^[ \t]*(?://[/!]?|#)[^\n]*\n)+")
+
+
 def first_sentence(text: str, limit: int = 200) -> str | None:
-    """A docstring's (or JSDoc comment's) first sentence, when it is prose."""
+    """A docstring's (JSDoc/Javadoc comment's, or leading `//`, `///` or `#` comment block's) first
+    sentence, when it is prose."""
     found = _DOCSTRING.search(text) or _JSDOC.search(text)
-    if not found:
-        return None
-    body = found.group(found.lastindex or 1)
+    if found:
+        body = found.group(found.lastindex or 1)
+    else:
+        block = _LINE_DOC.search(text)
+        if block is None:
+            return None
+        body = re.sub(r"(?m)^[ \t]*(?://[/!]?|#)[ \t]?", "", block.group(0))
+        body = re.sub(r"^[A-Za-z_][A-Za-z0-9_]* (?=[a-z])", "", body.strip())  # Go: "Name does ..."
     body = re.sub(r"^\s*\*\s?", "", body, flags=re.M).strip()
     sentence = _SENTENCE_END.split(body, maxsplit=1)[0].strip()
     sentence = " ".join(sentence.split())[:limit]
@@ -135,6 +144,25 @@ def collect_texts(files: Sequence[Path], root: Path, settings: TrainSettings,
     return chunks[: settings.chunks], queries
 
 
+_DOC_BLOCK = re.compile(r'("""|\'\'\')(?:.*?)\1|/\*\*.*?\*/|(?m:(?:^[ \t]*(?://[/!]?|#)[^\n]*\n)+)', re.S)
+
+
+def question_pairs(texts: Iterable[str], min_code_chars: int = 40) -> list[tuple[str, str]]:
+    """(question, code) pairs from chunk texts that carry a doc comment: the question is the doc's
+    first sentence (`first_sentence`), the code is the text with that whole doc block removed, so the
+    pair teaches what code that does not say it means."""
+    pairs: list[tuple[str, str]] = []
+    for text in texts:
+        sentence = first_sentence(text)
+        block = _DOC_BLOCK.search(text)
+        if not sentence or block is None:
+            continue
+        code = (text[: block.start()] + text[block.end():]).strip()
+        if len(code) >= min_code_chars:
+            pairs.append((sentence, code))
+    return pairs
+
+
 _IDENT_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -170,14 +198,40 @@ def pca_targets(targets: np.ndarray, dims: int) -> np.ndarray:
     return (centred @ vt[:dims].T).astype(np.float32)
 
 
+@dataclass(frozen=True)
+class QueryPairs:
+    """Question/code pairs for the contrastive term: the token ids of each code text (its docstring
+    sentence removed) and the source model's vector of the question, in the targets' space."""
+
+    code_ids: Sequence[Sequence[int]]
+    query_vectors: np.ndarray
+    weight: float = 1.0
+    temperature: float = 0.05
+
+
+def projection_basis(targets: np.ndarray, dims: int) -> np.ndarray:
+    """The (source dims, `dims`) basis of the top right singular vectors of `targets`, uncentred, so a
+    source-model vector `v` maps to `v @ basis` and cosines in the subspace approximate full cosines
+    (centring would move every query by the corpus mean)."""
+    _, _, vt = np.linalg.svd(np.asarray(targets, dtype=np.float64), full_matrices=False)
+    return np.ascontiguousarray(vt[:dims].T, dtype=np.float32)
+
+
 def fit_embeddings(embeddings: np.ndarray, token_ids: Sequence[Sequence[int]], targets: np.ndarray,
                    pad_id: int, settings: TrainSettings, progress: Progress | None = None,
-                   time_budget_s: float | None = None) -> np.ndarray:
+                   time_budget_s: float | None = None, fold_head: bool = False,
+                   pairs: QueryPairs | None = None) -> np.ndarray:
     """Token vectors fitted so mean-pooled texts approximate `targets` (rows of `token_ids`).
 
     The last tenth of the texts (at most 2,000) is held out; the weights of the epoch with the lowest
     held-out loss are kept. Returns the new (vocabulary, dims) float32 matrix: each row the token's
     fitted vector times its fitted weight, so plain mean pooling (model2vec inference) reproduces it.
+
+    `fold_head`: the linear map to the target space has no bias and is folded into every row (mean
+    pooling is linear), so the returned rows live in the targets' space: a document's static vector is
+    comparable with the source model's own (projected) vector of a query. `pairs` adds an in-batch
+    contrastive term (InfoNCE) pulling each code text's pooled vector towards its question's vector;
+    it needs `fold_head` (both sides must be in one space).
     """
     import torch
     from torch import nn
@@ -186,7 +240,9 @@ def fit_embeddings(embeddings: np.ndarray, token_ids: Sequence[Sequence[int]], t
     # Only the tokens the corpus uses are trained: a compact table keeps each step cheap.
     full = np.asarray(embeddings, dtype=np.float32)
     clipped = [np.asarray(ids[: settings.max_tokens], dtype=np.int64) for ids in token_ids]
-    used = np.unique(np.concatenate([*clipped, np.array([pad_id], dtype=np.int64)]))
+    pair_clipped = [np.asarray(ids[: settings.max_tokens], dtype=np.int64)
+                    for ids in (pairs.code_ids if pairs is not None else [])]
+    used = np.unique(np.concatenate([*clipped, *pair_clipped, np.array([pad_id], dtype=np.int64)]))
     remap = np.full(len(full), -1, dtype=np.int64)
     remap[used] = np.arange(len(used))
     pad_id_full, pad_id = pad_id, int(remap[pad_id])
@@ -194,7 +250,7 @@ def fit_embeddings(embeddings: np.ndarray, token_ids: Sequence[Sequence[int]], t
     norms = vectors.norm(dim=1).clamp_min(1e-8)
     emb = nn.Embedding.from_pretrained(vectors / norms[:, None], freeze=False, padding_idx=pad_id)
     weight = nn.Parameter(norms.clone())
-    out_layer = nn.Linear(vectors.shape[1], targets.shape[1])
+    out_layer = nn.Linear(vectors.shape[1], targets.shape[1], bias=not fold_head)
     params = [*emb.parameters(), weight, *out_layer.parameters()]
     optimizer = torch.optim.AdamW(params, lr=settings.lr)
 
@@ -204,12 +260,32 @@ def fit_embeddings(embeddings: np.ndarray, token_ids: Sequence[Sequence[int]], t
     held = min(2000, len(rows) // 10)
     val_idx, train_idx = order[:held], order[held:]
 
-    def batch(indices: Any) -> tuple[Any, Any]:
-        width = max(len(rows[i]) for i in indices)
+    pair_rows = [remap[ids].tolist() or [pad_id] for ids in pair_clipped]
+    pair_y = torch.from_numpy(np.asarray(pairs.query_vectors if pairs is not None else np.zeros((0, 1)),
+                                         dtype=np.float32))
+    pair_order = np.random.default_rng(settings.seed + 2).permutation(len(pair_rows))
+
+    def padded(table: list[list[int]], indices: Any) -> Any:
+        width = max(len(table[i]) for i in indices)
         ids = torch.full((len(indices), width), pad_id, dtype=torch.long)
         for k, i in enumerate(indices):
-            ids[k, : len(rows[i])] = torch.tensor(rows[i], dtype=torch.long)
-        return ids, y[list(indices)]
+            ids[k, : len(table[i])] = torch.tensor(table[i], dtype=torch.long)
+        return ids
+
+    def batch(indices: Any) -> tuple[Any, Any]:
+        return padded(rows, indices), y[list(indices)]
+
+    def contrastive(step: int) -> Any:
+        """InfoNCE over one batch of pairs (the batch's other questions are the negatives)."""
+        assert pairs is not None
+        size = settings.batch_size
+        start = (step * size) % max(1, len(pair_order) - size + 1)
+        picked = pair_order[start : start + size]
+        code = nn.functional.normalize(out_layer(pooled(padded(pair_rows, picked))), dim=1)
+        question = nn.functional.normalize(pair_y[list(picked)], dim=1)
+        logits = question @ code.T / pairs.temperature
+        labels = torch.arange(len(picked))
+        return pairs.weight * nn.functional.cross_entropy(logits, labels)
 
     def pooled(ids: Any) -> Any:
         mask = (ids != pad_id).float()
@@ -227,7 +303,7 @@ def fit_embeddings(embeddings: np.ndarray, token_ids: Sequence[Sequence[int]], t
 
     started = time.monotonic()
     best_loss = held_out_loss()
-    best = (emb.weight.detach().clone(), weight.detach().clone())
+    best = (emb.weight.detach().clone(), weight.detach().clone(), out_layer.weight.detach().clone())
     steps = max(1, -(-len(train_idx) // settings.batch_size)) * settings.epochs
     step = 0
     rng = np.random.default_rng(settings.seed + 1)
@@ -237,6 +313,8 @@ def fit_embeddings(embeddings: np.ndarray, token_ids: Sequence[Sequence[int]], t
             ids, target = batch(shuffled[s : s + settings.batch_size])
             optimizer.zero_grad()
             loss = nn.functional.mse_loss(out_layer(pooled(ids)), target)
+            if pairs is not None and len(pair_rows) >= 2:
+                loss = loss + contrastive(step)
             loss.backward()
             optimizer.step()
             step += 1
@@ -247,14 +325,21 @@ def fit_embeddings(embeddings: np.ndarray, token_ids: Sequence[Sequence[int]], t
         loss_now = held_out_loss()
         if loss_now < best_loss:
             best_loss = loss_now
-            best = (emb.weight.detach().clone(), weight.detach().clone())
+            best = (emb.weight.detach().clone(), weight.detach().clone(),
+                    out_layer.weight.detach().clone())
         if time_budget_s is not None and time.monotonic() - started > time_budget_s:
             break
-    vectors_out, weights_out = best
-    fitted = full.copy()
-    fitted[used] = (vectors_out * weights_out[:, None]).numpy()
-    fitted[pad_id_full] = 0.0
-    return fitted
+    vectors_out, weights_out, head = best
+    if not fold_head:
+        fitted = full.copy()
+        fitted[used] = (vectors_out * weights_out[:, None]).numpy()
+        fitted[pad_id_full] = 0.0
+        return fitted
+    head_t = head.numpy().T.astype(np.float32)  # (static dims, target dims)
+    folded = full @ head_t  # tokens the corpus never used: their distilled vector through the head
+    folded[used] = (vectors_out * weights_out[:, None]).numpy() @ head_t
+    folded[pad_id_full] = 0.0
+    return np.ascontiguousarray(folded, dtype=np.float32)
 
 
 def minilm_targets(source: Path, texts: Sequence[str], progress: Progress | None = None,

@@ -244,3 +244,31 @@ def test_a_large_embedding_encodes_in_a_worker_process_with_the_same_vectors(
     monkeypatch.setattr(embed_worker.DocumentWorker, "submit", broken)
     fallen_back, loaded = vectors("1", tmp_path / "fallback")
     assert fallen_back == here and loaded  # a failed worker: every batch embedded here, same vectors
+
+
+def test_a_model_with_a_query_projection_reads_questions_with_the_transformer(tiny: Path,
+                                                                             tmp_path: Path) -> None:
+    """The query is encoded by the packaged MiniLM (numpy, no torch) and projected onto the static
+    space; a projection of the wrong shape is ignored and queries stay static."""
+    from retrievers.embedder import Embedder
+    from retrievers.static_embedder import write_query_projection
+
+    folder = tmp_path / "projected"
+    shutil.copytree(tiny, folder)
+    plain = StaticEmbedder(tiny)
+    rng = np.random.default_rng(0)
+    basis = rng.normal(size=(384, plain.dims)).astype(np.float32)
+    write_query_projection(folder, basis)
+    projected = StaticEmbedder(folder)
+    projected.query_mix = 0.0
+    assert projected.query_space == "transformer" and plain.query_space == "static"
+    question = "where do we refuse requests after too many attempts"
+    expected = Embedder().encode_query(question) @ basis
+    got = projected.encode_query(question)
+    assert np.allclose(got, expected / np.linalg.norm(expected), atol=1e-5)
+    assert np.allclose(projected.encode_documents([question]), plain.encode_documents([question]))
+
+    write_query_projection(folder, basis[:, :-1])  # one column short of the static dims
+    wrong = StaticEmbedder(folder)
+    assert wrong.query_space == "static"
+    assert np.allclose(wrong.encode_query(question), plain.encode_query(question))

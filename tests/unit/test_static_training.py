@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from retrievers.static_training import (
+    QueryPairs,
     TrainSettings,
     collect_texts,
     corpus_fingerprint,
@@ -15,6 +16,8 @@ from retrievers.static_training import (
     fit_embeddings,
     identifier_vocabulary,
     pca_targets,
+    projection_basis,
+    question_pairs,
     stdlib_files,
     stdlib_root,
 )
@@ -142,3 +145,70 @@ def test_build_trains_on_the_stdlib_in_the_child_and_keys_the_model(tmp_path: Pa
     after = StaticModel.from_pretrained(str(trained_dir)).embedding.astype(np.float32)
     assert before.shape == after.shape
     assert not np.allclose(before, after, atol=1e-3)  # the corpus's tokens moved
+
+
+def test_projection_basis_is_orthonormal_and_keeps_the_main_directions() -> None:
+    rng = np.random.default_rng(1)
+    mixing = rng.normal(size=(3, 12))
+    targets = (rng.normal(size=(200, 3)) @ mixing).astype(np.float32)  # rank 3 in 12 dims
+    basis = projection_basis(targets, 3)
+    assert basis.shape == (12, 3)
+    assert np.allclose(basis.T @ basis, np.eye(3), atol=1e-5)
+    # every target lies in the span: projecting keeps its length (cosines survive the projection)
+    assert np.allclose(np.linalg.norm(targets @ basis, axis=1), np.linalg.norm(targets, axis=1), rtol=1e-4)
+
+
+def test_folded_head_puts_pooled_vectors_in_the_target_space() -> None:
+    pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    vocab, dims, out_dims, pad = 40, 8, 5, 0
+    truth = rng.normal(size=(vocab, out_dims)).astype(np.float32)
+    start = rng.normal(size=(vocab, dims)).astype(np.float32)
+    texts = [rng.integers(1, vocab, size=rng.integers(3, 9)).tolist() for _ in range(600)]
+    targets = np.stack([truth[t].mean(axis=0) for t in texts])
+    settings = TrainSettings(epochs=40, batch_size=32, lr=2e-2)
+    folded = fit_embeddings(start, texts, targets, pad, settings, fold_head=True)
+    assert folded.shape == (vocab, out_dims)  # rows now live in the targets' space
+    pooled = np.stack([folded[t].mean(axis=0) for t in texts])
+    norms = np.linalg.norm(pooled, axis=1) * np.linalg.norm(targets, axis=1)
+    cosine = np.sum(pooled * targets, axis=1) / norms
+    assert float(np.median(cosine)) > 0.9  # no map left to learn: plain mean pooling hits the targets
+
+
+def test_contrastive_pairs_pull_code_towards_its_question() -> None:
+    pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    vocab, dims, pad = 60, 8, 0
+    start = rng.normal(size=(vocab, dims)).astype(np.float32)
+    texts = [rng.integers(1, vocab, size=6).tolist() for _ in range(200)]
+    targets = rng.normal(size=(200, dims)).astype(np.float32)  # unrelated regression targets
+    questions = rng.normal(size=(64, dims)).astype(np.float32)
+    code = [rng.integers(1, vocab, size=4).tolist() for _ in range(64)]
+    settings = TrainSettings(epochs=30, batch_size=16, lr=2e-2)
+
+    def accuracy(matrix: np.ndarray) -> float:
+        pooled = np.stack([matrix[t].mean(axis=0) for t in code])
+        pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
+        q = questions / np.linalg.norm(questions, axis=1, keepdims=True)
+        return float(np.mean(np.argmax(q @ pooled.T, axis=1) == np.arange(len(code))))
+
+    plain = fit_embeddings(start, texts, targets, pad, settings, fold_head=True)
+    paired = fit_embeddings(start, texts, targets, pad, settings, fold_head=True,
+                            pairs=QueryPairs(code, questions, weight=1.0, temperature=0.1))
+    assert accuracy(paired) > accuracy(plain) + 0.3
+
+
+@pytest.mark.parametrize("text, question", [
+    ('def f(x):\n    """Return the delay after failed logins.\n\n    More."""\n'
+     '    return x * 2 + some_call(x, y)\n',
+     "Return the delay after failed logins."),
+    ("/**\n * Parse the header into a list of values.\n */\n"
+     "function parse(h) { return h.split(',').map(trim); }\n",
+     "Parse the header into a list of values."),
+    ("// Clean returns the shortest path name equivalent to path.\nfunc Clean(path string) string {\n"
+     "    return doClean(path, options)\n}\n", "returns the shortest path name equivalent to path."),
+])
+def test_question_pairs_take_the_doc_sentence_and_the_code_without_it(text: str, question: str) -> None:
+    pairs = question_pairs([text])
+    assert [q for q, _ in pairs] == [question]
+    assert question.split()[1] not in pairs[0][1]  # the doc block is gone from the code side

@@ -1,0 +1,39 @@
+"""A question that shares no word with its answer, through a cold `codeseek search` with the default
+(shipped) static model: the packaged MiniLM reads the question, the static vectors answer it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+WORKSPACE = REPO / "tests" / "workspace" / "vocab_gap"
+QUESTION = "stop someone signing in after repeated mistakes"
+
+
+def _words(text: str) -> set[str]:
+    pieces = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", text)
+    return {p.lower() for p in pieces}
+
+
+def test_the_question_shares_no_word_with_its_answer() -> None:
+    answer = (WORKSPACE / "accounts" / "throttle.py").read_text()
+    assert not _words(QUESTION) & _words(answer)
+
+
+def test_a_question_without_shared_words_is_answered_at_rank_one(tmp_path: Path) -> None:
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server.cli", "search", QUESTION, "--json", "--root", str(WORKSPACE),
+         "--index-dir", str(tmp_path / "index")], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["index"]["model"].startswith("static:all-MiniLM-L6-v2-shipped-")
+    top = data["results"][0]
+    assert top["path"] == "accounts/throttle.py"
+    semantic = top["explain"]["semantic"]["detail"]
+    assert semantic["tier"] == "static" and semantic["query"] == "transformer"
