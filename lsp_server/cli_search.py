@@ -217,6 +217,25 @@ def _run_batch(engine: SearchEngine, args: argparse.Namespace) -> int:
 
 
 # -- human output ------------------------------------------------------------------------------------
+def semantic_basis(result: dict[str, Any]) -> str | None:
+    """What a natural-language answer's semantic ranking rests on: which vectors ranked the chunks,
+    which model read the question, and how much of the index the transformer covers."""
+    if "semantic" not in result.get("modalities", ()):
+        return None
+    details = [r.get("explain", {}).get("semantic", {}).get("detail", {}) for r in result.get("results", ())]
+    tiers = {d.get("tier") for d in details if d.get("tier")}
+    index = result.get("index", {})
+    deep = index.get("transformer") or {}
+    chunks = int(index.get("chunks") or 0)
+    covered = int(deep.get("embedded") or 0)
+    vectors = " + ".join(sorted(tiers)) if tiers else "static"
+    reader = "MiniLM" if any(d.get("query") == "transformer" or d.get("tier") == "transformer"
+                             for d in details) else "the static model"
+    share = f"{100 * covered / chunks:.0f}%" if chunks else "0%"
+    return (f"semantic: {vectors} vectors, question read by {reader}; transformer vectors for "
+            f"{covered:,} of {chunks:,} chunks ({share})")
+
+
 def print_human(result: dict[str, Any], stream: TextIO, context: int | None = None,
                 read: Callable[[str], bytes] | None = None, no_embed: bool = False) -> None:
     """One block per result under a line naming the intent and the route (`context`: N lines around
@@ -241,6 +260,9 @@ def print_human(result: dict[str, Any], stream: TextIO, context: int | None = No
     if "process" in result["timings_ms"]:
         head.append(f" (process {result['timings_ms']['process'] / 1000:.2f} s)", style="dim")
     console.print(head)
+    basis = semantic_basis(result)
+    if basis:
+        console.print(Text(basis, style="dim"))
     if no_embed:
         console.print(Text(f"index: {index['chunks']} chunks; semantic search off (--no-embed)", style="dim"))
     elif index["state"] != "ready":

@@ -26,7 +26,7 @@ a question that shares no word with the workspace is the one semantic search exi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import Any
 
 from retrievers.fused import detail_in
@@ -62,9 +62,15 @@ def _own_evidence(explain: dict[str, Any], floor: float, lexical: bool | None = 
     return isinstance(cosine, (int, float)) and cosine >= floor
 
 
-def _tier(explain: dict[str, Any]) -> Any:
+def _judged_by_words(explain: dict[str, Any]) -> bool:
+    """A static hit whose question the static model read (no cosine floor: the words rule)."""
     detail = detail_in(explain, "semantic")
-    return detail.get("tier") if detail is not None else None
+    return detail is not None and detail.get("tier") == "static" and detail.get("query") != "transformer"
+
+
+def _read_by_transformer(explain: dict[str, Any]) -> bool:
+    detail = detail_in(explain, "semantic")
+    return detail is not None and detail.get("tier") == "static" and detail.get("query") == "transformer"
 
 
 def _via(explain: dict[str, Any]) -> Any:
@@ -96,7 +102,17 @@ def apply(items: Sequence[Any], notes: list[str], floor: float | None = None,
     kept = [item for item in items if own(item.chunk_id) or own(_via(item.explain))]
     dropped = len(items) - len(kept)
     if dropped:
-        static = lexical is False and any(_tier(item.explain) == "static" for item in items
+        static = lexical is False and any(_judged_by_words(item.explain) for item in items
                                           if not own(item.chunk_id))
-        notes.append((NOTE_STATIC if static else NOTE).format(n=dropped, floor=floor))
+        read = any(_read_by_transformer(item.explain) for item in items if not own(item.chunk_id))
+        shown = STATIC_QUERY_FLOOR if read and floor == SEMANTIC_FLOOR else floor
+        notes.append((NOTE_STATIC if static else NOTE).format(n=dropped, floor=shown))
     return kept
+
+
+def surviving(items: Sequence[Any], floor: float | None = None, lexical: bool | None = None,
+              present: Container[int] | None = None) -> int:
+    """How many of `items` (all fused candidates) the floor keeps, counting only ids in `present`: the
+    `total` a result document reports (what a limit as large as the list would show)."""
+    kept = apply(items, [], floor, lexical=lexical)
+    return sum(1 for item in kept if present is None or item.chunk_id in present)
