@@ -393,7 +393,11 @@ class SemanticRetriever:
             chunks = self._chunks
         if vectors is None or len(vectors) == 0 or limit <= 0 or not query.text.strip():
             return []
-        q = self.embedder.encode_query(query.text)
+        read_for = getattr(self.embedder, "encode_query_for", None)
+        if read_for is not None:  # a static model that can have the transformer read a question
+            q, reader = read_for(query.text, query.intent)
+        else:
+            q, reader = self.embedder.encode_query(query.text), ""
         if q.shape[0] != vectors.dims:
             raise RetrieverError(f"query vector has {q.shape[0]} dims, the index {vectors.dims}")
 
@@ -411,7 +415,7 @@ class SemanticRetriever:
         if tier is None:
             return [Hit(cid, score, {"cosine": round(score, 4)}) for cid, score in found]
         # A static model trained in the source model's space reads the question with the transformer.
-        if getattr(self.embedder, "query_space", "static") == "transformer":
+        if reader == "transformer":
             return [Hit(cid, score, {"cosine": round(score, 4), "tier": tier, "query": "transformer"})
                     for cid, score in found]
         return [Hit(cid, score, {"cosine": round(score, 4), "tier": tier}) for cid, score in found]

@@ -11,7 +11,6 @@ on one core, which is what makes semantic search ready in seconds.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -33,6 +32,8 @@ from retrievers.static_model import (
 )
 
 STATIC_PREFIX = "static:"
+TRANSFORMER_INTENTS = frozenset({"understand_code"})  # questions the transformer reads...
+MIN_QUESTION_WORDS = 3  # ...when they are questions: a bare identifier or a two-word phrase is not
 QUERY_PROJECTION = "query_projection.npy"  # (source dims, static dims) float32, beside the model
 log = logging.getLogger(__name__)
 
@@ -102,7 +103,8 @@ class StaticEmbedder(LazyModel):
         self._projection: np.ndarray | None = None
         self._query_model: Any = None
         self._query_model_failed = False
-        self.query_mix = float(os.environ.get("CODESEEK_QUERY_MIX", "0.0"))  # share of the static query
+        # The static query's share in a question's vector (measured: 0 and 0.5 alike, 0 simplest).
+        self.query_mix = 0.0
         self.model = str(self.model_dir) if self.model_dir is not None else None
         self.model_id = self._model_id()
 
@@ -207,15 +209,23 @@ class StaticEmbedder(LazyModel):
         return "transformer" if self._projection is not None and not self._query_model_failed else "static"
 
     def encode_query(self, text: str) -> np.ndarray:
+        return self.encode_query_for(text, "understand_code")[0]
+
+    def encode_query_for(self, text: str, intent: str) -> tuple[np.ndarray, str]:
+        """The query's vector and which model read it ("transformer" or "static"). Only a question
+        (`TRANSFORMER_INTENTS`, `MIN_QUESTION_WORDS` words or more) is worth the transformer's ~10 ms: a
+        bare identifier, a definition, usage or similar-code lookup names code, which the static
+        vectors match as well, in ~0.1 ms."""
         static = self._encode([text[: self.max_tokens * 8]])[0]
-        if self.query_space != "transformer" or self.query_mix >= 1.0:
-            return static
+        question = intent in TRANSFORMER_INTENTS and len(text.split()) >= MIN_QUESTION_WORDS
+        if not question or self.query_space != "transformer" or self.query_mix >= 1.0:
+            return static, "static"
         deep = self._project(text)
         if deep is None:
-            return static
+            return static, "static"
         mixed = self.query_mix * static + (1.0 - self.query_mix) * deep
         norm = float(np.linalg.norm(mixed))
-        return mixed / norm if norm > 0 else static
+        return (mixed / norm, "transformer") if norm > 0 else (static, "static")
 
     def _project(self, text: str) -> np.ndarray | None:
         """The source model's unit vector of `text` projected onto the static space (unit), or None
@@ -223,9 +233,11 @@ class StaticEmbedder(LazyModel):
         assert self._projection is not None
         try:
             if self._query_model is None:
-                from retrievers.embedder import Embedder, foreground_options
+                from retrievers.embedder import Embedder, EmbedderOptions
 
-                self._query_model = Embedder(None, foreground_options())
+                # One BLAS thread: a question is a dozen tokens, and a second thread on a loaded
+                # 2-core machine made it slower (p50 73 -> 32 ms with one thread, at load 2-3).
+                self._query_model = Embedder(None, EmbedderOptions(threads=1))
             vector = self._query_model.encode_query(text)
         except EmbedderError as exc:
             log.warning("queries fall back to the static model: %s", exc)
