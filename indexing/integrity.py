@@ -17,6 +17,7 @@ import sqlite3
 from pathlib import Path
 
 MARKER_PREFIX = "open-"
+SQLITE_MAX_PATH = 512  # SQLite's unix VFS: a database (or journal) path of this many bytes cannot be opened
 _CORRUPT = ("malformed", "not a database", "file is encrypted", "corrupt", "database disk image")
 
 
@@ -86,6 +87,19 @@ def quick_check(db: sqlite3.Connection) -> str:
     return "ok" if not problems else "; ".join(problems)[:300]
 
 
+def read_only_uri(db_path: Path) -> str | None:
+    """A read-only SQLite URI for an existing database in a folder this process cannot write (a
+    read-only mount, permissions), else None. Without a WAL file beside it the database is opened
+    `immutable` (WAL's shared-memory file could not be made there); with one, `mode=ro` reads it."""
+    folder = db_path.parent
+    if not db_path.exists() or os.access(folder, os.W_OK):
+        return None
+    from urllib.parse import quote
+
+    wal = Path(str(db_path) + "-wal").exists()
+    return f"file:{quote(str(db_path))}?{'mode=ro' if wal else 'immutable=1'}"
+
+
 def describe(exc: BaseException, where: Path | str) -> str | None:
     """A one-line, actionable description of an environment error, or None if it is not one."""
     text = str(exc).lower()
@@ -104,5 +118,9 @@ def describe(exc: BaseException, where: Path | str) -> str | None:
         return (f"a file stands where the index needs a folder: {filename}: remove or rename it, or put "
                 f"the index elsewhere (--index-dir)")
     if "unable to open database file" in text:
+        longest = len(os.fsencode(os.path.abspath(os.path.join(where, "index.sqlite3-journal"))))
+        if longest >= SQLITE_MAX_PATH:  # SQLite refuses such a path with the same words as a missing folder
+            return (f"the index path {where} is too long for SQLite ({longest} bytes with the database's "
+                    f"name, at most {SQLITE_MAX_PATH - 1}): use a shorter --index-dir")
         return f"cannot open the index database in {where}: check that the folder exists and is writable"
     return None

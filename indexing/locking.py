@@ -37,6 +37,8 @@ class WriterLock:
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._fd: int | None = None
+        self.read_only = False  # an index nobody here may write: threads still take turns, no file
+
 
     def _holder(self) -> str:
         try:
@@ -75,7 +77,7 @@ class WriterLock:
     def hold(self, cancelled: Callable[[], bool] | None = None) -> Iterator[None]:
         """Hold the lock for the block (waiting for other processes as needed)."""
         with self._thread_lock:
-            if self._depth == 0:
+            if self._depth == 0 and not self.read_only:
                 self._acquire_file(cancelled)
             self._depth += 1
             try:

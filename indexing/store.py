@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from indexing.integrity import OpenMarker, describe, is_corruption, quick_check
+from indexing.integrity import OpenMarker, describe, is_corruption, quick_check, read_only_uri
 from indexing.locking import WriterLock
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
 from indexing.store_embeddings import EmbeddingCache
@@ -107,6 +107,9 @@ class IndexStore(StoreHealth, EmbeddingCache):
         self.writer = WriterLock(self.index_dir, on_wait=self.notice)
         try:
             self.index_dir.mkdir(parents=True, exist_ok=True)
+            # An index this process cannot write is still searched as it is (no updates: workspace.py).
+            self._uri = read_only_uri(self.path)
+            self.read_only = self.writer.read_only = self._uri is not None
             unclean = self.marker.unclean()
             try:
                 self._db = self._connect()
@@ -128,8 +131,17 @@ class IndexStore(StoreHealth, EmbeddingCache):
             raise StoreError(message) from exc
 
     # -- connections -------------------------------------------------------------------------------
+    def _open_db(self) -> sqlite3.Connection:
+        if self._uri is not None:
+            return sqlite3.connect(self._uri, uri=True, timeout=30.0, isolation_level=None,
+                                   check_same_thread=False)
+        return sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        db = self._open_db()
+        if self._uri is not None:
+            self._inode = os.stat(self.path).st_ino
+            return db
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA temp_store=MEMORY")
@@ -145,6 +157,12 @@ class IndexStore(StoreHealth, EmbeddingCache):
                 pass  # a new database
             have = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             missing = [t for t in TABLES if t not in have]
+            if self.read_only:
+                if row is None or missing or row[0] != SCHEMA_VERSION:
+                    raise StoreError(f"the index at {self.index_dir} is read-only and cannot be used as "
+                                     "it is (another layout, or incomplete): make it writable or put the "
+                                     "index elsewhere (--index-dir, $CODESEEK_INDEX_DIR)")
+                return
             if row is not None and missing:
                 # A table was lost (dropped by hand, a damaged schema): rebuild the records from the
                 # files, keeping the embedding cache (keyed by content hash) when it is there.
@@ -171,7 +189,7 @@ class IndexStore(StoreHealth, EmbeddingCache):
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
             self._refuse_if_closed()
-            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            db = self._open_db()
             self._local.db = db
         return db
 
@@ -322,6 +340,11 @@ class IndexStore(StoreHealth, EmbeddingCache):
         with self.transaction():
             self._db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?",
                              (info.size, info.mtime_ns, info.path))
+
+    def mark_stale(self, path: str) -> None:
+        """Mark one file for re-parsing (its chunk rows did not match its bytes)."""
+        with self.transaction():
+            self._db.execute("UPDATE files SET hash=? WHERE path=?", (STALE, path))
 
     def invalidate_all(self) -> None:
         """Mark every file for re-parsing (its records stay until it is replaced)."""

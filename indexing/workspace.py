@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import sqlite3
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -92,7 +93,7 @@ class Workspace:
         self.index_dir = Path(index_dir) if index_dir else index_dir_for(self.root, self.options.index_base)
         self.store = IndexStore(self.index_dir)
         recorded = self.store.get_meta("root")
-        if recorded is None:
+        if recorded is None and not self.store.read_only:
             self.store.set_meta("root", str(self.root))
         elif recorded != str(self.root):
             # Refuse rather than rebuild: the folder was named for another root, whose index (and
@@ -107,6 +108,8 @@ class Workspace:
         self._seen = ""  # the store's stamp this process last brought itself up to date with
         self._bytes_cache: OrderedDict[str, tuple[int, int, bytes]] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._mismatched: set[str] = set()  # files whose chunk rows do not match their bytes (chunk_text)
+        self._said_read_only = False
 
     def close(self) -> None:
         self.store.close()
@@ -183,17 +186,45 @@ class Workspace:
         return data
 
     def chunk_text(self, chunk: Chunk) -> str:
-        """The chunk's text as it is now ("" if the file can no longer be read)."""
+        """The chunk's text as it is now ("" if the file can no longer be read, or if the bytes at the
+        chunk's offsets are not those it recorded the hash of: the file changed since it was indexed,
+        or the row's offsets are wrong; the file is then marked for re-indexing: `take_mismatched`)."""
         try:
             data = self.read_bytes(chunk.path)
         except WorkspaceError:
             return ""
-        return data[chunk.start_byte:chunk.end_byte].decode("utf-8", "replace")
+        piece = data[chunk.start_byte:chunk.end_byte]
+        if chunk.content_hash and content_hash(piece) != chunk.content_hash:
+            self._mismatch(chunk.path)
+            return ""
+        return piece.decode("utf-8", "replace")
+
+    def _mismatch(self, rel: str) -> None:
+        with self._cache_lock:
+            if rel in self._mismatched or rel in self._overlays:  # a buffer is indexed when it settles
+                return
+            self._mismatched.add(rel)
+        try:
+            self.store.mark_stale(rel)  # any process's next update re-parses it
+        except (StoreError, OSError, sqlite3.Error):
+            pass  # a read-only index: this process re-indexes it when it can (take_mismatched)
+
+    def take_mismatched(self) -> list[str]:
+        """Files whose chunk rows did not match their bytes since the last call (to re-index)."""
+        with self._cache_lock:
+            out, self._mismatched = sorted(self._mismatched), set()
+        return out
 
     # -- update ------------------------------------------------------------------------------------
     def update(self, progress: Progress | None = None, paths: Iterable[str] | None = None) -> UpdateResult:
         """Bring the index up to date with the tree (or just with `paths`) and the overlays."""
         started = time.perf_counter()
+        if self.store.read_only:  # searched as it is: nothing here may change it
+            if not self._said_read_only:
+                self._said_read_only = True
+                self.store.notice(f"the index at {self.index_dir} is read-only: answering from it as it "
+                                  "is (changes since it was written are not seen)")
+            return UpdateResult()
         with self.store.writer.hold(), self._lock:  # one writing process at a time (others wait)
             out = UpdateResult()
             version = parser_fingerprint()

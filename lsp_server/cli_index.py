@@ -146,11 +146,17 @@ def _vectors_line(vectors: dict[str, Any] | None) -> str:
 
 
 # -- chunks ----------------------------------------------------------------------------------------
+# Skip reasons of the index that `chunks` keeps too (limits and what the index never reads); a file
+# the index leaves out by choice (ignored, an excluded folder, a lockfile) is still chunked, with a note.
+_REFUSED = frozenset({"too-large", "binary", "minified", "symlink-outside-root", "symlink-loop",
+                      "not-a-file", "unreadable", "outside-root"})
+
+
 def cmd_chunks(args: argparse.Namespace) -> int:
     from indexing.labels import labels_for
     from indexing.languages import language_for_path
     from indexing.parse import parse_file
-    from indexing.scan import scan_paths
+    from indexing.scan import relative_path, scan_paths
 
     file = Path(args.file).expanduser()
     if not file.is_absolute() and args.root and not file.exists():  # relative to the named root
@@ -159,10 +165,18 @@ def cmd_chunks(args: argparse.Namespace) -> int:
         raise CliError(f"not a file: {args.file}")
     root = _root(args, file.resolve())
     rel = _relpath(root, file)
+    if relative_path(root, file.resolve()) is None:  # what the index never reads: a link out of the root
+        raise CliError(f"{file} leads outside the workspace root {root} (through a symlink)")
     language = language_for_path(rel)
     if language is None:
         raise CliError(f"not an indexed file type: {rel}")
     skipped = scan_paths(root, [rel]).skipped
+    if skipped and skipped[0][1] in _REFUSED:  # the index's limits hold here too: the file is not read
+        if args.json:
+            print(json.dumps({"path": rel, "language": language, "skipped": skipped[0][1], "chunks": []}))
+        else:
+            print(f"{rel}  skipped: {skipped[0][1]}")
+        return 1
     if skipped:
         print(f"codeseek: note: the index skips {rel} ({skipped[0][1]})", file=sys.stderr)
     labels = labels_for(rel)
@@ -235,7 +249,9 @@ def cmd_status(args: argparse.Namespace) -> int:
                   "rebuilds it", file=sys.stderr)
             return 2
         info = ws.status()
-        info["integrity"] = integrity
+        from retrievers.text_identity import problem  # a tantivy folder of another index is no "ok"
+
+        info["integrity"] = problem(ws.index_dir, ws.store.get_meta("generation") or "") or integrity
         stored = ws.store.files()
         listing = scan(ws.root, ws.options.scan)
         scanned = {f.path: f for f in listing.files}

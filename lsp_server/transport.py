@@ -113,12 +113,24 @@ async def stdin_reader(stdin: BinaryIO, executor: Any) -> AsyncReader:
     return BoundedStdinReader(stdin, executor)
 
 
+def _field_error(exc: BaseException, type_: type | None) -> str:
+    """cattrs' words for one field's error, but never Python's own message for an error cattrs has
+    no words for ("cannot convert float infinity to integer": an out-of-range or non-finite number)."""
+    if isinstance(exc, (OverflowError, ArithmeticError)):
+        name = getattr(type_, "__name__", None) or "a number"
+        return f"invalid value for type, expected {name} (a finite number in range)"
+    text = cattrs.v.format_exception(exc, type_)
+    return "invalid value" if text.startswith("unknown error") else text
+
+
 def _describe(exc: BaseException) -> str:
     cause = exc.__cause__ or exc
     if isinstance(cause, cattrs.ClassValidationError):
-        details = cattrs.transform_error(cause, path="$")
+        details = cattrs.transform_error(cause, path="$", format_exception=_field_error)
         # cattrs names fields as Python does; say them as the JSON has them (text_document -> textDocument).
         return "; ".join(re.sub(r"_([a-z])", lambda m: m.group(1).upper(), d) for d in details[:5])
+    if isinstance(cause, (OverflowError, ArithmeticError)):
+        return _field_error(cause, None)
     return str(cause) or type(cause).__name__
 
 

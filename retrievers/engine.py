@@ -48,7 +48,7 @@ from retrievers.intent import Intent, classify, override
 from retrievers.lifecycle import EMBEDDING, EMPTY, INDEXING, READY, TEXT_ONLY, IndexState
 from retrievers.profile import PROFILES, profile, with_overrides
 from retrievers.request import CheckedRequest, SearchRequest, validate
-from retrievers.results import Located, SourceCache, empty_result, result_entry
+from retrievers.results import Located, SourceCache, empty_result, match_fields, result_entry
 from retrievers.route_context import Retrievers, RouteContext, identifier_query
 from retrievers.semantic import SemanticRetriever
 from retrievers.snapshot import Snapshot
@@ -219,7 +219,8 @@ class SearchEngine:
                                  f"{self.semantic.model_id}: every chunk is embedded again")
             if self._view is None:
                 self._set_running(INDEXING)
-            semantic = self.semantic if embed else None
+            # A read-only index is searched with the vectors it holds: embedding more would write.
+            semantic = self.semantic if embed and not self.workspace.store.read_only else None
             phase = EmbeddingPhase(semantic, out, progress) if semantic is not None else None
             try:
                 with self.workspace.store.writer.hold():  # one writing process per index (issue 13)
@@ -275,6 +276,7 @@ class SearchEngine:
             chunks = store.chunks()
             files = store.counts().get("files", 0)
         synced_key = (self.graphs.derived_key() or None) if self.graphs.persist else None
+        owner = store.get_meta("generation") or ""  # the store's identity, named by the text index's marker
         if self.semantic is not None:
             if not self._synced:  # (the text index is reconciled below, after the graph)
                 derived = self.workspace.index_dir / "derived"
@@ -286,18 +288,18 @@ class SearchEngine:
             embedding.start()  # beside the graph and the text index (retrievers.embedding_phase)
         graph = None
         graph_started = time.perf_counter()
+        if progress is not None:  # (outside the try: a progress callback may stop the refresh)
+            progress("graph", 0, 1)
         try:
             # Built from the store's current definitions (cached per index generation): its
             # definitions serve the snapshot too, so they are read from SQLite once per refresh.
-            if progress is not None:
-                progress("graph", 0, 1)
             graph = self.graphs.build()
-            if progress is not None:
-                progress("graph", 1, 1)
         except sqlite3.DatabaseError:  # a damaged index: the caller rebuilds it (issue 13)
             raise
         except Exception:  # the graph serves references and priors: search works without it
             log.exception("building the call graph of %s failed", self.workspace.root)
+        if progress is not None:
+            progress("graph", 1, 1)
         graph_seconds = time.perf_counter() - graph_started
         if graph is not None:
             definitions = graph.definitions()
@@ -308,15 +310,20 @@ class SearchEngine:
         if not self._synced:
             # First refresh in this process: make the on-disk text index and the loaded vectors hold
             # exactly the store's chunks (index() re-adds only what differs). A text index that an
-            # earlier process synced to this very revision is taken as it is.
+            # earlier process synced to this very revision, and whose identity marker says so, is
+            # taken as it is; one from another index is rebuilt (retrievers.text_identity).
             if synced_key is not None and store.get_meta("text.synced") == synced_key:
-                self.text.adopt(chunks)
+                self.text.adopt(chunks, owner, synced_key)
             else:
-                self.text.index(chunks)
+                self.text.index(chunks, owner)
             out.reconciled = True
         elif out.update is not None and out.update.changed:
             self.text.update(out.update.added, out.update.removed_ids)
-        if synced_key is not None and store.get_meta("text.synced") != synced_key:
+        elif synced_key is None:
+            owner = ""  # nothing written: the marker keeps the last sync it names
+        if owner:
+            self.text.mark(owner, synced_key or "")
+        if synced_key is not None and not store.read_only and store.get_meta("text.synced") != synced_key:
             store.set_meta("text.synced", synced_key)
         out.seconds["sync"] = time.perf_counter() - started
         started = time.perf_counter()
@@ -377,7 +384,18 @@ class SearchEngine:
         ~90 ms searches, in a process that has not frozen its index out of the collector as the
         language server does)."""
         with paused_collection():
-            return self._search(request)
+            doc = self._search(request)
+        bad = self.workspace.take_mismatched()
+        if bad and not self._refresh_lock.locked():
+            # Chunk rows that do not match their file's bytes (`Workspace.chunk_text`) gave no text:
+            # re-index those files now and answer again, rather than answer from wrong offsets.
+            logging.getLogger("codeseek.index").warning(
+                "the index's records of %d file(s) did not match their bytes (%s); re-indexing them",
+                        len(bad), ", ".join(bad[:3]))
+            self.refresh(embed=False, paths=bad)
+            with paused_collection():
+                doc = self._search(request)
+        return doc
 
     def _search(self, request: SearchRequest) -> dict[str, Any]:
         started = time.perf_counter()
@@ -408,8 +426,10 @@ class SearchEngine:
                                 self.options.max_span_lines) for item in located]
         timings["snippets"] = (time.perf_counter() - t) * 1000
         timings["total"] = (time.perf_counter() - started) * 1000
+        subject = intent.exact if intent.name == "exact_match" else intent.symbol
         doc = empty_result(checked.text, checked.preset, intent_doc, strategy, modalities, self.index_info(),
-                           timings)
+                           timings, match_fields(intent.name, subject, ctx.matched),
+                           max(ctx.total, len(results)))
         doc["results"] = results
         if ctx.errors:
             doc["index"]["errors"] = dict(ctx.errors)

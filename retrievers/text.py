@@ -19,9 +19,12 @@ literals it covers); case-sensitive matches rank above case-insensitive ones.
 from __future__ import annotations
 
 import hashlib
-import json
+import logging
+import os
 import shutil
+import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,10 +35,11 @@ from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError
 from retrievers.literals import joined_lines, joined_strings, match_lines
 from retrievers.scope import EVERYWHERE, Scope
+from retrievers.text_identity import foreign, matches, read_marker, write_marker
 from retrievers.tokenize import identifier_terms, identifier_text, identifiers, terms_for_identifier
 
 SCHEMA_VERSION = 2  # 2: joined string literals in the trigram field
-_MARKER = "codeseek-text.json"
+log = logging.getLogger("codeseek.index")
 # Words that carry no meaning in a question; dropped from BM25 queries unless nothing else is left.
 STOPWORDS = frozenset(
     "a an and are as at be by can code do does for from function get has have how i in is it its "
@@ -132,16 +136,16 @@ class TextRetriever:
         self._schema = _schema()
         self._writer: tantivy.IndexWriter | None = None
         self._reset = False
+        self._copied = False  # searching a copy of a read-only index's folder (`_copy`)
         self._index = self._open()
 
     # ----- opening -----------------------------------------------------------------------------
 
     def _open(self) -> tantivy.Index:
-        marker = self._dir / _MARKER
-        try:
-            current = json.loads(marker.read_text()).get("version") == SCHEMA_VERSION
-        except (OSError, ValueError, AttributeError):
-            current = False
+        if self._dir.parent.is_dir() and not os.access(self._dir.parent, os.W_OK) and not self._copied:
+            self._dir = self._copy()
+        held = read_marker(self._dir)
+        current = held.get("version") == SCHEMA_VERSION
         self._reset = not current  # a new, old-layout or broken index: adopt() must build it
         if not current and self._dir.exists():
             shutil.rmtree(self._dir, ignore_errors=True)  # an old or broken index: rebuilt by index()
@@ -155,8 +159,32 @@ class TextRetriever:
             index = tantivy.Index(self._schema, path=str(self._dir), reuse=False)
         for name, analyzer in self._analyzers.items():  # tokenizers are not persisted: every open
             index.register_tokenizer(name, analyzer)
-        marker.write_text(json.dumps({"version": SCHEMA_VERSION}))
+        if not current or self._reset:
+            write_marker(self._dir, SCHEMA_VERSION)  # no owner yet: mark() names it after a sync
         return index
+
+    def _copy(self) -> Path:
+        """A read-only index (tantivy must lock its folder even to read): its text index is searched
+        from a private copy, removed when this retriever goes (an index never synced is built there)."""
+        copy = Path(tempfile.mkdtemp(prefix="codeseek-text-"))
+        weakref.finalize(self, shutil.rmtree, copy, True)
+        if self._dir.is_dir():
+            shutil.copytree(self._dir, copy, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".tantivy-*"))
+        self._copied = True
+        return copy
+
+    def _wipe(self) -> None:
+        """Start an empty index (a folder that belongs to another index is not reconciled)."""
+        self.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+        self._index = self._open()
+        self._reset = True
+
+    def mark(self, owner: str, synced: str) -> None:
+        """Record that the folder now belongs to the store of generation `owner`, synced to key
+        `synced` ("" when it holds editor buffers no other process may adopt): `retrievers.text_identity`."""
+        with self._lock:
+            write_marker(self._dir, SCHEMA_VERSION, owner, synced)
 
     def _get_writer(self, adding: int = 0) -> tantivy.IndexWriter:
         """The index's writer, made on first use with a memory budget for `adding` chunks."""
@@ -220,9 +248,13 @@ class TextRetriever:
             self.close()  # release tantivy's directory lock: other processes write this index too
         self._index.reload()
 
-    def index(self, chunks: Sequence[Chunk]) -> None:
-        """Make the index hold exactly `chunks`, re-adding only those that differ from what is on disk."""
+    def index(self, chunks: Sequence[Chunk], owner: str = "") -> None:
+        """Make the index hold exactly `chunks`, re-adding only those that differ from what is on disk
+        (a folder whose marker names another index than `owner` is wiped first)."""
         with self._lock:
+            if foreign(read_marker(self._dir), owner):
+                log.warning("the text index at %s belongs to another index; rebuilding it", self._dir)
+                self._wipe()
             self._chunks = {c.id: c for c in chunks}
             self._index.reload()  # see what other processes committed
             held = self._fingerprints()
@@ -232,12 +264,13 @@ class TextRetriever:
             self._write(stale, add, fps)
             self._reset = False
 
-    def adopt(self, chunks: Sequence[Chunk]) -> None:
-        """Hold `chunks` without checking the index on disk (the caller knows it was written for
+    def adopt(self, chunks: Sequence[Chunk], owner: str = "", synced: str = "") -> None:
+        """Hold `chunks` without reading the index's documents (the caller knows it was written for
         exactly these: the engine records the store revision each successful sync reached). An index
-        this process found missing, of an older layout or broken is built instead."""
-        if self._reset:
-            self.index(chunks)
+        this process found missing, of an older layout or broken, or whose marker does not say it is
+        the one `owner`'s sync `synced` left (`retrievers.text_identity.matches`) is reconciled instead."""
+        if self._reset or not matches(self._dir, owner, synced):
+            self.index(chunks, owner)
             return
         with self._lock:
             self._chunks = {c.id: c for c in chunks}
