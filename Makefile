@@ -18,8 +18,8 @@ $(STAMP): pyproject.toml
 	# torch first, the CPU build: a plain `torch` requirement would pull a multi-GB CUDA build.
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	# The static embedding model, distilled from the packaged MiniLM and trained on stdlib code, once
-	# per machine (offline, about 8 minutes on 2 cores; cached under the user cache dir).
+	# The static embedding model: the shipped one (retrievers/data) when the packaged MiniLM is the
+	# source; `codeseek model` checks it and returns at once (another source is distilled once here).
 	HF_HUB_OFFLINE=1 $(BIN)/codeseek model
 	touch $(STAMP)
 
