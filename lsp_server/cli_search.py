@@ -3,8 +3,10 @@
 `run_search(args) -> int`: refresh the index (only new chunks are embedded; `--no-embed` runs without
 the semantic retriever and never loads the model), then one query (human output or `--json`, exactly
 the result schema) or `--batch FILE` (JSON lines `{"id", "query", ...}` in, one JSON line per query
-out, `{"id", ...result}` or `{"id", "error"}`; the model is loaded once). Exit status: 0 with results,
-1 when a valid query found nothing, 2 for bad input (the message says what is wrong).
+out, `{"id", ...result}` or `{"id", "error"}`; the model is loaded once). Exit status, as rg's: 0 with
+matches, 1 when a valid query matched nothing (no results, or a lookup -- an exact string, a named
+definition, the callers of a name -- that found nothing: `match` "none", its related results still
+printed under a first line that says so), 2 for bad input (the message says what is wrong).
 
 The retrieval evaluation is a developer tool of the checkout (`python bench/eval_public.py`), not a
 command of the package: it fetches corpora and reads query sets that are not shipped.
@@ -141,11 +143,24 @@ def run_search(args: argparse.Namespace) -> int:
         else:
             print_human(result, sys.stdout, context=args.context, read=engine.workspace.read_bytes,
                         no_embed=args.no_embed)
-        return 0 if result["results"] else 1
+        return exit_status(result)
     finally:
         _flush_stdout()  # the answer is out before the held-back saves are written (write_behind)
         engine.close()
         engine.workspace.close()
+
+
+def exit_status(result: dict[str, Any]) -> int:
+    """rg's convention: 0 when something matched, 1 when nothing did (related results do not count)."""
+    return 0 if result["results"] and result.get("match") != "none" else 1
+
+
+def no_match_line(result: dict[str, Any]) -> str | None:
+    """The line that comes first when a lookup found nothing: `no exact match for "..."; related results:`."""
+    said = result.get("no_match")
+    if result.get("match") != "none" or not said:
+        return None
+    return f"{said}; related results:" if result["results"] else str(said)
 
 
 def _flush_stdout() -> None:
@@ -163,7 +178,7 @@ def _print_lines(result: dict[str, Any], engine: SearchEngine, args: argparse.Na
         cli_output.vimgrep(result["results"], engine.workspace.root, lines_of, sys.stdout)
     else:
         cli_output.jsonl(result["results"], sys.stdout)
-    note = cli_output.no_results_note(result)
+    note = no_match_line(result) or cli_output.no_results_note(result)
     if note:
         print(f"codeseek: {note}", file=sys.stderr)
 
@@ -250,13 +265,18 @@ def print_human(result: dict[str, Any], stream: TextIO, context: int | None = No
     console = Console(file=stream, highlight=False, soft_wrap=not tty, width=None if tty else 160)
     intent = result["intent"]
     index = result["index"]
+    said = no_match_line(result)
+    if said:  # before anything else: what follows are no matches
+        console.print(Text(said, style="bold yellow"))
     head = Text()
     head.append(f"{intent['name']}", style="bold")
     head.append(f" ({intent['confidence']:.2f}, {intent['source']})  ")
     route = result["strategy"] + (": " + " + ".join(result["modalities"]) if result["modalities"] else "")
     head.append(f"route {route}  ", style="cyan")
     total_ms = result["timings_ms"].get("total", 0)
-    head.append(f"{len(result['results'])} results in {total_ms:.0f} ms", style="dim")
+    shown, total = len(result["results"]), int(result.get("total") or 0)
+    count = f"{shown} of {total}" if total > shown else f"{shown}"
+    head.append(f"{count} {'related ' if said else ''}results in {total_ms:.0f} ms", style="dim")
     if "process" in result["timings_ms"]:
         head.append(f" (process {result['timings_ms']['process'] / 1000:.2f} s)", style="dim")
     console.print(head)
@@ -271,7 +291,8 @@ def print_human(result: dict[str, Any], stream: TextIO, context: int | None = No
             note += " (semantic search is off)"
         console.print(Text(note, style="yellow"))
     if not result["results"]:
-        console.print(Text(no_results_note(result) or "no results", style="dim"))
+        if not said:
+            console.print(Text(no_results_note(result) or "no results", style="dim"))
         return
     for note in index.get("notes") or []:
         if "relevance floor" in str(note):

@@ -191,14 +191,16 @@ def chunk_range(chunk: Chunk) -> lsp.Range:
     return lines_range(chunk.start_line, chunk.end_line)
 
 
-def search_result(root: Path, result: dict[str, Any]) -> dict[str, Any]:
+def search_result(root: Path, result: dict[str, Any], line_text: bytes | None = None,
+                  encoding: str = "utf-16") -> dict[str, Any]:
     """One engine result with `uri`, a 0-based LSP `range` (the whole span, for display) and a
-    `selectionRange` (the start of the definition's name line: where a client puts the cursor)
-    added; the 1-based lines are kept."""
+    `selectionRange` (where a client puts the cursor: the result's `line` and `column` -- a
+    definition's name, a call site's or an exact match's line -- in the client's position encoding,
+    `line_text` being that line's bytes) added; the 1-based lines are kept."""
     out = dict(result)
     out["uri"] = path_to_uri(root, str(result["path"]))
     out["range"] = range_json(lines_range(int(result["start_line"]), int(result["end_line"])))
     line = max(int(result.get("line") or result["start_line"]) - 1, 0)
-    point = {"line": line, "character": 0}
+    point = {"line": line, "character": column(line_text, int(result.get("column") or 0), encoding)}
     out["selectionRange"] = {"start": point, "end": dict(point)}
     return out

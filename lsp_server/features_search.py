@@ -14,10 +14,12 @@ from typing import Any
 from pygls.exceptions import JsonRpcInvalidParams
 
 from lsp_server import convert
+from lsp_server.features_nav import Lines
 from lsp_server.indexer import RootIndex
 from retrievers.base import QueryError
 from retrievers.lifecycle import EMPTY, READY, least_advanced
 from retrievers.request import SearchRequest, validate
+from retrievers.results import FOUND, NO_MATCH, RANKED
 
 PARAM_KEYS = ("query", "limit", "preset", "intent", "include", "exclude")
 # Protocol fields a client may add to any request.
@@ -83,14 +85,28 @@ def _merge_index(states: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def empty_result(request: SearchRequest, state: str) -> dict[str, Any]:
     """The answer when no root can search yet (no folder open, or phase 1 still running)."""
-    return {"query": request.query, "preset": request.preset, "intent": None, "strategy": "none",
-            "modalities": [], "results": [],
+    return {"query": request.query, "match": RANKED, "no_match": None, "total": 0, "preset": request.preset,
+            "intent": None, "strategy": "none", "modalities": [], "results": [],
             "index": {"state": state, "files": 0, "chunks": 0, "embedded": 0, "model": None},
             "timings_ms": {}}
 
 
-def search_roots(roots: Sequence[RootIndex], request: SearchRequest) -> dict[str, Any]:
-    """Search every root that finished phase 1; merge results by score (best first) up to `limit`."""
+def _merge_match(answers: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One `match` for several roots: found in any root is found; none only when every root's lookup
+    found nothing (the first root's words then)."""
+    kinds = [a.get("match", RANKED) for a in answers]
+    if FOUND in kinds:
+        return {"match": FOUND, "no_match": None}
+    if kinds and all(kind == NO_MATCH for kind in kinds):
+        return {"match": NO_MATCH, "no_match": answers[0].get("no_match")}
+    return {"match": RANKED, "no_match": None}
+
+
+def search_roots(roots: Sequence[RootIndex], request: SearchRequest,
+                 encoding: str = "utf-16") -> dict[str, Any]:
+    """Search every root that finished phase 1; merge results by score (best first) up to `limit`
+    (`total`: the roots' totals summed; `match`: `_merge_match`). Each result's `selectionRange` is its
+    `line` and `column` in the client's position `encoding`."""
     ready = [r for r in roots if r.phase1_done.is_set()]
     if not ready:
         states = [r.state for r in roots]
@@ -104,7 +120,10 @@ def search_roots(roots: Sequence[RootIndex], request: SearchRequest) -> dict[str
         answers.append((root, answer))
     merged: list[dict[str, Any]] = []
     for root, answer in answers:
-        merged.extend(convert.search_result(root.root, r) for r in answer.get("results", []))
+        lines = Lines(root.codebase.read_bytes)
+        merged.extend(convert.search_result(root.root, r, lines.get(str(r["path"]), int(r.get("line") or 0))
+                                            if r.get("column") else None, encoding)
+                      for r in answer.get("results", []))
     merged.sort(key=lambda r: -float(r.get("score", 0.0)))
     first = answers[0][1]
     index_states = []
@@ -118,6 +137,7 @@ def search_roots(roots: Sequence[RootIndex], request: SearchRequest) -> dict[str
     for _, answer in answers:
         for key, ms in (answer.get("timings_ms") or {}).items():
             timings[key] = round(timings.get(key, 0.0) + float(ms), 3)
-    return {**first, "results": merged[:request.limit], "index": _merge_index(index_states),
-            "timings_ms": timings}
+    return {**first, **_merge_match([a for _, a in answers]),
+            "total": sum(int(a.get("total") or 0) for _, a in answers), "results": merged[:request.limit],
+            "index": _merge_index(index_states), "timings_ms": timings}
 

@@ -48,7 +48,10 @@ async def initialized(ls: CodeseekServer, params: lsp.InitializedParams) -> None
         if path is not None:
             ls.add_root(path)
     ls.started = True
-    await _register_watchers(ls)
+    if not await _register_watchers(ls):  # the client cannot watch files: the server does (file_watch)
+        ls.watch_files = True
+        for root in list(ls.roots.values()):
+            root.watch(ls.notify_user)
 
 
 async def _configuration(ls: CodeseekServer) -> Any:
@@ -65,11 +68,12 @@ async def _configuration(ls: CodeseekServer) -> Any:
     return answer[0] if answer else None
 
 
-async def _register_watchers(ls: CodeseekServer) -> None:
+async def _register_watchers(ls: CodeseekServer) -> bool:
+    """Ask the client to watch the workspace; False when it cannot (or refused)."""
     caps = ls.client_capabilities.workspace
     watched = caps.did_change_watched_files if caps else None
     if not (watched and watched.dynamic_registration):
-        return
+        return False
     options = lsp.DidChangeWatchedFilesRegistrationOptions(
         watchers=[lsp.FileSystemWatcher(glob_pattern="**/*")])
     registration = lsp.Registration(id="codeseek-watch", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -78,6 +82,8 @@ async def _register_watchers(ls: CodeseekServer) -> None:
         await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
     except Exception as exc:
         log.warning("file watcher registration failed: %s", exc)
+        return False
+    return True
 
 
 def shutdown(ls: CodeseekServer, params: Any) -> None:
@@ -169,7 +175,7 @@ async def semantic_search(ls: CodeseekServer, params: Any) -> dict[str, Any]:
     request = features_search.parse_params(params, ls.options.preset)
     if not ls.started:
         return features_search.empty_result(request, STARTING)
-    return await ls.run_query(features_search.search_roots, list(ls.roots.values()), request)
+    return await ls.run_query(features_search.search_roots, list(ls.roots.values()), request, ls.encoding())
 
 
 def _target(ls: CodeseekServer, uri: str, position: lsp.Position) -> tuple[RootIndex, Target] | None:

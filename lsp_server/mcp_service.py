@@ -32,7 +32,7 @@ from retrievers import navigation
 from retrievers.base import QueryError
 from retrievers.codebase import Codebase
 from retrievers.engine import EngineOptions, SearchEngine, SearchRequest
-from retrievers.results import SNIPPET_MAX_LINE_CHARS, SourceCache, snippet_for
+from retrievers.results import SNIPPET_MAX_LINE_CHARS, SourceCache, match_fields, snippet_for
 
 log = logging.getLogger("codeseek.mcp")
 
@@ -245,7 +245,8 @@ class McpService(StoppableWorker):
             entry.update(signature=d.signature, doc=d.doc or None,
                          snippet=_snippet(sources, d.path, d.start_line, d.end_line, lines))
             out.append(entry)
-        return {"symbol": name, "definitions": out, "total": len(found), **self._state(looked_up is not None)}
+        return {"symbol": name, **_no_definition(name, found), "definitions": out, "total": len(found),
+                **self._state(looked_up is not None)}
 
     def callers(self, symbol: str, limit: int | None = None) -> dict[str, Any]:
         """Every call site of each definition `symbol` names, with the calling definition and line."""
@@ -336,8 +337,16 @@ class McpService(StoppableWorker):
         found = looked_up or []
         shown = found[:self.options.limits.definitions]
         matches = [{"definition": _brief(d), **answer(d)} for d in shown]
-        return {"symbol": name, "matches": matches, "more_definitions": len(found) - len(shown),
-                **self._state(looked_up is not None)}
+        return {"symbol": name, **_no_definition(name, found), "matches": matches,
+                "more_definitions": len(found) - len(shown), **self._state(looked_up is not None)}
+
+
+def _no_definition(name: str, found: list[Definition]) -> dict[str, Any]:
+    """`no_match` (the words of the search tool's, `retrievers.results.match_fields`) when no
+    definition has the name, else nothing."""
+    if found:
+        return {}
+    return {"no_match": match_fields("find_definition", name, False)["no_match"]}
 
 
 def _bounded(name: str, value: int | None, default: int, low: int, high: int) -> int:

@@ -12,7 +12,9 @@ intent) and the request does not restrict the retrievers:
   then subclasses;
 - impact_analysis -> graph: each affected definition with its depth, nearest first.
 `direct` answers None when the intent has no direct retriever; the engine falls back to the fused
-route (`retrievers.fused_route.fused`) then, and when the direct answer is empty.
+route (`retrievers.fused_route.fused`) then, and when the direct answer is empty. Each lookup records
+whether it found its subject (`ctx.matched`: a matching line, a definition of the name itself, a call
+site or affected definition) and how many results it ranked before the cut (`ctx.total`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 from retrievers.base import Hit, Query
 from retrievers.literals import line_groups
 from retrievers.results import Located
-from retrievers.route_context import NAME_TIERS, RouteContext, graph_located
+from retrievers.route_context import DEFINING_MATCHES, NAME_TIERS, RouteContext, graph_located
 
 MAX_DIRECT_FETCH = 1000
 
@@ -70,13 +72,15 @@ def _direct_exact(ctx: RouteContext) -> list[Located]:
             rows.append((key, Located(chunk, hit.score * ctx.label_rank(chunk), _explain("text", rank, hit),
                                       line, end)))
     rows.sort(key=lambda r: r[0])
+    ctx.matched, ctx.total = bool(rows), len(rows)
     return [located for _, located in rows[: ctx.checked.limit]]
 
 
 def _direct_definition(ctx: RouteContext) -> list[Located]:
     symbol = ctx.query.symbol or ""
     query = Query(symbol, ctx.query.intent, symbol, None)
-    hits = ctx.search("structural", query, max(ctx.checked.limit * 3, 30))
+    hits = ctx.search("structural", query, MAX_DIRECT_FETCH)
+    ctx.matched = any(h.detail.get("match") in DEFINING_MATCHES for h in hits)
     hits = [h for h in hits if h.detail.get("match") in NAME_TIERS]
     out: list[Located] = []
     for rank, hit in enumerate(hits, 1):
@@ -89,6 +93,7 @@ def _direct_definition(ctx: RouteContext) -> list[Located]:
             located.start_line, located.end_line = d.start_line, d.end_line
             located.symbol, located.kind = d.qualified_name, d.kind
         out.append(located)
+    ctx.total = len(out)
     return out[: ctx.checked.limit]
 
 
@@ -103,4 +108,5 @@ def _direct_graph(ctx: RouteContext) -> list[Located]:
         depth = located.depth or 0
         rows.append(((depth, -ctx.label_rank(chunk), rank), located))
     rows.sort(key=lambda r: r[0])
+    ctx.matched, ctx.total = bool(rows), len(rows)
     return [located for _, located in rows[: ctx.checked.limit]]

@@ -34,7 +34,7 @@ from retrievers.literals import line_groups
 from retrievers.priors import chunk_prior
 from retrievers.profile import RankingConfig
 from retrievers.results import Located
-from retrievers.route_context import NAME_TIERS, RouteContext, graph_located
+from retrievers.route_context import DEFINING_MATCHES, NAME_TIERS, RouteContext, graph_located
 from retrievers.snapshot import Snapshot, kept_per_chunk
 from retrievers.tiered import TieredSemantic
 
@@ -59,7 +59,7 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
         # rank with the other retrievers now (their weights as the intent gives them) and say so.
         del weights["semantic"]
         ctx.notes.append(MODEL_LOADING)
-    fetch = profile.fetch_limit(checked.limit)
+    fetch = profile.fetch_limit(ctx.depth)  # ranked at a fixed depth, then cut: the limit ranks nothing
     boiler = snap.boilerplate(profile.boilerplate_min_files) if intent.name not in KEEP_BOILERPLATE \
         else frozenset()
     query = replace(ctx.query, exclude=boiler) if boiler else ctx.query
@@ -98,21 +98,36 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
         c_headers=interface_headers_of(snap) if profile.priors.c_header_factor < 1.0 else (),
         root_parts=ctx.root_parts)
     fused_list = prefer_exact_case(fused_list, checked.text, snap.chunks.get)
-    kept = saturate(fused_list, checked.limit, profile.file_decay)
+    kept = saturate(fused_list, ctx.depth, profile.file_decay)
     lexical = bool(ranked["text"]) if "text" in ranked else None  # did any query word occur at all?
     kept = floor.apply(kept, ctx.notes, among=fused_list, lexical=lexical)  # survivors keep their order
-    results = [_fused_located(ctx, item) for item in kept if item.chunk_id in snap.chunks]
+    kept = [item for item in kept if item.chunk_id in snap.chunks]
+    ctx.total = max(len(kept), floor.surviving(fused_list, lexical=lexical, present=snap.chunks))
+    if ctx.matched is None:
+        ctx.matched = _lookup_found(ctx, ranked)
+    results = [_fused_located(ctx, item) for item in kept[: checked.limit]]
     ctx.timings["fuse"] = (time.perf_counter() - started) * 1000
     return run, results
-
-
-DEFINING_MATCHES = frozenset({"exact", "exact_folded", "qualified", "last_part"})
 
 
 def _names_a_definition(hits: list[Hit]) -> bool:
     """True when the structural retriever found a definition of the queried name itself (any case,
     or its last part), not only names that contain its words."""
     return any(h.detail.get("match") in DEFINING_MATCHES for h in hits)
+
+
+def _lookup_found(ctx: RouteContext, ranked: dict[str, list[Hit]]) -> bool | None:
+    """Whether a lookup query found its subject in the lists that ran: a verified exact string (text),
+    a definition of the name itself (structural), a call site or affected definition (graph, not one
+    it reached from another list's seed); None when the query is no lookup or its retriever did not run."""
+    intent = ctx.intent
+    if intent.name == "exact_match" and intent.exact and "text" in ranked:
+        return any(h.detail.get("match") == "exact" for h in ranked["text"])
+    if intent.name == "find_definition" and intent.symbol and "structural" in ranked:
+        return _names_a_definition(ranked["structural"])
+    if intent.name in ("find_references", "impact_analysis") and intent.symbol and "graph" in ranked:
+        return any(h.detail.get("relation") in ("call", "inherits", "impact") for h in ranked["graph"])
+    return None
 
 
 KEEP_BOILERPLATE = frozenset({"exact_match", "find_similar"})  # a quoted licence line, its copies

@@ -1,17 +1,25 @@
 """The search result schema (shared by `codeseek search --json` and `workspace/semanticSearch`) and
 snippets read from the working tree or the editor overlay (the index stores no source text).
 
-Top level: query, intent {name, confidence, source}, strategy ("direct" | "fused"), modalities,
-results [...], index {state, files, chunks, embedded, model}, timings_ms. Each result: path, uri,
-start_line, end_line (1-based, inclusive: the lines shown, at most a screenful: `retrievers.spans`),
-line and column (where the cursor goes: the definition's name line and its 0-based byte column when
-shown, else the shown span's first line and 0), symbol, kind, language, labels, score, snippet, explain,
-full_start_line, full_end_line and lines_total (the whole definition or chunk the result stands for),
-and when present `depth` (impact_analysis), `also` (the file's other hits folded under it).
+Top level: query, match, no_match, total, preset, intent {name, confidence, source}, strategy ("direct" |
+"fused"), modalities, results [...], index {state, files, chunks, embedded, model}, timings_ms. `match`
+says what the results are: "found" (a lookup -- an exact string, a named definition, the callers of a
+name -- found its subject: the results are its matches), "none" (the lookup found nothing: the results
+are related code only, and `no_match` says so in words, e.g. `no exact match for "..."`), "ranked" (a
+question: results ranked by relevance, nothing to match). `total` counts the results the search ranked
+before the cut to the limit (every match of a direct lookup; the fused candidates the relevance floor
+keeps). Each result: path, uri, start_line, end_line (1-based, inclusive: the lines shown, at most a
+screenful: `retrievers.spans`), line and column (where the cursor goes: the matching line of an exact
+string or a call site, else the name line and 0-based byte column of the definition the result stands
+for, even when the window shown is further down; else the shown span's first line and 0), symbol,
+kind, language, labels, score, snippet, explain, full_start_line, full_end_line and lines_total (the
+whole definition or chunk the result stands for), and when present `depth` (impact_analysis), `also`
+(the file's other hits folded under it).
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -29,7 +37,12 @@ if TYPE_CHECKING:
 SNIPPET_MAX_LINES = 12
 SNIPPET_MAX_CHARS = 1200
 SNIPPET_MAX_LINE_CHARS = 200
-TOP_KEYS = ("query", "preset", "intent", "strategy", "modalities", "results", "index", "timings_ms")
+TOP_KEYS = ("query", "match", "no_match", "total", "preset", "intent", "strategy", "modalities", "results",
+            "index", "timings_ms")
+FOUND, NO_MATCH, RANKED = "found", "none", "ranked"  # the values of `match`
+_NO_MATCH_SAYS = {"exact_match": "no exact match for {}", "find_definition": "no definition named {}",
+                  "find_references": "no callers or usages of {}", "impact_analysis": "no callers of {}"}
+_SUBJECT_CHARS = 100
 RESULT_KEYS = ("path", "uri", "start_line", "end_line", "line", "column", "symbol", "kind", "language",
                "labels", "score", "snippet", "explain", "full_start_line", "full_end_line", "lines_total")
 
@@ -194,22 +207,35 @@ def _round(value: Any) -> Any:
     return value
 
 
-def name_position(item: Located, snap: Snapshot | None) -> tuple[int, int]:
-    """Where the cursor goes for a result: the line a one-line result names (a call site, an exact
-    match), else the name line of the definition the result stands for, else the span's first line."""
+def match_fields(intent: str, subject: str | None, matched: bool | None) -> dict[str, Any]:
+    """`match` and `no_match` of a result document: whether the lookup an intent makes (`subject`: the
+    exact string or the name) found it; RANKED when the query is no lookup or nothing could tell."""
+    if matched is None or not subject or intent not in _NO_MATCH_SAYS:
+        return {"match": RANKED, "no_match": None}
+    if matched:
+        return {"match": FOUND, "no_match": None}
+    shown = subject if len(subject) <= _SUBJECT_CHARS else subject[:_SUBJECT_CHARS] + "..."
+    quoted = json.dumps(shown, ensure_ascii=False)
+    return {"match": NO_MATCH, "no_match": _NO_MATCH_SAYS[intent].format(quoted)}
+
+
+def name_position(item: Located, snap: Snapshot | None) -> tuple[int, int, bool]:
+    """Where the cursor goes for a result, and whether that is a line the result names: the line a
+    one-line result names (a call site, an exact match), else the name line of the definition the
+    result stands for, else (False) the span's first line."""
     chunk = item.chunk
     start = item.start_line or chunk.start_line
     end = item.end_line or chunk.end_line
     if item.start_line and item.start_line == item.end_line:
-        return item.start_line, 0
+        return item.start_line, 0, True
     d = None
     if snap is not None:
         if item.symbol:
             d = snap.by_key.get((chunk.path, item.symbol))
         d = d or snap.named_definition(chunk) or snap.definition_for_chunk(chunk)
     if d is not None and start <= d.name_line <= end:
-        return d.name_line, d.name_column
-    return start, 0
+        return d.name_line, d.name_column, True
+    return start, 0, False
 
 
 @lru_cache(maxsize=16384)
@@ -226,14 +252,14 @@ def result_entry(item: Located, root: Path, sources: SourceCache,
     chunk = item.chunk
     full_start = item.start_line or chunk.start_line
     full_end = item.end_line or chunk.end_line
-    line, column = name_position(item, snap)
+    line, column, named = name_position(item, snap)
     lines = sources.lines(chunk.path)
     span = Span(full_start, full_end, full_start, full_end)
     if max_lines > 0 and full_end - full_start + 1 > max_lines:
         starts = {c.id: c.start_line for c in snap.by_path.get(chunk.path, ())} if snap is not None else {}
         span = choose_span(lines, full_start, full_end, terms, max_lines, line,
                            best_part_line(item.explain, starts))
-        if not span.start <= line <= span.end:
+        if not named and not span.start <= line <= span.end:  # a name stays the location (issue 30)
             line, column = span.start, 0
     start, end = span.start, span.end
     entry: dict[str, Any] = {
@@ -262,11 +288,14 @@ def result_entry(item: Located, root: Path, sources: SourceCache,
 
 
 def empty_result(query: str, preset: str, intent: dict[str, Any], strategy: str, modalities: Sequence[str],
-                 index: dict[str, Any], timings: dict[str, float]) -> dict[str, Any]:
+                 index: dict[str, Any], timings: dict[str, float],
+                 match: dict[str, Any] | None = None, total: int = 0) -> dict[str, Any]:
     """A result document with no hits (the shape never changes). `preset` names the ranking profile
-    (retrievers.profile) the search used."""
+    (retrievers.profile) the search used; `match` is `match_fields`'s answer (default: RANKED)."""
     return {
         "query": query,
+        **(match or {"match": RANKED, "no_match": None}),
+        "total": total,
         "preset": preset,
         "intent": intent,
         "strategy": strategy,

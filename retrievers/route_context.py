@@ -31,6 +31,12 @@ from retrievers.tiered import TieredSemantic
 log = logging.getLogger("retrievers.routing")  # one logger name for both routes
 # Structural match tiers that name the definition itself (not loose word matches).
 NAME_TIERS = frozenset({"exact", "exact_folded", "qualified", "last_part", "prefix"})
+# Tiers that find a definition of the name itself (any case, or the last part of a dotted name): a lookup
+# whose structural hits have none of them found no definition so named (only names containing its words).
+DEFINING_MATCHES = frozenset({"exact", "exact_folded", "qualified", "last_part"})
+# Every route ranks at least this deep, then cuts to the limit: the first k results are the same for
+# every limit from k to RANK_DEPTH (editors ask for 30, the CLI for 10).
+RANK_DEPTH = 30
 
 
 @dataclass(frozen=True)
@@ -67,11 +73,19 @@ class RouteContext:
     timings: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # modality -> why it gave no answer
     notes: list[str] = field(default_factory=list)  # e.g. semantic left out while the model loads
+    total: int = 0  # the results the route ranked before the cut to the limit
+    matched: bool | None = None  # a lookup (exact string, named definition, callers) found its subject;
+    # None: the query is no lookup, or no retriever that could tell ran
     _wanted: frozenset[str] | None = field(default=None, repr=False)
 
     @property
     def scope(self) -> Scope:
         return self.checked.scope
+
+    @property
+    def depth(self) -> int:
+        """How deep the routes rank before the cut: the limit, at least `RANK_DEPTH`."""
+        return max(self.checked.limit, RANK_DEPTH)
 
     def timed(self, name: str, run: Callable[[], list[Hit]]) -> list[Hit]:
         """Run one retriever, timing it; a failing retriever answers nothing (and says why)."""

@@ -48,8 +48,9 @@ def test_json_definition(workspace: tuple[Path, Path]) -> None:
     assert (top["path"], top["start_line"], top["end_line"], top["symbol"]) == \
         ("shop/pricing.py", 11, 15, "apply_discount")
     assert result["index"]["state"] == "text-only"
-    assert set(result) == {"query", "preset", "intent", "strategy", "modalities", "results", "index",
-                           "timings_ms"}
+    assert set(result) == {"query", "match", "no_match", "total", "preset", "intent", "strategy",
+                           "modalities", "results", "index", "timings_ms"}
+    assert (result["match"], result["no_match"], result["total"]) == ("found", None, len(result["results"]))
 
 
 def test_json_exact_string_and_references(workspace: tuple[Path, Path]) -> None:
@@ -64,8 +65,11 @@ def test_json_exact_string_and_references(workspace: tuple[Path, Path]) -> None:
 
 
 def test_json_scope_limit_and_intent(workspace: tuple[Path, Path]) -> None:
-    result = search_json(workspace, "total", "--include", "web/*.js", "--limit", "1",
-                         "--intent", "find_definition")
+    proc = codeseek(workspace, "total", "--include", "web/*.js", "--limit", "1",
+                    "--intent", "find_definition", "--json", "--no-embed")
+    result = json.loads(proc.stdout)
+    # No definition is named `total` (computeTotal's name only contains it): related results, exit 1.
+    assert (proc.returncode, result["match"]) == (1, "none"), proc.stderr
     assert result["intent"]["source"] == "request"
     assert [r["path"] for r in result["results"]] == ["web/util.js"]
 

@@ -39,6 +39,7 @@ def test_a_long_function_shows_its_best_part_and_its_whole_length(tmp_path: Path
     snippet = top["snippet"].splitlines()
     assert snippet[:2] == ["def run_pipeline(batch):", "    ..."]
     assert snippet[2] == "    step_101 = prepare(batch, 101)"
+    assert (top["line"], top["column"]) == (1, 4)  # where the cursor goes: the name, not the window
 
     head = search(root, index, "run_pipeline")["results"][0]
     assert (head["start_line"], head["end_line"], head["line"], head["lines_total"]) == (1, 60, 1, 162)
@@ -58,6 +59,7 @@ def test_the_terminal_output_numbers_the_header_and_the_window_truly(tmp_path: P
         capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = [line.strip() for line in proc.stdout.splitlines()]
-    assert "1. pipeline.py:104 (104-162, 59 of its 162 lines)  run_pipeline  function" in " ".join(out)
+    # The location is the def's name line (issue 30), the window shown is lines 104-162.
+    assert "1. pipeline.py:1 (104-162, 59 of its 162 lines)  run_pipeline  function" in " ".join(out)
     numbered = [line for line in out if line[:1].isdigit() and not line.startswith("1. ")]
     assert numbered[:2] == ["1 def run_pipeline(batch):", "104     step_101 = prepare(batch, 101)"]

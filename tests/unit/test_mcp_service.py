@@ -82,6 +82,7 @@ def test_definition_with_code_and_unknown_names(service: McpService) -> None:
     assert d["doc"] == "What the customer pays after the coupon."
     assert d["snippet"].endswith("return apply_discount(self.subtotal(), coupon_percent)")
     assert service.definition("no_such_thing") == {"symbol": "no_such_thing", "definitions": [], "total": 0,
+                                                    "no_match": 'no definition named "no_such_thing"',
                                                     "index_state": "text-only"}
 
 
