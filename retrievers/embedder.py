@@ -53,7 +53,9 @@ class EmbedderOptions:
     # one (1.8x); under load a second thread cost more than it gave. Background indexing (the language
     # server) keeps half the CPUs; foreground commands (`codeseek search`, the demo) take them all.
     batch_size: int = 8
-    threads: int | None = None  # torch intra-op threads; None: default_threads()
+    # torch: intra-op threads; numpy: Python threads splitting a batch, one BLAS thread each (a BLAS
+    # pool of two ran 6-30x slower than one thread on a loaded 2-core machine). None: default_threads()
+    threads: int | None = None
     device: str = "cpu"
     max_tokens: int = 512  # cap on the model's sequence length (long contexts are slow on CPU)
     query_prefix: str | None = None  # None: from the prefix table or the model's prompts
@@ -209,7 +211,8 @@ class Embedder(LazyModel):
                                     "pooling, model.safetensors and tokenizer.json is needed)")
             return False
         try:
-            encoder = bert_numpy.NumpyBertEncoder(path, self.options.max_tokens)
+            encoder = bert_numpy.NumpyBertEncoder(path, self.options.max_tokens,
+                                                  self.options.threads or default_threads())
         except (OSError, ValueError, KeyError) as exc:
             raise EmbedderError(
                 f"cannot load embedding model {source!r}: {type(exc).__name__}: {exc}") from exc
@@ -254,10 +257,8 @@ class Embedder(LazyModel):
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         self.load()
-        if self.backend == "numpy":
-            from threadpoolctl import threadpool_limits
-
-            with self._encode_lock, threadpool_limits(self.options.threads or default_threads(), "blas"):
+        if self.backend == "numpy":  # BLAS threads are the encoder's business (one per Python thread)
+            with self._encode_lock:
                 return np.asarray(self._model.encode(texts), dtype=np.float32)
         try:
             with self._encode_lock:
@@ -292,6 +293,10 @@ class Embedder(LazyModel):
 
     def encode_query(self, text: str) -> np.ndarray:
         """One unit vector (dims,) float32 for a search query, with the model's query prefix."""
-        return self._encode([self.query_prefix + text[: self.max_tokens * 6]])[0]
+        query = self.query_prefix + text[: self.max_tokens * 6]
+        if self.backend == "numpy":  # loaded by max_tokens above; a batch of one on one thread
+            with self._encode_lock:
+                return np.asarray(self._model.encode_one(query), dtype=np.float32)
+        return self._encode([query])[0]
 
 

@@ -1,0 +1,106 @@
+"""The numpy BERT encoder: the packaged MiniLM's vectors equal sentence-transformers' (cosine >= 0.9999),
+whatever the batch, its order, the thread split or the query path; a batch costs its tokens, not its
+padding; encoding imports no torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from retrievers.bert_numpy import NumpyBertEncoder, supports
+from retrievers.embedder import default_model_path
+
+REPO = Path(__file__).resolve().parents[2]
+LONG = "def handle(request):\n" + "".join(
+    f"    value_{i} = request.headers.get('X-Field-{i}', default_{i})  # field {i} of the form\n"
+    for i in range(60))  # well past the 256 tokens the encoder reads
+TEXTS = [
+    "remove credentials when following a redirect",
+    "def rebuild_auth(self, prepared_request, response):\n"
+    "    # strip the Authorization header when redirected to another host\n"
+    "    headers = prepared_request.headers\n    url = prepared_request.url",
+    "x",
+    "class RetryPolicy:\n    \"\"\"Back off exponentially between failed connection attempts.\"\"\"\n"
+    "    def sleep_for(self, attempt: int) -> float:\n        return min(60.0, 0.5 * 2 ** attempt)",
+    "const cooldown = (user) => { user.lockedUntil = Date.now() + 15 * 60 * 1000; };",
+    LONG,
+    "Ünïcödé, emoji 🚀 and CJK 文字 in one comment",
+]
+
+
+@pytest.fixture(scope="module")
+def encoder() -> NumpyBertEncoder:
+    return NumpyBertEncoder(default_model_path(), max_tokens=256)
+
+
+@pytest.fixture(scope="module")
+def reference() -> np.ndarray:
+    """sentence-transformers on torch, the same packaged model and sequence length."""
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(default_model_path()), device="cpu", local_files_only=True)
+    model.max_seq_length = 256
+    return np.asarray(model.encode(TEXTS, batch_size=4, normalize_embeddings=True, convert_to_numpy=True))
+
+
+def test_the_packaged_model_is_supported() -> None:
+    assert supports(default_model_path())
+
+
+@pytest.mark.slow
+def test_vectors_equal_sentence_transformers(encoder: NumpyBertEncoder, reference: np.ndarray) -> None:
+    batch = encoder.encode(TEXTS)
+    assert batch.shape == (len(TEXTS), 384) and batch.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+    cosines = (batch * reference).sum(axis=1)
+    assert cosines.min() >= 0.9999, cosines
+    one_by_one = np.vstack([encoder.encode([t]) for t in TEXTS])
+    queries = np.vstack([encoder.encode_one(t) for t in TEXTS])
+    reordered = encoder.encode(TEXTS[::-1])[::-1]
+    for other in (one_by_one, queries, reordered):
+        np.testing.assert_allclose(other, batch, atol=2e-5)
+    assert encoder.encode([]).shape == (0, 384)
+
+
+@pytest.mark.slow
+def test_two_threads_give_the_same_vectors(encoder: NumpyBertEncoder) -> None:
+    threaded = NumpyBertEncoder(default_model_path(), max_tokens=256, threads=2)
+    np.testing.assert_allclose(threaded.encode(TEXTS), encoder.encode(TEXTS), atol=2e-5)
+    np.testing.assert_allclose(threaded.encode(TEXTS[:1]), encoder.encode(TEXTS[:1]), atol=2e-5)
+
+
+def _best_of(runs: int, work: object) -> float:
+    assert callable(work)
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@pytest.mark.slow
+def test_short_texts_beside_a_long_one_cost_their_own_tokens(encoder: NumpyBertEncoder) -> None:
+    """Seven 5-token texts batched with one 256-token text: padded to 256 they would cost about 8x the
+    long one alone; packed, about 1.1x."""
+    short = [f"token {i}" for i in range(7)]
+    alone = _best_of(5, lambda: encoder.encode([LONG]))
+    mixed = _best_of(5, lambda: encoder.encode([LONG, *short]))
+    assert mixed < 2.5 * alone, (mixed, alone)
+
+
+def test_encoding_imports_no_torch() -> None:
+    code = (
+        "import sys; from retrievers.bert_numpy import NumpyBertEncoder; "
+        "from retrievers.embedder import default_model_path; "
+        "v = NumpyBertEncoder(default_model_path(), threads=2).encode(['a query', 'def f(): pass']); "
+        "assert v.shape == (2, 384); "
+        "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules]; "
+        "assert not heavy, heavy"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=120)
