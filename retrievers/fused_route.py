@@ -59,7 +59,7 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
         # rank with the other retrievers now (their weights as the intent gives them) and say so.
         del weights["semantic"]
         ctx.notes.append(MODEL_LOADING)
-    fetch = profile.fetch_limit(ctx.depth)  # ranked at a fixed depth, then cut: the limit ranks nothing
+    fetch = ctx.fetch  # the same pool for every limit up to RANK_DEPTH, ranked to ctx.depth, then cut
     boiler = snap.boilerplate(profile.boilerplate_min_files) if intent.name not in KEEP_BOILERPLATE \
         else frozenset()
     query = replace(ctx.query, exclude=boiler) if boiler else ctx.query

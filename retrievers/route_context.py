@@ -87,6 +87,14 @@ class RouteContext:
         """How deep the routes rank before the cut: the limit, at least `RANK_DEPTH`."""
         return max(self.checked.limit, RANK_DEPTH)
 
+    @property
+    def fetch(self) -> int:
+        """How many hits each retriever of the fused route fetches: the profile's pool for a limit up to
+        `RANK_DEPTH` (`min_fetch`: what a limit of 10 always fetched, so the CLI's rankings stay as they
+        were), `limit x fetch_factor` beyond it."""
+        limit = self.checked.limit
+        return self.profile.fetch_limit(0 if limit <= RANK_DEPTH else limit)
+
     def timed(self, name: str, run: Callable[[], list[Hit]]) -> list[Hit]:
         """Run one retriever, timing it; a failing retriever answers nothing (and says why)."""
         started = time.perf_counter()
