@@ -29,6 +29,7 @@ from indexing.integrity import describe, is_corruption
 from indexing.progress import ProgressRate
 from indexing.scan import ScanOptions
 from indexing.workspace import Workspace, WorkspaceOptions
+from lsp_server.file_watch import RootWatcher
 from lsp_server.options import ServerOptions
 from lsp_server.process_tuning import lower_priority, release_memory
 from lsp_server.worker import StoppableWorker
@@ -108,6 +109,8 @@ class RootIndex(StoppableWorker):
         self.error: str | None = None
         self.phase1_done = threading.Event()  # set once the first phase 1 has finished
         self.last_job: dict[str, Any] = {}
+        self.jobs = 0  # jobs run (a status figure: one refresh per batch of changes)
+        self.watcher: RootWatcher | None = None  # the server's own watcher, when the client has none
         self._cond = threading.Condition()
         self._pending = _Pending()
         self._busy = False
@@ -121,8 +124,16 @@ class RootIndex(StoppableWorker):
         self.request_full()
         self._thread.start()
 
+    def watch(self, notify: Callable[[str], None] | None = None) -> None:
+        """Watch the root for changes made outside the editor (`lsp_server.file_watch`), once."""
+        if self.watcher is None and not self._stop:
+            self.watcher = RootWatcher(self, notify)
+            self.watcher.start()
+
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop the worker (after the file it is on) and close the store."""
+        """Stop the watcher and the worker (after the file it is on) and close the store."""
+        if self.watcher is not None:
+            self.watcher.stop()
         stopped = self._halt(timeout)
         self.state = STOPPED
         if not stopped:  # stuck in one long step (a model load): leave the store open
@@ -217,6 +228,8 @@ class RootIndex(StoppableWorker):
             "overlays": len(self.workspace.overlays()),
             "error": self.error,
             "last_job": dict(self.last_job),
+            "jobs": self.jobs,
+            "watch": self.watcher.status() if self.watcher is not None else None,
         }
 
     # -- worker --------------------------------------------------------------------------------------
@@ -273,6 +286,7 @@ class RootIndex(StoppableWorker):
 
     def _job(self, job: _Pending) -> None:
         started = time.perf_counter()
+        self.jobs += 1
         if job.damaged is not None:
             # The query may have read another root's index: rebuild this one only if it is damaged.
             self.workspace.store.rebuild_if_damaged(job.damaged, force=False)

@@ -75,6 +75,7 @@ class CodeseekServer(LanguageServer):
         self.init_options: Any = None
         self.roots: dict[Path, RootIndex] = {}
         self.started = False  # set once `initialized` has read the options and created the roots
+        self.watch_files = False  # the client cannot watch files: each root watches itself (file_watch)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.queries = ThreadPoolExecutor(max_workers=2, thread_name_prefix="codeseek-query")
         self._shown: set[str] = set()
@@ -233,6 +234,8 @@ class CodeseekServer(LanguageServer):
         self.roots[path] = root
         log.info("serving %s", path)
         root.start()
+        if self.watch_files:
+            root.watch(self.notify_user)
         return root
 
     def remove_root(self, path: Path) -> None:

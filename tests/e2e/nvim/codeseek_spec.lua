@@ -252,6 +252,32 @@ local function test_health()
   check(text:find('ERROR', 1, true) == nil, ':checkhealth has no errors', text)
 end
 
+local function test_outside_write()
+  -- Neovim 0.11 on Linux offers no didChangeWatchedFiles: the server watches the workspace itself.
+  local caps = server.get_client(0).capabilities or {}
+  local watched = ((caps.workspace or {}).didChangeWatchedFiles or {}).dynamicRegistration
+  local path = workspace .. '/shop/written_outside.py'
+  local file = assert(io.open(path, 'w')) -- not through a buffer: as git or a generator would
+  file:write('def refund_outside_editor(amount: float) -> float:\n    return -amount\n')
+  file:close()
+  local started, found = vim.uv.hrtime(), false
+  while not found and (vim.uv.hrtime() - started) / 1e9 < 2.0 do
+    run_and_wait(function()
+      codeseek.search('refund_outside_editor')
+    end, 2000)
+    for _, r in ipairs((codeseek.last and codeseek.last.result or {}).results or {}) do
+      found = found or r.symbol == 'refund_outside_editor'
+    end
+    if not found then
+      vim.wait(50)
+    end
+  end
+  local seconds = (vim.uv.hrtime() - started) / 1e9
+  log('a file written outside the editor was found after %.2f s (client watching: %s)', seconds, tostring(watched))
+  check(found, 'a file written outside the editor is found within 2 s', seconds)
+  os.remove(path)
+end
+
 local function test_missing_server()
   local notified
   local original = vim.notify
@@ -347,6 +373,7 @@ local function main()
     test_select_picker()
     test_errors()
     test_health()
+    test_outside_write()
     test_missing_server()
   end
 end
