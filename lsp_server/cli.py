@@ -3,7 +3,9 @@ search, serve, mcp, model and gc dispatched.
 
 `main(argv) -> int` parses arguments and returns the exit status: 0 on success, 1 when the request
 was valid but found nothing (an unknown symbol, a missing index), 2 for bad input (a root that does
-not exist, a file outside the root, a broken index directory), 130 when interrupted. Errors are one
+not exist, a file outside the root, a broken index directory), 130 when interrupted. When stdout's
+reader leaves early (`codeseek search x --jsonl | head -1`) the command stops writing and exits 0 with
+nothing on stderr, as rg does. Errors are one
 line on stderr. `search`, `serve` and `mcp` import their modules only when run.
 """
 
@@ -101,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="codeseek", description="Semantic code search over a workspace.")
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    from retrievers.intent import INTENTS
     from retrievers.profile import PRESETS as presets
 
     p = sub.add_parser("index", help="build or update the index of a workspace")
@@ -146,15 +149,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON output")
     p.set_defaults(handler=_dispatch("lsp_server.cli_roots", "cmd_gc"))
 
-    p = sub.add_parser("search", help="search the workspace (from a subfolder: scoped to it)")
-    p.add_argument("query", nargs="?", default=None, metavar="QUERY",
+    p = sub.add_parser("search", help="search the workspace (from a subfolder: scoped to it)",
+                       description="Search the workspace (from a subfolder: scoped to it). The words of "
+                       "QUERY need no quotes: every word that is not an option or an option's value is "
+                       "one query, joined by spaces (`codeseek search error handler --limit 5 django` "
+                       "asks for \"error handler django\"). Quote a phrase to search for it exactly "
+                       "('\"no such key\"'); put a word that starts with '-' after `--`.")
+    p.add_argument("query", nargs="*", default=None, metavar="QUERY",
                    help="what to look for: words, a symbol name, or a question about the code")
     _root_options(p)
     p.add_argument("--limit", type=int, default=10, metavar="N", help="at most N results (1-200, default 10)")
     p.add_argument("--preset", choices=presets, default="default",
                    help="speed/recall trade-off (default: default)")
     p.add_argument("--intent", default=None, metavar="NAME",
-                   help="force the query intent (find_definition, find_usages, impact_analysis, ...)")
+                   help=f"force the query intent: {', '.join(INTENTS)}")
     p.add_argument("--include", action="append", default=[], metavar="GLOB",
                    help="only paths matching GLOB (gitignore syntax, relative to the root; repeatable)")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
@@ -227,8 +235,22 @@ def _environment_error(exc: BaseException, args: argparse.Namespace) -> str | No
     return describe(cause, getattr(args, "index_dir", None) or "the index folder")
 
 
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The parsed command line; `search` takes its words from anywhere on the line (between options
+    too) as one query, joined by spaces (None when there are none: `--batch`)."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if getattr(args, "command", None) == "search" and not any(w.startswith("-") for w in extra):
+        words = [*(args.query or ()), *extra]
+        args.query = " ".join(words) if words else None
+        return args
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     if getattr(args, "command", None) != "serve":  # the server logs notices and shows them
         _notices()
     for attempt in (1, 2):
@@ -246,6 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (WorkspaceError, StoreError, LockTimeout) as exc:
             _err(str(exc))
             return 2
+        except BrokenPipeError:  # before OSError, its base: a reader that left early is no error
+            quiet_stdout()
+            return 0
         except (OSError, RetrieverError) as exc:
             message = _environment_error(exc, args)
             if message is None:
@@ -255,10 +280,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("codeseek: interrupted", file=sys.stderr)
             return 130
-        except BrokenPipeError:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return 1
     return 2
+
+
+def quiet_stdout() -> None:
+    """stdout's reader is gone (`| head -1`): what is still buffered goes to /dev/null, so the flush at
+    exit raises nothing either (Python's own advice for SIGPIPE)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor behind sys.stdout (a test's capture)
+        pass
 
 
 if __name__ == "__main__":

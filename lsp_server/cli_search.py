@@ -166,7 +166,11 @@ def no_match_line(result: dict[str, Any]) -> str | None:
 def _flush_stdout() -> None:
     try:
         sys.stdout.flush()
-    except (BrokenPipeError, ValueError):  # a reader that left early (`| head`), a closed stream
+    except BrokenPipeError:  # a reader that left early (`| head`): the flush at exit must not fail again
+        from lsp_server.cli import quiet_stdout
+
+        quiet_stdout()
+    except ValueError:  # a closed stream
         pass
 
 
@@ -261,8 +265,13 @@ def print_human(result: dict[str, Any], stream: TextIO, context: int | None = No
 
     from lsp_server.cli_output import context_lines, file_lines, no_results_note, result_line
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:  # rich would exit 1; cli.main ends quietly with 0, as rg
+            self.quiet = True
+            raise BrokenPipeError
+
     tty = stream.isatty()
-    console = Console(file=stream, highlight=False, soft_wrap=not tty, width=None if tty else 160)
+    console = _Console(file=stream, highlight=False, soft_wrap=not tty, width=None if tty else 160)
     intent = result["intent"]
     index = result["index"]
     said = no_match_line(result)
