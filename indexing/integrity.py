@@ -100,12 +100,21 @@ def read_only_uri(db_path: Path) -> str | None:
     return f"file:{quote(str(db_path))}?{'mode=ro' if wal else 'immutable=1'}"
 
 
+def is_disk_full(exc: BaseException) -> bool:
+    """A write failed for want of space (or quota, or a file size limit): from the OS, SQLite or tantivy
+    (whose errors carry only the OS's words)."""
+    code = getattr(exc, "errno", None)
+    text = str(exc).lower()
+    return code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) or "disk is full" in text \
+        or "no space left" in text or "os error 28)" in text or "quota exceeded" in text
+
+
 def describe(exc: BaseException, where: Path | str) -> str | None:
     """A one-line, actionable description of an environment error, or None if it is not one."""
     text = str(exc).lower()
     code = getattr(exc, "errno", None)
     filename = getattr(exc, "filename", None) or where
-    if code == errno.ENOSPC or "disk is full" in text or "disk i/o error" in text or code == errno.EFBIG:
+    if is_disk_full(exc) or "disk i/o error" in text:
         return (f"no space left (or a file size limit) writing the index at {where}: free some space or "
                 f"put the index elsewhere (--index-dir, $CODESEEK_INDEX_DIR)")
     if code in (errno.EROFS, errno.EACCES, errno.EPERM) or "readonly database" in text \

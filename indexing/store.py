@@ -224,7 +224,8 @@ class IndexStore(StoreHealth, EmbeddingCache):
             except BaseException:
                 self._depth -= 1
                 if self._depth == 0:
-                    self._db.execute("ROLLBACK")
+                    if self._db.in_transaction:  # (SQLite rolls back itself on a full disk)
+                        self._db.execute("ROLLBACK")
                     self._next_ids.clear()
                 raise
             self._depth -= 1

@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from indexing.gc_pause import paused_collection
+from indexing.integrity import is_disk_full
 from indexing.persist import WriteBehind
 from indexing.switch_interval import short_switch_interval
-from indexing.workspace import UpdateResult, Workspace
+from indexing.workspace import StoreError, UpdateResult, Workspace
 from retrievers import derived as derived_structures
 from retrievers import direct_route, fused_route
 from retrievers.base import Query, QueryError, RetrieverError
@@ -265,7 +266,15 @@ class SearchEngine:
                 if progress is not None:
                     progress("indexing", done, total)
 
-            out.update = self.workspace.update(progress=report, paths=wanted)
+            try:
+                out.update = self.workspace.update(progress=report, paths=wanted)
+            except (sqlite3.OperationalError, OSError, StoreError) as exc:
+                if not is_disk_full(exc) and not is_disk_full(exc.__cause__ or exc):
+                    raise
+                # Every file is committed whole: search what the index holds (issue 32).
+                where = self.workspace.index_dir
+                self.workspace.store.notice(f"no space left to update the index at {where}: answering "
+                                            "from the index as it is (free some space)")
         out.seconds["update"] = time.perf_counter() - started
         if out.update is None and self._synced and self._view is not None:
             out.chunks, out.definitions = len(self._view[0].chunks), len(self._view[0].definitions)
@@ -324,7 +333,11 @@ class SearchEngine:
         if owner:
             self.text.mark(owner, synced_key or "")
         if synced_key is not None and not store.read_only and store.get_meta("text.synced") != synced_key:
-            store.set_meta("text.synced", synced_key)
+            try:
+                store.set_meta("text.synced", synced_key)
+            except sqlite3.OperationalError as exc:  # a full disk: the next process reconciles instead
+                if not is_disk_full(exc):
+                    raise
         out.seconds["sync"] = time.perf_counter() - started
         started = time.perf_counter()
         snap = Snapshot.build(chunks, definitions, graph, files)

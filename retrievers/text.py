@@ -31,6 +31,7 @@ from pathlib import Path
 
 import tantivy
 
+from indexing.integrity import is_disk_full
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError
 from retrievers.literals import joined_lines, joined_strings, match_lines
@@ -137,6 +138,7 @@ class TextRetriever:
         self._writer: tantivy.IndexWriter | None = None
         self._reset = False
         self._copied = False  # searching a copy of a read-only index's folder (`_copy`)
+        self._in_memory = False  # no space on disk: the index lives in memory (`_memory`)
         self._index = self._open()
 
     # ----- opening -----------------------------------------------------------------------------
@@ -149,18 +151,38 @@ class TextRetriever:
         self._reset = not current  # a new, old-layout or broken index: adopt() must build it
         if not current and self._dir.exists():
             shutil.rmtree(self._dir, ignore_errors=True)  # an old or broken index: rebuilt by index()
-        self._dir.mkdir(parents=True, exist_ok=True)
         try:
-            index = tantivy.Index(self._schema, path=str(self._dir), reuse=True)
-        except ValueError:
-            self._reset = True
-            shutil.rmtree(self._dir, ignore_errors=True)
             self._dir.mkdir(parents=True, exist_ok=True)
-            index = tantivy.Index(self._schema, path=str(self._dir), reuse=False)
-        for name, analyzer in self._analyzers.items():  # tokenizers are not persisted: every open
-            index.register_tokenizer(name, analyzer)
+            try:
+                index = tantivy.Index(self._schema, path=str(self._dir), reuse=True)
+            except ValueError as exc:
+                if is_disk_full(exc):  # a full disk is no broken index: keep it for later
+                    raise
+                self._reset = True
+                shutil.rmtree(self._dir, ignore_errors=True)
+                self._dir.mkdir(parents=True, exist_ok=True)
+                index = tantivy.Index(self._schema, path=str(self._dir), reuse=False)
+        except (ValueError, OSError) as exc:
+            if not is_disk_full(exc):
+                raise
+            return self._memory(exc)
+        self._register(index)
         if not current or self._reset:
             write_marker(self._dir, SCHEMA_VERSION)  # no owner yet: mark() names it after a sync
+        return index
+
+    def _register(self, index: tantivy.Index) -> None:
+        for name, analyzer in self._analyzers.items():  # tokenizers are not persisted: every open
+            index.register_tokenizer(name, analyzer)
+
+    def _memory(self, exc: BaseException) -> tantivy.Index:
+        """No space for the text index on disk: an in-memory one, built from the store's chunks by
+        this process (the folder on disk is left as it was, its marker naming its last sync)."""
+        log.warning("no space left for the text index at %s: searching with one built in memory", self._dir)
+        log.debug("the text index's write failed: %s", exc)
+        self._in_memory = self._reset = True
+        index = tantivy.Index(self._schema)
+        self._register(index)
         return index
 
     def _copy(self) -> Path:
@@ -176,15 +198,17 @@ class TextRetriever:
     def _wipe(self) -> None:
         """Start an empty index (a folder that belongs to another index is not reconciled)."""
         self.close()
-        shutil.rmtree(self._dir, ignore_errors=True)
-        self._index = self._open()
+        if not self._in_memory:
+            shutil.rmtree(self._dir, ignore_errors=True)
+        self._index = self._open() if not self._in_memory else self._memory(RetrieverError("as before"))
         self._reset = True
 
     def mark(self, owner: str, synced: str) -> None:
         """Record that the folder now belongs to the store of generation `owner`, synced to key
         `synced` ("" when it holds editor buffers no other process may adopt): `retrievers.text_identity`."""
         with self._lock:
-            write_marker(self._dir, SCHEMA_VERSION, owner, synced)
+            if not self._in_memory:
+                write_marker(self._dir, SCHEMA_VERSION, owner, synced)
 
     def _get_writer(self, adding: int = 0) -> tantivy.IndexWriter:
         """The index's writer, made on first use with a memory budget for `adding` chunks."""
@@ -201,8 +225,12 @@ class TextRetriever:
         """Release the writer (and its lock on the index directory)."""
         with self._lock:
             if self._writer is not None:
-                self._writer.wait_merging_threads()
-                self._writer = None
+                writer, self._writer = self._writer, None
+                try:
+                    writer.wait_merging_threads()
+                except (ValueError, OSError) as exc:  # a merge that found no space: the segments stay
+                    if not is_disk_full(exc):
+                        raise
 
     # ----- writing -----------------------------------------------------------------------------
 
@@ -234,6 +262,7 @@ class TextRetriever:
         if not delete and not add:
             return
         writer = self._get_writer(len(add))
+        full: BaseException | None = None
         try:
             for start in range(0, len(delete), 1000):
                 part = delete[start : start + 1000]
@@ -243,9 +272,15 @@ class TextRetriever:
             writer.commit()
         except (ValueError, OverflowError, OSError) as exc:
             writer.rollback()  # nothing half-written survives into the next commit
-            raise RetrieverError(f"writing the text index at {self._dir} failed: {exc}") from exc
+            if not is_disk_full(exc) or self._in_memory:
+                raise RetrieverError(f"writing the text index at {self._dir} failed: {exc}") from exc
+            full = exc
         finally:
             self.close()  # release tantivy's directory lock: other processes write this index too
+        if full is not None:  # the disk filled up: the whole index in memory instead
+            self._index = self._memory(full)
+            self._write([], list(self._chunks.values()))
+            return
         self._index.reload()
 
     def index(self, chunks: Sequence[Chunk], owner: str = "") -> None:
