@@ -16,6 +16,7 @@ from indexing.freshness import content_hash, error_reasons
 from indexing.parse_pool import Plan
 from indexing.records import Chunk, FileInfo, ParseResult
 from indexing.scan import UNREADABLE, VANISHED
+from indexing.source_encoding import as_utf8
 from indexing.store import STALE, FileRow, IndexStore
 
 __all__ = ["OVERLAY_MTIME", "UpdateResult", "plan_file", "store_parse", "unchanged"]
@@ -81,6 +82,7 @@ def plan_file(root: Path, store: IndexStore, info: FileInfo, row: FileRow | None
             return Plan(info, wrote=1 if row is not None else 0)
         if len(data) != info.size:  # changed between scan and read: record what was read
             info = FileInfo(info.path, info.language, len(data), info.mtime_ns, info.labels)
+        data = as_utf8(info.path, data)  # a PEP 263 declaration of another encoding (source_encoding)
     digest = content_hash(data)
     out.hashed += 1
     if same_meta and row is not None and row.hash == digest:

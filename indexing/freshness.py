@@ -42,7 +42,7 @@ def error_reasons(result: ParseResult) -> list[str]:
 
 # The modules and queries whose code decides what a parse yields.
 _PARSER_FILES = ("parse.py", "chunker.py", "symbols.py", "doc_text.py", "languages.py", "labels.py",
-                 "records.py")
+                 "records.py", "source_encoding.py")
 
 
 @functools.lru_cache(maxsize=1)

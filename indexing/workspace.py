@@ -33,6 +33,7 @@ from indexing.scan import (
     scan,
     scan_paths,
 )
+from indexing.source_encoding import as_utf8
 from indexing.store import FileRow, IndexStore, StoreError, database_path
 
 __all__ = [
@@ -176,7 +177,7 @@ class Workspace:
                     self._bytes_cache.move_to_end(rel)
                     return hit[2]
             with open(full, "rb") as fh:
-                data = fh.read()
+                data = as_utf8(rel, fh.read())  # what the index parsed (indexing.source_encoding)
         except OSError as exc:
             raise WorkspaceError(f"cannot read {rel}: {exc.strerror or exc}") from exc
         with self._cache_lock:

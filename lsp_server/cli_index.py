@@ -180,7 +180,9 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     if skipped:
         print(f"codeseek: note: the index skips {rel} ({skipped[0][1]})", file=sys.stderr)
     labels = labels_for(rel)
-    result = parse_file(rel, file.read_bytes(), language, labels)
+    from indexing.source_encoding import as_utf8
+
+    result = parse_file(rel, as_utf8(rel, file.read_bytes()), language, labels)
     rows = [{"start_line": c.start_line, "end_line": c.end_line, "start_byte": c.start_byte,
              "end_byte": c.end_byte, "kind": c.kind, "symbol": c.symbol, "header": c.header,
              "content_hash": c.content_hash} for c in result.chunks]

@@ -65,6 +65,7 @@ def _start(owner: int, model_dir: str, batch_size: int, root: str) -> None:
 
 def _embed(jobs: list[Job], max_chars: int, max_path_chars: int) -> Encoded:
     from indexing.scan import plain_relative
+    from indexing.source_encoding import as_utf8
     from retrievers.embedded_text import embed_text
 
     prefix, embedder = _worker["prefix"], _worker["embedder"]
@@ -78,7 +79,7 @@ def _embed(jobs: list[Job], max_chars: int, max_path_chars: int) -> Encoded:
                 if plain_relative(chunk.path):  # as Workspace.relpath reads an indexed path
                     try:
                         with open(prefix + chunk.path, "rb") as fh:
-                            data = fh.read()
+                            data = as_utf8(chunk.path, fh.read())
                     except OSError:  # gone or unreadable: nothing to embed (as in process)
                         data = b""
             text = data[chunk.start_byte:chunk.end_byte].decode("utf-8", "replace")
