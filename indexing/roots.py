@@ -102,7 +102,7 @@ class StoredIndex:
     root: str | None
     updated_at: float | None
     bytes: int
-    stale: str | None  # why it can go ("root is gone", ...); None while it is in use
+    stale: str | None  # why it can go ("root is gone", ...); None while its root is there and maps here
 
     def to_json(self) -> dict[str, object]:
         return {"index_dir": str(self.index_dir), "root": self.root, "updated_at": self.updated_at,

@@ -342,11 +342,12 @@ class Workspace:
 
     def error_counts(self) -> dict[str, int]:
         """Indexed files whose parse reported a problem, by reason (over the whole index)."""
-        counts: Counter[str] = Counter()
-        for row in self.store.files().values():
-            if row.error:
-                counts.update(error_reasons(ParseResult(status=row.status, error=row.error)))
-        return dict(counts)
+        return dict(Counter(reason for _, reason in self.error_files()))
+
+    def error_files(self) -> list[tuple[str, str]]:
+        """(path, reason) of each problem an indexed file's parse reported, by path."""
+        return [(path, reason) for path, row in sorted(self.store.files().items()) if row.error
+                for reason in error_reasons(ParseResult(status=row.status, error=row.error))]
 
     def changed_elsewhere(self, consume: bool = True) -> bool:
         """Whether another process committed changes to the index (or rebuilt it) since this one last

@@ -11,6 +11,7 @@ import json
 import sqlite3
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         graph_started = time.perf_counter()
         call_edges = _call_edges(ws)
         seconds = result.seconds + time.perf_counter() - graph_started
-        errors = ws.error_counts()
+        error_files = ws.error_files()
+        errors = dict(Counter(reason for _, reason in error_files))
         vectors = None
         if not args.no_embed:
             from lsp_server.cli_embed import embed_index
@@ -112,6 +114,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             "skipped": result.skipped, "errors": errors, "run_errors": result.errors,
             "seconds": round(seconds, 3), "vectors": vectors,
             "skipped_files": [{"path": p, "reason": r} for p, r in result.skipped_paths],
+            "error_files": [{"path": p, "reason": r} for p, r in error_files],
         }
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -129,11 +132,20 @@ def cmd_index(args: argparse.Namespace) -> int:
         f"  call edges   {call_edges if call_edges is not None else 'n/a'} ({counts['calls']} call sites)",
         f"  skipped      {skipped}" + (f" ({_counts(result.skipped)})" if skipped else ""),
         f"  errors       {n_errors}" + (f" ({_counts(errors)})" if n_errors else ""),
+        *_error_lines(error_files),
         f"  vectors      {_vectors_line(vectors)}",
         f"  seconds      {seconds:.2f}",
     ]
     print("\n".join(lines))
     return 0
+
+
+def _error_lines(error_files: list[tuple[str, str]], shown: int = 10) -> list[str]:
+    """The files behind the errors line, a few of them (--json lists every one)."""
+    lines = [f"    {path}  {reason}" for path, reason in error_files[:shown]]
+    if len(error_files) > shown:
+        lines.append(f"    ... and {len(error_files) - shown} more (--json lists them)")
+    return lines
 
 
 def _vectors_line(vectors: dict[str, Any] | None) -> str:
@@ -278,7 +290,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"definitions  {info['definitions']}",
         f"call sites   {info['calls']}",
         f"imports      {info['imports']}",
-        f"embeddings   {info['embeddings']}",
+        f"vectors      {info['embeddings']} cached (one per model and distinct embedded text: chunks that "
+        "read alike share one; `index` counts chunks with a vector)",
         f"skipped      {sum(info['skipped'].values())}"
         + (f" ({_counts(info['skipped'])})" if info["skipped"] else "") + " (--json lists them)",
         f"integrity    {info['integrity']}",

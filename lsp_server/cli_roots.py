@@ -67,7 +67,7 @@ def _human_bytes(n: int) -> str:
 def _rows(items: list[StoredIndex]) -> list[str]:
     lines = []
     for item in items:
-        state = f"stale: {item.stale}" if item.stale else "in use"
+        state = f"stale: {item.stale}" if item.stale else "current"  # its root is there; not a lock
         lines.append(f"{item.root or '?'}\n    {item.index_dir}  {_human_bytes(item.bytes)}  "
                      f"updated {age(item.updated_at)}  ({state})")
     return lines

@@ -113,3 +113,23 @@ def test_help_names_exactly_the_intents_search_accepts(workspace: tuple[Path, Pa
     assert refused.returncode == 2 and "unknown intent 'find_usages'" in refused.stderr, refused.stderr
     accepted = _search(workspace, "total_001", "--intent", "find_references", "--json")
     assert accepted.returncode in (0, 1), accepted.stderr
+
+
+def test_index_names_the_files_behind_its_errors(tmp_path: Path) -> None:
+    import json
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'e'\n")
+    (root / "good.py").write_text("def fine() -> int:\n    return 1\n")
+    (root / "bad.py").write_bytes(b"def broken() -> str:\n    return '\xff\xfe'\n")
+    args = ("index", str(root), "--no-embed", "--index-dir", str(tmp_path / "index"))
+    human = subprocess.run(_cli(*args), capture_output=True, text=True, env=_env(), cwd=REPO, timeout=300)
+    assert "errors       1 (invalid-utf8 1)" in human.stdout, human.stdout
+    assert "    bad.py  invalid-utf8" in human.stdout.splitlines(), human.stdout
+    data = json.loads(subprocess.run(_cli(*args, "--json"), capture_output=True, text=True, env=_env(),
+                                     cwd=REPO, timeout=300).stdout)
+    assert data["error_files"] == [{"path": "bad.py", "reason": "invalid-utf8"}]
+    listing = subprocess.run(_cli("status", "--all", "--index-dir", str(tmp_path / "index")),
+                             capture_output=True, text=True, env=_env(), cwd=REPO, timeout=300).stdout
+    assert "(current)" in listing and "in use" not in listing, listing  # no process holds it
