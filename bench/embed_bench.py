@@ -7,6 +7,14 @@ cache) and returns the median figures over `repeats` runs; the search bench impo
     .venv/bin/python bench/embed_bench.py                 # default batch size and threads
     .venv/bin/python bench/embed_bench.py --sweep         # batch sizes x torch threads
     .venv/bin/python bench/embed_bench.py --recall        # + Hamming prefilter recall on real vectors
+    nice .venv/bin/python bench/embed_bench.py --backends  # numpy now/before, onnxruntime, torch side by side
+
+`--backends` embeds the same `--sample` chunks' texts (default 200) with each backend and thread count
+(`--threads-list`), the rounds interleaved so that each backend sees the same load, and prints the
+median chunks/s, the ratio to the first, a query's median latency and the smallest cosine to the
+first backend's vectors. "numpy-before" is the numpy encoder of `--before REV`, run as it was (a
+BLAS pool around each batch); "onnxruntime" exports the packaged model with torch.onnx into a
+temporary folder (needs the onnx and onnxruntime packages; left out, with the reason, without them).
 """
 
 from __future__ import annotations
@@ -123,6 +131,165 @@ def recall_report(ws: Workspace, embedder: Embedder) -> None:
         store.close()
 
 
+# ----- backends side by side (--backends) --------------------------------------------------------------
+
+class _Before:
+    """The numpy encoder of an earlier commit (`git show REV:retrievers/bert_numpy.py`), run as that
+    commit's embedder ran it: a BLAS pool of `threads` threads around each batch."""
+
+    def __init__(self, rev: str, threads: int) -> None:
+        import subprocess
+        import types
+
+        from threadpoolctl import ThreadpoolController
+
+        source = subprocess.run(["git", "show", f"{rev}:retrievers/bert_numpy.py"], capture_output=True,
+                                text=True, check=True, cwd=Path(__file__).resolve().parents[1]).stdout
+        module = types.ModuleType(f"bert_numpy_{rev}")
+        exec(compile(source, f"{rev}:retrievers/bert_numpy.py", "exec"), module.__dict__)
+        from retrievers.embedder import default_model_path
+
+        self._encoder = module.NumpyBertEncoder(default_model_path(), 256)
+        self._blas, self.threads = ThreadpoolController(), threads
+        self.dims, self.max_tokens = self._encoder.dims, self._encoder.max_tokens
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        with self._blas.limit(limits=self.threads, user_api="blas"):
+            return np.asarray(self._encoder.encode(texts))
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+
+def export_onnx(folder: Path) -> Path:
+    """The packaged MiniLM (BertModel + mean pooling + normalization) exported with torch.onnx."""
+    import torch
+    from transformers import BertModel
+
+    from retrievers.embedder import default_model_path
+
+    bert = BertModel.from_pretrained(str(default_model_path()), local_files_only=True).eval()
+
+    class Pooled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert  # a submodule: its weights export as initializers
+
+        def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            out = self.bert(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids))
+            h = out.last_hidden_state
+            m = mask.unsqueeze(-1).to(h.dtype)
+            return torch.nn.functional.normalize((h * m).sum(1) / m.sum(1).clamp(min=1.0), dim=-1)
+
+    path = folder / "minilm.onnx"
+    sample = torch.ones((2, 16), dtype=torch.int64)
+    axes = {0: "batch", 1: "tokens"}
+    with torch.no_grad():
+        torch.onnx.export(Pooled(), (sample, sample), str(path), input_names=["ids", "mask"],
+                          output_names=["vectors"],
+                          dynamic_axes={"ids": axes, "mask": axes, "vectors": {0: "batch"}},
+                          opset_version=17, dynamo=False)
+    return path
+
+
+class _Onnx:
+    """onnxruntime on the exported model, `threads` intra-op threads, batches padded to their longest."""
+
+    def __init__(self, path: Path, threads: int) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        from retrievers.embedder import default_model_path
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self._tokenizer = Tokenizer.from_file(str(default_model_path() / "tokenizer.json"))
+        self._tokenizer.enable_truncation(256)
+        self._tokenizer.enable_padding()
+        self.dims, self.max_tokens = 384, 256
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        found = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in found], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in found], dtype=np.int64)
+        return np.asarray(self._session.run(None, {"ids": ids, "mask": mask})[0])
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+
+def _embedder_for(backend: str, threads: int, before: str, onnx: Path | None) -> Embedder:
+    _select((backend, threads))
+    kind = "torch" if backend == "torch" else "numpy"
+    embedder = Embedder(None, EmbedderOptions(threads=threads, backend=kind))
+    embedder.load()
+    if backend == "numpy-before":
+        embedder._model = _Before(before, threads)
+    elif backend == "onnxruntime":
+        assert onnx is not None
+        embedder._model = _Onnx(onnx, threads)
+    return embedder
+
+
+def compare_backends(texts: list[str], backends: list[str], threads: list[int], repeats: int,
+                     before: str) -> None:
+    """chunks/s of each backend x threads on the same texts, rounds interleaved (alternate rounds in
+    reverse order); medians; ratios to the first."""
+    onnx = None
+    if "onnxruntime" in backends:
+        try:
+            import onnxruntime  # noqa: F401
+
+            onnx = export_onnx(Path(tempfile.mkdtemp(prefix="codeseek-onnx-")))
+        except Exception as exc:  # not installed, or the export needs the onnx package
+            print(f"onnxruntime left out: {type(exc).__name__}: {exc}")
+            backends = [b for b in backends if b != "onnxruntime"]
+    runs = [(b, t) for b in backends for t in threads]
+    embedders = {run: _embedder_for(*run, before, onnx) for run in runs}
+    seconds: dict[tuple[str, int], list[float]] = {run: [] for run in runs}
+    first = embedders[runs[0]].encode_documents(texts)
+    cosine = {}
+    for run, embedder in embedders.items():
+        cosine[run] = float((embedder.encode_documents(texts[:40]) * first[:40]).sum(axis=1).min())
+    for round_ in range(repeats):  # every other round backwards: a load that drifts hits all alike
+        for run in runs if round_ % 2 == 0 else runs[::-1]:
+            embedder = embedders[run]
+            _select(run)
+            start = time.perf_counter()
+            embedder.encode_documents(texts)
+            seconds[run].append(time.perf_counter() - start)
+    chars = sum(len(t) for t in texts)
+    print(f"{len(texts)} chunks ({chars} chars), batch 8, median of {repeats} interleaved rounds, "
+          f"load {os.getloadavg()[0]:.1f} at the end")
+    base = len(texts) / statistics.median(seconds[runs[0]])
+    for run in runs:
+        rate = len(texts) / statistics.median(seconds[run])
+        spread = " ".join(f"{len(texts) / s:.1f}" for s in seconds[run])
+        _select(run)
+        query = _query_ms(embedders[run])
+        print(f"{run[0]:>13} threads {run[1]}: {rate:6.1f} chunks/s ({rate / base:4.2f}x {runs[0][0]} "
+              f"{runs[0][1]}; runs {spread}); query p50 {query:5.1f} ms; min cosine vs "
+              f"{runs[0][0]} {cosine[run]:.6f}", flush=True)
+
+
+def _select(run: tuple[str, int]) -> None:
+    if run[0] == "torch":  # torch's thread count is process-wide
+        import torch
+
+        torch.set_num_threads(run[1])
+
+
+def _query_ms(embedder: Embedder) -> float:
+    embedder.encode_query(QUESTIONS[0])
+    times = []
+    for question in QUESTIONS * 3:
+        start = time.perf_counter()
+        embedder.encode_query(question)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
 def requests_workspace() -> Workspace:
     from bench.corpora import fetch_sdist
 
@@ -142,8 +309,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=None, help="embed every k-th chunk, N in all")
     parser.add_argument("--model", default=None)
     parser.add_argument("--recall", action="store_true", help="Hamming prefilter recall on real vectors")
+    parser.add_argument("--backends", nargs="?", const="numpy,numpy-before,onnxruntime,torch", default=None,
+                        help="compare backends (comma list; default: numpy,numpy-before,onnxruntime,torch)")
+    parser.add_argument("--threads-list", default="1,2", help="with --backends: thread counts")
+    parser.add_argument("--before", default="c072d3f", help="with --backends: the commit of numpy-before")
     args = parser.parse_args(argv)
     ws = requests_workspace()
+    if args.backends:
+        chunks = ws.store.chunks()
+        sample = args.sample or 200
+        chunks = chunks[:: max(1, len(chunks) // sample)][:sample]
+        texts = [embed_text(c, ws.chunk_text(c)) for c in chunks]
+        compare_backends(texts, args.backends.split(","), [int(t) for t in args.threads_list.split(",")],
+                         args.repeats, args.before)
+        ws.close()
+        return 0
     embedder = Embedder(args.model, EmbedderOptions())
     grid = [(args.batch_size, args.threads)]
     if args.sweep:
