@@ -35,7 +35,7 @@ if str(REPO) not in sys.path:
 
 from tree_sitter import Node  # noqa: E402
 
-from indexing.doc_text import node_text  # noqa: E402
+from indexing.doc_text import leading_comment_nodes, node_text  # noqa: E402
 from indexing.languages import (  # noqa: E402
     LangSpec,
     get_parser,
@@ -188,24 +188,8 @@ def _docstring(body: Node, source: bytes) -> str:
 
 
 def _leading_comments(outer: Node, source: bytes, spec: LangSpec) -> str:
-    """Every comment directly above a declaration, whole (the block indexing.doc_text.leading_comment
-    reads the first line of: attributes skipped, a gap of 2+ blank lines ends it, 3+ after `/**`)."""
-    found: list[str] = []
-    current = outer
-    sibling = outer.prev_named_sibling
-    while sibling is not None:
-        if sibling.type in spec.attach_next:
-            pass
-        elif sibling.type in spec.comments or sibling.type.endswith("comment"):
-            gap = current.start_point.row - sibling.end_point.row
-            if gap > 2 or (gap == 2 and not source.startswith(b"/**", sibling.start_byte)):
-                break
-            found.append(node_text(source, sibling))
-        else:
-            break
-        current = sibling
-        sibling = sibling.prev_named_sibling
-    return "\n".join(reversed(found))
+    """Every comment directly above a declaration, whole (indexing.doc_text reads the first line)."""
+    return "\n".join(node_text(source, c) for c in leading_comment_nodes(outer, source, spec))
 
 
 def _declaration(outer: Node) -> Node:

@@ -47,6 +47,16 @@ def docstring(body: Node, source: bytes) -> str:
 
 def leading_comment(outer: Node, source: bytes, spec: LangSpec) -> str:
     """First line of the comments directly above the declaration (skipping attributes)."""
+    for comment in leading_comment_nodes(outer, source, spec):
+        line = first_doc_line(node_text(source, comment))
+        if line:
+            return line
+    return ""
+
+
+def leading_comment_nodes(outer: Node, source: bytes, spec: LangSpec) -> list[Node]:
+    """The comments directly above the declaration, top first: attributes are skipped, a gap of two
+    blank lines ends the block (three after a `/**` comment)."""
     comments: list[Node] = []
     current = outer
     sibling = outer.prev_named_sibling
@@ -62,11 +72,7 @@ def leading_comment(outer: Node, source: bytes, spec: LangSpec) -> str:
             break
         current = sibling
         sibling = sibling.prev_named_sibling
-    for comment in reversed(comments):
-        line = first_doc_line(node_text(source, comment))
-        if line:
-            return line
-    return ""
+    return comments[::-1]
 
 
 def first_doc_line(text: str) -> str:
