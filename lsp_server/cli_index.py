@@ -82,6 +82,10 @@ def _call_edges(ws: Workspace) -> int | None:
     return edges
 
 
+def _share(part: int, whole: int) -> str:
+    return f"{100 * min(part, whole) / whole:.0f}%" if whole else "0%"
+
+
 def _counts(counter: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
 
@@ -266,6 +270,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         from retrievers.text_identity import problem  # a tantivy folder of another index is no "ok"
 
         info["integrity"] = problem(ws.index_dir, ws.store.get_meta("generation") or "") or integrity
+        from retrievers.embedder import DEFAULT_MODEL_ID  # how much of the index the transformer covers
+
+        info["transformer_vectors"] = ws.store.count_embeddings(DEFAULT_MODEL_ID)
         stored = ws.store.files()
         listing = scan(ws.root, ws.options.scan)
         scanned = {f.path: f for f in listing.files}
@@ -292,6 +299,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"imports      {info['imports']}",
         f"vectors      {info['embeddings']} cached (one per model and distinct embedded text: chunks that "
         "read alike share one; `index` counts chunks with a vector)",
+        f"transformer  {info['transformer_vectors']} MiniLM vectors for {info['chunks']} chunks "
+        f"({_share(info['transformer_vectors'], info['chunks'])}; questions are read by MiniLM either way, "
+        "`codeseek index --transformer` fills them in)",
         f"skipped      {sum(info['skipped'].values())}"
         + (f" ({_counts(info['skipped'])})" if info["skipped"] else "") + " (--json lists them)",
         f"integrity    {info['integrity']}",

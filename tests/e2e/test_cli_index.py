@@ -137,6 +137,8 @@ def test_status_reports_pending_changes(project: Path, tmp_path: Path) -> None:
     assert any((tmp_path / "cache" / "codeseek").iterdir())
     status = codeseek("status", str(project), env={**env, "CODESEEK_INDEX_DIR": ""}, check=True).stdout
     assert "files        4" in status and "(up to date)" in status
+    chunks = int(next(line.split()[1] for line in status.splitlines() if line.startswith("chunks")))
+    assert f"transformer  0 MiniLM vectors for {chunks} chunks (0%" in status  # what the transformer covers
     (project / "src/helpers.py").write_text(HELPERS + "\n\ndef decode(b):\n    return b.decode()\n")
     (project / "src/new.py").write_text("x = 1\n")
     data = json.loads(codeseek("status", str(project), "--json", env={**env, "CODESEEK_INDEX_DIR": ""},
