@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 import math
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,7 +136,6 @@ class NumpyBertEncoder:
 
     def __init__(self, model_dir: Path, max_tokens: int = 256, threads: int = 1) -> None:
         from safetensors.numpy import load_file
-        from threadpoolctl import ThreadpoolController
         from tokenizers import Tokenizer
 
         config = _read_json(model_dir / "config.json") or {}
@@ -158,7 +159,6 @@ class NumpyBertEncoder:
         self.tokenizer.enable_truncation(self.max_tokens)
         self.tokenizer.no_padding()
         self._lock = threading.Lock()  # the Rust tokenizer is not shared across threads
-        self._blas = ThreadpoolController()
         self._pool: ThreadPoolExecutor | None = None
 
     @property
@@ -202,7 +202,7 @@ class NumpyBertEncoder:
         if not texts:
             return np.zeros((0, self.hidden), dtype=np.float32)
         ids = self._tokens(texts)
-        with self._blas.limit(limits=1, user_api="blas"):
+        with _one_blas_thread():
             parts = _split(ids, self.threads)
             if len(parts) == 1:
                 return self._forward(ids)
@@ -218,8 +218,37 @@ class NumpyBertEncoder:
     def encode_one(self, text: str) -> np.ndarray:
         """(dims,) float32 unit vector of one text (a query): a batch of one, no padding, one thread."""
         ids = self._tokens([text])
-        with self._blas.limit(limits=1, user_api="blas"):
+        with _one_blas_thread():
             return self._forward(ids)[0]
+
+
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_limit: Any = None
+_blas_controller: Any = None
+
+
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """BLAS on one thread while any encoder of this process runs (the setting is process-wide: two
+    overlapping encodes must not restore it under each other)."""
+    global _blas_users, _blas_limit, _blas_controller
+    with _blas_lock:
+        if _blas_users == 0:
+            if _blas_controller is None:  # finding the BLAS libraries takes ~0.1 ms: once
+                from threadpoolctl import ThreadpoolController
+
+                _blas_controller = ThreadpoolController()
+            _blas_limit = _blas_controller.limit(limits=1, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                _blas_limit.restore_original_limits()
+                _blas_limit = None
 
 
 def _split(ids: list[np.ndarray], parts: int) -> list[list[int]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -72,6 +73,22 @@ def test_two_threads_give_the_same_vectors(encoder: NumpyBertEncoder) -> None:
     threaded = NumpyBertEncoder(default_model_path(), max_tokens=256, threads=2)
     np.testing.assert_allclose(threaded.encode(TEXTS), encoder.encode(TEXTS), atol=2e-5)
     np.testing.assert_allclose(threaded.encode(TEXTS[:1]), encoder.encode(TEXTS[:1]), atol=2e-5)
+
+
+@pytest.mark.slow
+def test_overlapping_encodes_agree_and_give_blas_its_threads_back(encoder: NumpyBertEncoder) -> None:
+    from threadpoolctl import threadpool_info
+
+    before = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    expected = encoder.encode(TEXTS)
+    batches: list[np.ndarray] = []
+    worker = threading.Thread(target=lambda: batches.extend(encoder.encode(TEXTS) for _ in range(3)))
+    worker.start()
+    queries = [encoder.encode_one(TEXTS[0]) for _ in range(10)]
+    worker.join()
+    assert len(batches) == 3 and all(np.allclose(b, expected, atol=2e-5) for b in batches)
+    assert all(np.allclose(q, expected[0], atol=2e-5) for q in queries)
+    assert [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"] == before
 
 
 def _best_of(runs: int, work: object) -> float:
