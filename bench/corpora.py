@@ -1,5 +1,10 @@
 """Fetch and cache evaluation corpora (source distributions) from the package registries.
 
+Kinds: PyPI sdists (`fetch_sdist`), npm tarballs (`fetch_npm`) and Debian binary packages
+(`fetch_deb`: `golang-*-dev` ship Go source under `usr/share/gocode/src/...`, `librust-*-dev` ship
+crate source under `usr/share/cargo/registry/<crate>-<version>/`), the last for Go and Rust corpora
+since the Go proxy and crates.io are not reachable here.
+
 Used by the corpus-level tests, the benchmarks and the evaluation scripts. Corpora are cached under
 `$CODESEEK_CORPORA` (default `$XDG_CACHE_HOME/codeseek-corpora`, `~/.cache` without it) so a
 second run needs no network.
@@ -78,4 +83,28 @@ def fetch_npm(name: str, version: str) -> Path:
         if not archives:
             raise RuntimeError(f"npm pack produced nothing for {name}@{version}")
         _unpack(archives[0], dest)
+    return dest
+
+
+def fetch_deb(name: str, version: str) -> Path:
+    """A Debian package unpacked (not installed), e.g. fetch_deb("librust-ureq-dev", "2.6.2-3"): the
+    folder holding its `usr/...` tree. `apt-get download NAME=VERSION` needs that version in the apt
+    lists (`apt-get update`; `apt-cache policy NAME` shows what is there)."""
+    dest = corpora_dir() / f"deb-{name}-{version}"
+    if dest.is_dir():
+        return dest
+    with tempfile.TemporaryDirectory() as tmpdir:
+        cmd = ["apt-get", "download", "-q", f"{name}={version}"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            cmd[2:2] = ["-o", "APT::Sandbox::User=root"]  # the _apt user cannot write a root-owned temp dir
+        subprocess.run(cmd, cwd=tmpdir, check=True, stdout=subprocess.DEVNULL)
+        debs = list(Path(tmpdir).glob("*.deb"))
+        if not debs:
+            raise RuntimeError(f"apt-get downloaded nothing for {name}={version}")
+        unpacked = Path(tempfile.mkdtemp(dir=dest.parent))
+        try:
+            subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(unpacked)], check=True)
+            unpacked.rename(dest)
+        finally:
+            shutil.rmtree(unpacked, ignore_errors=True)
     return dest

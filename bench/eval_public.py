@@ -83,7 +83,7 @@ def find_set(name: str) -> Path | SembleDevSpec:
 
 def corpus_root(qs: QuerySet) -> Path:
     """The folder a set searches: the unpacked corpus (fetched once), plus its `root` subfolder."""
-    from bench.corpora import fetch_npm, fetch_sdist
+    from bench.corpora import fetch_deb, fetch_npm, fetch_sdist
 
     corpus = qs.corpus
     kind = corpus.get("kind", "sdist")
@@ -91,8 +91,12 @@ def corpus_root(qs: QuerySet) -> Path:
         base = REPO
     elif kind == "npm":
         base = fetch_npm(corpus["name"], corpus["version"])
-    else:
+    elif kind == "deb":  # a Debian package unpacked; root names the source tree in it (usr/share/...)
+        base = fetch_deb(corpus["name"], corpus["version"])
+    elif kind == "sdist":
         base = fetch_sdist(corpus["name"], corpus["version"])
+    else:
+        raise SystemExit(f"{qs.source or qs.name}: unknown corpus kind {kind!r} (sdist, npm, deb or self)")
     sub = corpus.get("root") or ""
     return base / sub if sub else base
 

@@ -11,7 +11,7 @@ Formats read:
   min(10, targets) ones).
 - one repository of the 43-repository semble-dev set (`load_semble_repo`: an annotation file of the
   same format, its corpus a git checkout laid out by shared/eval/semble-dev/checkout.sh); NDCG@10.
-- our own sets (`bench/queries/*.json`): `{"name", "corpus": {"kind": "sdist"|"npm"|"self", "name",
+- our own sets (`bench/queries/*.json`): `{"name", "corpus": {"kind": "sdist"|"npm"|"deb"|"self", "name",
   "version", "root": subfolder or ""}, "prefix": "", "queries": [{"id", "query", "category", "targets":
   [{"path", "line"} | {"path", "symbol"} | {"path", "start", "end"} | {"path"}]}]}`; scored like the
   seed set (any target counts), plus NDCG@10 over the targets.
@@ -69,7 +69,7 @@ class QuerySet:
     """A named set of queries over one corpus."""
 
     name: str
-    corpus: dict[str, str]  # kind (sdist | npm | self), name, version, root (subfolder searched)
+    corpus: dict[str, str]  # kind (sdist | npm | deb | self), name, version, root (subfolder searched)
     queries: list[EvalQuery]
     metric: str = "rank"  # "rank": hit@k + MRR (line targets); "ndcg": NDCG@10 (file targets)
     prefix: str = ""  # prepended to result paths before matching (when searching a subfolder)
