@@ -182,9 +182,11 @@ def main() -> int:
     parser.add_argument("--from-distill", action="store_true",
                         help="start from a fresh distillation of the packaged MiniLM (not the cached model)")
     parser.add_argument("--float16", action="store_true", help="write the vectors as float16")
+    parser.add_argument("--loss", choices=("mse", "cosine"), default="mse")
     parser.add_argument("--out", required=False)
     args = parser.parse_args()
-    settings = TrainSettings(chunks=args.chunks, query_share=args.query_share, epochs=args.epochs, lr=args.lr)
+    settings = TrainSettings(chunks=args.chunks, query_share=args.query_share, epochs=args.epochs, lr=args.lr,
+                             loss=args.loss)
     texts: list[str] = []
     targets_list = []
     for spec in args.corpus.split("+"):

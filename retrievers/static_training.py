@@ -48,6 +48,7 @@ class TrainSettings:
     lr: float = 1e-3
     max_tokens: int = 256  # what MiniLM reads of a text
     seed: int = 0
+    loss: str = "mse"  # "mse" (tokenlearn's) or "cosine" (1 - cosine: only the direction, what ranks)
 
 
 def stdlib_root() -> Path:
@@ -293,11 +294,16 @@ def fit_embeddings(embeddings: np.ndarray, token_ids: Sequence[Sequence[int]], t
         summed = torch.bmm(w[:, None, :], emb(ids)).squeeze(1)
         return summed / mask.sum(1).clamp_min(1.0)[:, None]
 
+    def fit_loss(predicted: Any, target: Any) -> Any:
+        if settings.loss == "cosine":
+            return (1.0 - nn.functional.cosine_similarity(predicted, target, dim=1)).mean()
+        return nn.functional.mse_loss(predicted, target)
+
     def held_out_loss() -> float:
         if not len(val_idx):
             return 0.0
         with torch.no_grad():
-            losses = [nn.functional.mse_loss(out_layer(pooled(ids)), target, reduction="sum").item()
+            losses = [fit_loss(out_layer(pooled(ids)), target).item() * len(target)
                       for ids, target in (batch(val_idx[s : s + 256]) for s in range(0, len(val_idx), 256))]
         return float(sum(losses) / len(val_idx))
 
@@ -312,7 +318,7 @@ def fit_embeddings(embeddings: np.ndarray, token_ids: Sequence[Sequence[int]], t
         for s in range(0, len(shuffled), settings.batch_size):
             ids, target = batch(shuffled[s : s + settings.batch_size])
             optimizer.zero_grad()
-            loss = nn.functional.mse_loss(out_layer(pooled(ids)), target)
+            loss = fit_loss(out_layer(pooled(ids)), target)
             if pairs is not None and len(pair_rows) >= 2:
                 loss = loss + contrastive(step)
             loss.backward()
