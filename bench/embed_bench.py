@@ -237,11 +237,12 @@ def compare_backends(texts: list[str], backends: list[str], threads: list[int], 
     """chunks/s of each backend x threads on the same texts, rounds interleaved (alternate rounds in
     reverse order); medians; ratios to the first."""
     onnx = None
+    folder = tempfile.TemporaryDirectory(prefix="codeseek-onnx-")  # the export: 90 MB, removed at exit
     if "onnxruntime" in backends:
         try:
             import onnxruntime  # noqa: F401
 
-            onnx = export_onnx(Path(tempfile.mkdtemp(prefix="codeseek-onnx-")))
+            onnx = export_onnx(Path(folder.name))
         except Exception as exc:  # not installed, or the export needs the onnx package
             print(f"onnxruntime left out: {type(exc).__name__}: {exc}")
             backends = [b for b in backends if b != "onnxruntime"]
@@ -271,6 +272,7 @@ def compare_backends(texts: list[str], backends: list[str], threads: list[int], 
         print(f"{run[0]:>13} threads {run[1]}: {rate:6.1f} chunks/s ({rate / base:4.2f}x {runs[0][0]} "
               f"{runs[0][1]}; runs {spread}); query p50 {query:5.1f} ms; min cosine vs "
               f"{runs[0][0]} {cosine[run]:.6f}", flush=True)
+    folder.cleanup()
 
 
 def _select(run: tuple[str, int]) -> None:
