@@ -158,7 +158,8 @@ def test_projection_basis_is_orthonormal_and_keeps_the_main_directions() -> None
     assert np.allclose(np.linalg.norm(targets @ basis, axis=1), np.linalg.norm(targets, axis=1), rtol=1e-4)
 
 
-def test_folded_head_puts_pooled_vectors_in_the_target_space() -> None:
+@pytest.mark.parametrize("loss", ["mse", "cosine"])
+def test_folded_head_puts_pooled_vectors_in_the_target_space(loss: str) -> None:
     pytest.importorskip("torch")
     rng = np.random.default_rng(0)
     vocab, dims, out_dims, pad = 40, 8, 5, 0
@@ -166,7 +167,7 @@ def test_folded_head_puts_pooled_vectors_in_the_target_space() -> None:
     start = rng.normal(size=(vocab, dims)).astype(np.float32)
     texts = [rng.integers(1, vocab, size=rng.integers(3, 9)).tolist() for _ in range(600)]
     targets = np.stack([truth[t].mean(axis=0) for t in texts])
-    settings = TrainSettings(epochs=40, batch_size=32, lr=2e-2)
+    settings = TrainSettings(epochs=40, batch_size=32, lr=2e-2, loss=loss)
     folded = fit_embeddings(start, texts, targets, pad, settings, fold_head=True)
     assert folded.shape == (vocab, out_dims)  # rows now live in the targets' space
     pooled = np.stack([folded[t].mean(axis=0) for t in texts])
