@@ -6,6 +6,12 @@ model directory. It has the interface of `retrievers.embedder.Embedder` (`encode
 `encode_query`, `load`, `dims`, `model_id`...), so the semantic retriever takes either. Inference is
 a tokenizer call and a mean of embedding rows: about 0.1 ms a query and thousands of chunks a second
 on one core, which is what makes semantic search ready in seconds.
+
+A model trained in the packaged MiniLM's space (the shipped one: its folder holds
+`query_projection.npy`) has MiniLM itself read a question (`encode_query_for`: the numpy encoder, one
+BLAS thread, ~10 ms), projected onto the static vectors' space; identifiers and lookups keep the
+static query. The projection is made for the packaged MiniLM only: a projection whose shape does not
+fit is ignored, and a MiniLM that cannot load leaves queries static, with one warning.
 """
 
 from __future__ import annotations
