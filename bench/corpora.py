@@ -97,7 +97,11 @@ def fetch_deb(name: str, version: str) -> Path:
         cmd = ["apt-get", "download", "-q", f"{name}={version}"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd[2:2] = ["-o", "APT::Sandbox::User=root"]  # the _apt user cannot write a root-owned temp dir
-        subprocess.run(cmd, cwd=tmpdir, check=True, stdout=subprocess.DEVNULL)
+        try:
+            subprocess.run(cmd, cwd=tmpdir, check=True, stdout=subprocess.DEVNULL)
+        except subprocess.CalledProcessError as exc:
+            raise RuntimeError(f"apt-get download {name}={version} failed (exit {exc.returncode}): run "
+                               f"apt-get update; apt-cache policy {name} lists the versions there") from exc
         debs = list(Path(tmpdir).glob("*.deb"))
         if not debs:
             raise RuntimeError(f"apt-get downloaded nothing for {name}={version}")
