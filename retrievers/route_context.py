@@ -148,6 +148,10 @@ def graph_located(ctx: RouteContext, chunk: Chunk, hit: Hit, explain: dict[str, 
         located.start_line = located.end_line = int(detail["line"])
         caller = detail.get("caller")
         located.symbol = caller if isinstance(caller, str) else chunk.symbol
+        caller_id = detail.get("caller_def_id")
+        d = ctx.snap.definitions.get(caller_id) if isinstance(caller_id, int) else None
+        if d is not None:  # the caller's own kind, not that of the chunk around the call (a class, a block)
+            located.kind = d.kind
         return located
     def_id = detail.get("def_id", detail.get("caller_def_id"))
     d = ctx.snap.definitions.get(def_id) if isinstance(def_id, int) else None
