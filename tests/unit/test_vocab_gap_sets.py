@@ -16,6 +16,7 @@ from bench.vocab_gap_check import (
     check_phrase,
     check_query,
     check_set,
+    corpus_root,
     default_files,
     parse_definitions,
     shared_run,
@@ -138,5 +139,9 @@ def test_the_gap_sets_load_as_rank_sets() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("path", default_files(), ids=lambda p: p.stem)
 def test_each_gap_set_keeps_every_rule(path: Path) -> None:
-    violations = check_set(path)
+    try:
+        root = corpus_root(path)
+    except RuntimeError as exc:  # a Debian package whose version left the apt lists, apt not updated
+        pytest.skip(f"corpus unavailable here: {exc}")
+    violations = check_set(path, root)
     assert not violations, "\n".join(map(str, violations))
