@@ -104,7 +104,24 @@ def build_server(service: McpService) -> Any:
     """An `MCPServer` with the seven tools over `service` (started and stopped by its lifespan)."""
     import anyio
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
     from mcp.types import CallToolResult, ToolAnnotations
+    from pydantic import ValidationError
+
+    class _Server(MCPServer):  # type: ignore[misc]
+        """Arguments the schema rejects get one line naming each and what it allows (not pydantic's
+        report with its documentation URL)."""
+
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                    raise
+                tool = self._tool_manager.get_tool(name)
+                schema = tool.parameters if tool is not None else {}
+                raise ToolError(argument_errors(name, cause, schema)) from cause
 
     lim = service.options.limits
     Limit = Annotated[int, _field("how many results", ge=1, le=lim.max_results)]  # noqa: N806
@@ -122,8 +139,7 @@ def build_server(service: McpService) -> Any:
         finally:
             await anyio.to_thread.run_sync(service.stop)
 
-    server: Any = MCPServer("codeseek", instructions=_flow(INSTRUCTIONS), version=_version(),
-                            lifespan=lifespan)
+    server: Any = _Server("codeseek", instructions=_flow(INSTRUCTIONS), version=_version(), lifespan=lifespan)
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
 
@@ -177,6 +193,50 @@ def build_server(service: McpService) -> Any:
                     (impact, IMPACT), (related, RELATED), (status, STATUS)):
         server.add_tool(fn, description=_flow(doc), annotations=read_only)
     return server
+
+
+def argument_errors(tool: str, error: Any, schema: dict[str, Any]) -> str:
+    """One line for a `ValidationError` of `tool`'s arguments: each bad argument, what was given and
+    what its JSON schema allows."""
+    props = schema.get("properties", {})
+    parts = []
+    for err in error.errors():
+        name = ".".join(str(p) for p in err["loc"]) or "arguments"
+        if err["type"] == "missing":
+            parts.append(f"missing required argument {name}")
+            continue
+        allowed = _allowed(props.get(str(err["loc"][0]), {})) if err["loc"] else ""
+        given = json.dumps(err.get("input"), ensure_ascii=False, default=str)
+        if len(given) > 60:
+            given = given[:57] + "..."
+        parts.append(f"{name}={given}: " + (f"must be {allowed}" if allowed else str(err["msg"]).lower()))
+    return f"invalid arguments to {tool}: " + "; ".join(dict.fromkeys(parts))
+
+
+def _allowed(prop: dict[str, Any]) -> str:
+    """What a JSON schema property admits, in words ("an integer from 1 to 50")."""
+    options = [o for o in prop.get("anyOf", [prop]) if o.get("type") != "null"]
+    prop = options[0] if len(options) == 1 else prop
+    if "enum" in prop:
+        return "one of " + ", ".join(str(v) for v in prop["enum"])
+    kind = prop.get("type")
+    if kind == "integer":
+        low, high = prop.get("minimum"), prop.get("maximum")
+        if low is not None and high is not None:
+            return f"an integer from {low} to {high}"
+        if low is not None:
+            return f"an integer of {low} or more"
+        return "an integer"
+    if kind == "string":
+        low, high = prop.get("minLength"), prop.get("maxLength")
+        if low and high:
+            return f"a string of {low} to {high} characters"
+        return "a non-empty string" if low else "a string"
+    if kind == "boolean":
+        return "true or false"
+    if kind == "array":
+        return "a list of strings"
+    return ""
 
 
 def _flow(text: str) -> str:

@@ -95,22 +95,25 @@ async def test_malformed_calls_get_tool_errors_and_the_server_keeps_serving(work
     async with mcp_session(str(CODESEEK), args(workspace), environment(tmp_path), tmp_path) as session:
         await wait_indexed(session)
         bad = [
-            ("search", {}, "query"),  # missing required argument
-            ("search", {"query": ""}, "at least 1 character"),
-            ("search", {"query": "cart", "limit": 0}, "greater than or equal to 1"),
-            ("search", {"query": "cart", "limit": "many"}, "limit"),
-            ("search", {"query": "cart", "preset": "fastest"}, "preset"),
+            ("search", {}, "invalid arguments to search: missing required argument query"),
+            ("search", {"query": ""}, 'query="": must be a non-empty string'),
+            ("search", {"query": "cart", "limit": 0}, "limit=0: must be an integer from 1 to 50"),
+            ("search", {"query": "cart", "limit": "abc"}, 'limit="abc": must be an integer from 1 to 50'),
+            ("search", {"query": "cart", "limit": -5}, "limit=-5: must be an integer from 1 to 50"),
+            ("search", {"query": "cart", "preset": "fastest"},
+             'preset="fastest": must be one of quick, default, thorough'),
             ("search", {"query": "cart", "include": ["../secrets/**"]}, "escapes the workspace root"),
             ("definition", {"symbol": "total", "path": "/etc/passwd"}, "outside the workspace"),
             ("definition", {"symbol": "total", "line": 4}, "line needs path"),
-            ("impact", {"symbol": "checkout", "depth": 99}, "less than or equal to 6"),
-            ("callers", {"symbol": 42}, "symbol"),
+            ("impact", {"symbol": "checkout", "depth": 99}, "depth=99: must be an integer from 1 to 6"),
+            ("callers", {"symbol": 42}, "symbol=42: must be a string of 1 to 300 characters"),
             ("no_such_tool", {}, "Unknown tool"),
         ]
         for tool, arguments, message in bad:
             result = await session.call_tool(tool, arguments)
             assert result.is_error, (tool, arguments)
             assert message in text_of(result), (tool, arguments, text_of(result))
+            assert "pydantic" not in text_of(result) and "\n" not in text_of(result), text_of(result)
         # Still serving, with the same answers.
         callers = await call(session, "callers", symbol="charge_card")
         assert callers["matches"][0]["callers"][0]["line"] == 16
