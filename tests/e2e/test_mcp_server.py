@@ -94,7 +94,7 @@ async def test_malformed_calls_get_tool_errors_and_the_server_keeps_serving(work
                                                                            tmp_path: Path) -> None:
     async with mcp_session(str(CODESEEK), args(workspace), environment(tmp_path), tmp_path) as session:
         await wait_indexed(session)
-        bad = [
+        bad: list[tuple[str, dict[str, object], str]] = [
             ("search", {}, "invalid arguments to search: missing required argument query"),
             ("search", {"query": ""}, 'query="": must be a non-empty string'),
             ("search", {"query": "cart", "limit": 0}, "limit=0: must be an integer from 1 to 50"),
