@@ -120,7 +120,8 @@ def targets_for(texts: list[str]) -> np.ndarray:
     if path.exists():
         return np.load(path)
     bank = _bank()
-    if all(t in bank for t in texts):
+    missing = list(dict.fromkeys(t for t in texts if t not in bank))  # only these are embedded
+    if not missing:
         return np.stack([bank[t] for t in texts])
     from retrievers.embedder import Embedder, EmbedderOptions, foreground_options
 
@@ -137,8 +138,10 @@ def targets_for(texts: list[str]) -> np.ndarray:
             rate = done / max(now - started, 1e-6)
             print(f"  MiniLM {done}/{total} ({rate:.1f}/s)", file=sys.stderr, flush=True)
 
-    vectors = embedder.encode_documents(texts, progress=report)
-    print(f"MiniLM targets: {len(texts)} texts in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    made = embedder.encode_documents(missing, progress=report)
+    print(f"MiniLM targets: {len(missing)} new texts in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    bank.update(zip(missing, made, strict=True))
+    vectors = np.stack([bank[t] for t in texts])
     np.save(path, vectors)
     (CACHE / f"texts-{fingerprint}.json").write_text(json.dumps(texts))
     return vectors
