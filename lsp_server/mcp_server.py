@@ -76,7 +76,8 @@ it, what it calls (most central first) and the most similar code elsewhere (when
 Quick orientation before reading or editing a function."""
 
 STATUS = """\
-The workspace index: root, index location, state (indexing, embedding, text-only = no embeddings,
+The workspace index: root, index location, state (loading = opening the index stored on disk, with its
+stored counts; indexing, embedding, text-only = no embeddings,
 ready, empty), counts, the last refresh and any error. Call it when results look empty or stale."""
 
 def _field(description: str, **kw: Any) -> Any:

@@ -306,6 +306,8 @@ class McpService(StoppableWorker):
     def status(self) -> dict[str, Any]:
         """The index: where it is, its state and counts, the last refresh, the last error."""
         info = self.codebase.status()
+        if not self.phase1_done.is_set() and info["files"]:  # an index on disk, not opened yet
+            info.update(state="loading", embedded=None)  # the vectors are counted once they are loaded
         return {"root": str(self.root), "index_dir": str(self.workspace.index_dir), "state": info["state"],
                 "refreshing": self.refreshing(), "files": info["files"],
                 "chunks": info["chunks"], "definitions": info["definitions"],

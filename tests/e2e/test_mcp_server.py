@@ -219,3 +219,19 @@ async def test_with_embeddings_search_is_semantic_and_related_lists_similar_code
         similar = [(s["path"], s["start_line"], s["symbol"]) for s in info["similar"]]
         assert len(similar) == 3 and similar[0] == ("shop/checkout.py", 20, "loyalty_price")
         assert not any(path == "shop/pricing.py" and 11 <= start <= 15 for path, start, _ in similar)
+
+
+async def test_status_at_start_says_loading_for_an_index_on_disk(workspace: Path, tmp_path: Path) -> None:
+    """Right after the server starts, an index the CLI completed is being opened, not indexed: status
+    says "loading" with the stored counts (never "indexing, embedded 0"), then text-only."""
+    env = environment(tmp_path)
+    built = subprocess.run([str(CODESEEK), "index", str(workspace), "--no-embed", "--quiet"],
+                           env={**os.environ, **env}, capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    async with mcp_session(str(CODESEEK), args(workspace), env, tmp_path) as session:
+        first = await call(session, "status")
+        assert first["state"] in ("loading", "text-only"), first
+        assert (first["files"], first["chunks"]) == (9, 17), first
+        if first["state"] == "loading":
+            assert first["embedded"] is None, first
+        assert (await wait_indexed(session))["state"] == "text-only"
