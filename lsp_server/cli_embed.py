@@ -43,11 +43,41 @@ def process_ms() -> float:
         return (time.time() - _FALLBACK_START) * 1000
 
 
+class PlainProgress:
+    """Progress as plain lines on stderr, for a run whose stderr is not a terminal (a log, a CI job, an
+    agent): silent for the first `quiet_s` seconds (a quick run prints nothing), then a line when a
+    phase starts and at most one every `every_s` seconds ("codeseek: parse 1,200/14,896 (8%)")."""
+
+    def __init__(self, stream: Any = None, quiet_s: float = 3.0, every_s: float = 2.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.quiet_s, self.every_s, self.clock = quiet_s, every_s, clock
+        self.started = clock()
+        self.label: str | None = None
+        self.printed_at = float("-inf")
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        now = self.clock()
+        if now - self.started < self.quiet_s:
+            return
+        label = PHASE_LABELS.get(phase, phase)
+        if label == self.label and now - self.printed_at < self.every_s:
+            return
+        self.label, self.printed_at = label, now
+        share = f" ({100 * done // total}%)" if total else ""
+        count = f"{done:,}/{total:,}" if total else f"{done:,}"
+        try:
+            print(f"codeseek: {label} {count}{share}", file=self.stream, flush=True)
+        except (OSError, ValueError):  # stderr closed: progress is not worth failing for
+            pass
+
+
 @contextlib.contextmanager
-def progress_bar(show: bool) -> Iterator[Callable[[str, int, int], None]]:
-    """A (phase, done, total) callback drawing one labelled bar per phase, with an ETA."""
+def progress_bar(show: bool, plain: bool = False) -> Iterator[Callable[[str, int, int], None]]:
+    """A (phase, done, total) callback drawing one labelled bar per phase, with an ETA; with `plain`
+    (stderr not a terminal) plain lines once the run is slow enough to need them (`PlainProgress`)."""
     if not show:
-        yield lambda phase, done, total: None
+        yield PlainProgress() if plain else (lambda phase, done, total: None)
         return
     from rich.console import Console
     from rich.progress import (
@@ -73,7 +103,7 @@ def progress_bar(show: bool) -> Iterator[Callable[[str, int, int], None]]:
         yield progress
 
 
-def embed_index(ws: Workspace, transformer: bool, show: bool) -> dict[str, Any]:
+def embed_index(ws: Workspace, transformer: bool, show: bool, plain: bool = False) -> dict[str, Any]:
     """Static vectors for every chunk (and transformer vectors with `transformer`); a summary dict."""
     from retrievers.embedder import foreground_options
     from retrievers.engine import EngineOptions, SearchEngine
@@ -84,7 +114,7 @@ def embed_index(ws: Workspace, transformer: bool, show: bool) -> dict[str, Any]:
                             transformer_embedder=make_embedder("minilm", foreground_options()))
     engine = SearchEngine(ws, options)
     try:
-        with progress_bar(show) as progress:
+        with progress_bar(show, plain) as progress:
             result = engine.refresh(embed=True, progress=progress, paths=[])
             made = engine.embed_transformer(progress) if transformer else 0
         info = engine.index_info()

@@ -47,9 +47,14 @@ def _workspace(root: Path, index_base: str | None) -> Workspace:
     return Workspace(root, WorkspaceOptions(index_base=base, parse_workers=None))
 
 
-def _update(ws: Workspace, show_progress: bool) -> UpdateResult:
+def _update(ws: Workspace, show_progress: bool, plain: bool = False) -> UpdateResult:
     if not show_progress:
-        return ws.update()
+        if not plain:
+            return ws.update()
+        from lsp_server.cli_embed import PlainProgress
+
+        lines = PlainProgress()
+        return ws.update(progress=lambda done, total, path: lines("indexing", done, total))
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -97,7 +102,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         problem = ws.store.check()  # an explicit index run checks the pages too (issue 13)
         if problem != "ok":
             raise sqlite3.DatabaseError(f"database disk image is malformed: {problem}")
-        result = _update(ws, not args.quiet and sys.stderr.isatty())
+        tty = sys.stderr.isatty()
+        result = _update(ws, not args.quiet and tty, not args.quiet and not tty)
         counts = ws.store.counts()
         graph_started = time.perf_counter()
         call_edges = _call_edges(ws)
@@ -108,7 +114,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         if not args.no_embed:
             from lsp_server.cli_embed import embed_index
 
-            vectors = embed_index(ws, args.transformer, not args.quiet and sys.stderr.isatty())
+            vectors = embed_index(ws, args.transformer, not args.quiet and sys.stderr.isatty(),
+                                  not args.quiet and not sys.stderr.isatty())
             seconds += vectors["seconds"]
         summary = {
             "root": str(ws.root), "index_dir": str(ws.index_dir), "files": counts["files"],

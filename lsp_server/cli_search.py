@@ -72,11 +72,12 @@ def _no_collection() -> Iterator[None]:
             gc.freeze()
 
 
-def refresh(engine: SearchEngine, show_progress: bool) -> RefreshResult:
-    """Refresh with labelled progress bars (counts, ETA) on stderr when it is a terminal."""
+def refresh(engine: SearchEngine, show_progress: bool, plain: bool = False) -> RefreshResult:
+    """Refresh with labelled progress bars (counts, ETA) on stderr when it is a terminal, else (`plain`)
+    plain lines once the refresh has run for a few seconds."""
     from lsp_server.cli_embed import progress_bar
 
-    with progress_bar(show_progress) as progress, _no_collection():
+    with progress_bar(show_progress, plain) as progress, _no_collection():
         result = engine.refresh(embed=engine.semantic is not None, progress=progress)
     for note in result.notes:
         print(f"codeseek: note: {note}", file=sys.stderr)
@@ -124,7 +125,7 @@ def run_search(args: argparse.Namespace) -> int:
         return 2
     try:
         quiet = args.json or args.jsonl or args.vimgrep or args.batch
-        refresh(engine, sys.stderr.isatty() and not quiet)
+        refresh(engine, sys.stderr.isatty() and not quiet, plain=not quiet and not sys.stderr.isatty())
         if args.batch:
             return _run_batch(engine, args)
         try:
