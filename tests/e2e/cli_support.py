@@ -22,3 +22,14 @@ def search_json(root: Path, index: Path, query: str, *extra: str) -> dict[str, A
     assert proc.returncode == 0, proc.stderr
     data: dict[str, Any] = json.loads(proc.stdout)
     return data
+
+
+def write_many_modules(root: Path, files: int, per_package: int, functions: int) -> None:
+    """A generated tree of `files` Python modules (`per_package` to a package), each with `functions`
+    small functions: a workspace large enough for a phase to take a while."""
+    for i in range(files):
+        package = root / f"pkg{i // per_package}"
+        package.mkdir(parents=True, exist_ok=True)
+        body = (f"def function_{i}_{j}(value):\n    return helper_{j}(value) + {j}\n\n\n"
+                for j in range(functions))
+        (package / f"mod{i}.py").write_text("".join(body))

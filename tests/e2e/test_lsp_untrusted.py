@@ -13,6 +13,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 
 from tests.e2e import lsp_support as S
+from tests.e2e.cli_support import write_many_modules
 
 PARSER = "feedreader/parser.py"
 
@@ -60,11 +61,7 @@ def _frame(message: dict[str, object]) -> bytes:
 def test_a_shutdown_while_indexing_logs_no_error(tmp_path: Path) -> None:
     """Item 6: `IndexingStopped` on a normal shutdown was logged at ERROR with a traceback."""
     root = tmp_path / "many"
-    for i in range(3000):
-        package = root / f"pkg{i // 100}"
-        package.mkdir(parents=True, exist_ok=True)
-        (package / f"mod{i}.py").write_text("".join(
-            f"def function_{i}_{j}(value):\n    return helper_{j}(value) + {j}\n\n\n" for j in range(10)))
+    write_many_modules(root, 3000, per_package=100, functions=10)
     uri = root.as_uri()
     env = S.server_env(tmp_path / "index", CODESEEK_LOG="INFO")
     proc = subprocess.Popen([sys.executable, "-m", "lsp_server.cli", "serve"], stdin=subprocess.PIPE,

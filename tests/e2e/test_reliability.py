@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from indexing.location import index_dir_for
+from tests.e2e.cli_support import write_many_modules
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -171,11 +172,7 @@ def test_a_full_disk_is_one_line_and_exit_2(tmp_path: Path) -> None:
     """Issue 13 item 6: `database or disk is full` / `disk I/O error` came out as a traceback, exit 1
     (a file size limit stands in for a full disk: the same errors reach codeseek)."""
     root = tmp_path / "many"
-    for i in range(400):
-        package = root / f"pkg{i // 50}"
-        package.mkdir(parents=True, exist_ok=True)
-        (package / f"mod{i}.py").write_text("".join(
-            f"def function_{i}_{j}(value):\n    return helper_{j}(value) + {j}\n\n\n" for j in range(20)))
+    write_many_modules(root, 400, per_package=50, functions=20)
     proc = subprocess.run([sys.executable, "-m", "lsp_server.cli", "index", str(root), "--index-dir",
                            str(tmp_path / "index")], cwd=REPO, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(REPO)}, preexec_fn=_limit_file_size)
