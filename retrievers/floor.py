@@ -62,15 +62,13 @@ def _own_evidence(explain: dict[str, Any], floor: float, lexical: bool | None = 
     return isinstance(cosine, (int, float)) and cosine >= floor
 
 
-def _judged_by_words(explain: dict[str, Any]) -> bool:
-    """A static hit whose question the static model read (no cosine floor: the words rule)."""
+def _static_reader(explain: dict[str, Any]) -> str | None:
+    """Which model read the question of a hit the static vectors ranked: "transformer" (its cosine
+    meets `STATIC_QUERY_FLOOR`) or "static" (the words rule); None for any other hit."""
     detail = detail_in(explain, "semantic")
-    return detail is not None and detail.get("tier") == "static" and detail.get("query") != "transformer"
-
-
-def _read_by_transformer(explain: dict[str, Any]) -> bool:
-    detail = detail_in(explain, "semantic")
-    return detail is not None and detail.get("tier") == "static" and detail.get("query") == "transformer"
+    if detail is None or detail.get("tier") != "static":
+        return None
+    return "transformer" if detail.get("query") == "transformer" else "static"
 
 
 def _via(explain: dict[str, Any]) -> Any:
@@ -102,10 +100,9 @@ def apply(items: Sequence[Any], notes: list[str], floor: float | None = None,
     kept = [item for item in items if own(item.chunk_id) or own(_via(item.explain))]
     dropped = len(items) - len(kept)
     if dropped:
-        static = lexical is False and any(_judged_by_words(item.explain) for item in items
-                                          if not own(item.chunk_id))
-        read = any(_read_by_transformer(item.explain) for item in items if not own(item.chunk_id))
-        shown = STATIC_QUERY_FLOOR if read and floor == SEMANTIC_FLOOR else floor
+        readers = {_static_reader(item.explain) for item in items if not own(item.chunk_id)}
+        static = lexical is False and "static" in readers
+        shown = STATIC_QUERY_FLOOR if "transformer" in readers and floor == SEMANTIC_FLOOR else floor
         notes.append((NOTE_STATIC if static else NOTE).format(n=dropped, floor=shown))
     return kept
 

@@ -109,8 +109,6 @@ class StaticEmbedder(LazyModel):
         self._projection: np.ndarray | None = None
         self._query_model: Any = None
         self._query_model_failed = False
-        # The static query's share in a question's vector (measured: 0 and 0.5 alike, 0 simplest).
-        self.query_mix = 0.0
         self.model = str(self.model_dir) if self.model_dir is not None else None
         self.model_id = self._model_id()
 
@@ -222,16 +220,11 @@ class StaticEmbedder(LazyModel):
         (`TRANSFORMER_INTENTS`, `MIN_QUESTION_WORDS` words or more) is worth the transformer's ~10 ms: a
         bare identifier, a definition, usage or similar-code lookup names code, which the static
         vectors match as well, in ~0.1 ms."""
-        static = self._encode([text[: self.max_tokens * 8]])[0]
         question = intent in TRANSFORMER_INTENTS and len(text.split()) >= MIN_QUESTION_WORDS
-        if not question or self.query_space != "transformer" or self.query_mix >= 1.0:
-            return static, "static"
-        deep = self._project(text)
-        if deep is None:
-            return static, "static"
-        mixed = self.query_mix * static + (1.0 - self.query_mix) * deep
-        norm = float(np.linalg.norm(mixed))
-        return (mixed / norm, "transformer") if norm > 0 else (static, "static")
+        deep = self._project(text) if question and self.query_space == "transformer" else None
+        if deep is not None:  # (a half static, half MiniLM vector was measured: no better)
+            return deep, "transformer"
+        return self._encode([text[: self.max_tokens * 8]])[0], "static"
 
     def _project(self, text: str) -> np.ndarray | None:
         """The source model's unit vector of `text` projected onto the static space (unit), or None

@@ -260,7 +260,6 @@ def test_a_model_with_a_query_projection_reads_questions_with_the_transformer(ti
     basis = rng.normal(size=(384, plain.dims)).astype(np.float32)
     write_query_projection(folder, basis)
     projected = StaticEmbedder(folder)
-    projected.query_mix = 0.0
     assert projected.query_space == "transformer" and plain.query_space == "static"
     question = "where do we refuse requests after too many attempts"
     expected = Embedder().encode_query(question) @ basis
