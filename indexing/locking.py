@@ -39,7 +39,6 @@ class WriterLock:
         self._fd: int | None = None
         self.read_only = False  # an index nobody here may write: threads still take turns, no file
 
-
     def _holder(self) -> str:
         try:
             return self.path.read_text().strip() or "?"

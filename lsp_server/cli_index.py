@@ -18,6 +18,7 @@ from typing import Any
 from indexing.location import index_dir_for
 from indexing.scan import scan
 from indexing.workspace import UpdateResult, Workspace, WorkspaceOptions, has_index
+from lsp_server.cli_output import share
 
 
 class CliError(Exception):
@@ -85,10 +86,6 @@ def _call_edges(ws: Workspace) -> int | None:
         return None
     ws.store.set_meta("call_edges", f"{revision}:{edges}")
     return edges
-
-
-def _share(part: int, whole: int) -> str:
-    return f"{100 * min(part, whole) / whole:.0f}%" if whole else "0%"
 
 
 def _counts(counter: dict[str, int]) -> str:
@@ -307,7 +304,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"vectors      {info['embeddings']} cached (one per model and distinct embedded text: chunks that "
         "read alike share one; `index` counts chunks with a vector)",
         f"transformer  {info['transformer_vectors']} MiniLM vectors for {info['chunks']} chunks "
-        f"({_share(info['transformer_vectors'], info['chunks'])}; questions are read by MiniLM either way, "
+        f"({share(info['transformer_vectors'], info['chunks'])}; questions are read by MiniLM either way, "
         "`codeseek index --transformer` fills them in)",
         f"skipped      {sum(info['skipped'].values())}"
         + (f" ({_counts(info['skipped'])})" if info["skipped"] else "") + " (--json lists them)",

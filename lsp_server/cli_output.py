@@ -135,6 +135,11 @@ def iter_results(result: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield from result.get("results", [])
 
 
+def share(part: int, whole: int) -> str:
+    """`part` of `whole` as a whole percentage ("0%" of nothing): the transformer's coverage."""
+    return f"{100 * min(part, whole) / whole:.0f}%" if whole else "0%"
+
+
 def no_results_note(result: dict[str, Any]) -> str | None:
     """What to say when nothing came back (a relevance floor, an empty index...)."""
     if result.get("results"):

@@ -240,6 +240,8 @@ def _run_batch(engine: SearchEngine, args: argparse.Namespace) -> int:
 def semantic_basis(result: dict[str, Any]) -> str | None:
     """What a natural-language answer's semantic ranking rests on: which vectors ranked the chunks,
     which model read the question, and how much of the index the transformer covers."""
+    from lsp_server.cli_output import share
+
     if "semantic" not in result.get("modalities", ()):
         return None
     details = [r.get("explain", {}).get("semantic", {}).get("detail", {}) for r in result.get("results", ())]
@@ -251,9 +253,8 @@ def semantic_basis(result: dict[str, Any]) -> str | None:
     vectors = " + ".join(sorted(tiers)) if tiers else "static"
     reader = "MiniLM" if any(d.get("query") == "transformer" or d.get("tier") == "transformer"
                              for d in details) else "the static model"
-    share = f"{100 * covered / chunks:.0f}%" if chunks else "0%"
     return (f"semantic: {vectors} vectors, question read by {reader}; transformer vectors for "
-            f"{covered:,} of {chunks:,} chunks ({share})")
+            f"{covered:,} of {chunks:,} chunks ({share(covered, chunks)})")
 
 
 def print_human(result: dict[str, Any], stream: TextIO, context: int | None = None,
