@@ -112,3 +112,29 @@ def fetch_deb(name: str, version: str) -> Path:
         finally:
             shutil.rmtree(unpacked, ignore_errors=True)
     return dest
+
+
+def combine_trees(name: str, parts: dict[str, Path]) -> Path:
+    """One folder holding several corpora side by side (`<corpora>/<name>/<key>/...` for each
+    `parts[key]`), e.g. to index three sdists as one workspace. Files are hard links where the
+    filesystem allows (no extra space; any walker sees plain files, which symlinks would not
+    guarantee), copies otherwise. Built once under a temporary name and renamed, so a half-built
+    tree is never taken for a cached one."""
+    dest = corpora_dir() / name
+    if dest.is_dir():
+        return dest
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=dest.parent))
+
+    def link_or_copy(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    try:
+        for key, src in parts.items():
+            shutil.copytree(src, tmp / key, symlinks=True, copy_function=link_or_copy)
+        tmp.rename(dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest
