@@ -27,7 +27,7 @@ if str(REPO) not in sys.path:
 from bench.corpora import cache_home, corpora_dir  # noqa: E402
 from bench.semble_dev import load_repos, select, source_dir  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
-from retrievers.engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
+from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
 
 OWN = {"requests-2.32.3": "requests-2.32.3", "flask-3.1.0": "flask-3.1.0", "click-8.1.8": "click-8.1.8",
        "express-4.21.2": "npm-express-4.21.2", "pydantic-2.14.4-pydantic": "pydantic-2.14.4/pydantic",

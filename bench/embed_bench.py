@@ -36,10 +36,10 @@ import numpy as np  # noqa: E402
 from indexing.records import Chunk  # noqa: E402
 from indexing.store import IndexStore  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
-from retrievers.embedded_text import embed_text  # noqa: E402
-from retrievers.embedder import Embedder, EmbedderOptions, default_threads  # noqa: E402
-from retrievers.semantic import SemanticRetriever  # noqa: E402
-from retrievers.vectors import VectorIndex  # noqa: E402
+from retrievers.semantic.embedded_text import embed_text  # noqa: E402
+from retrievers.semantic.embedder import Embedder, EmbedderOptions, default_threads  # noqa: E402
+from retrievers.semantic.retriever import SemanticRetriever  # noqa: E402
+from retrievers.semantic.vectors import VectorIndex  # noqa: E402
 
 
 @dataclass
@@ -134,7 +134,7 @@ def recall_report(ws: Workspace, embedder: Embedder) -> None:
 # ----- backends side by side (--backends) --------------------------------------------------------------
 
 class _Before:
-    """The numpy encoder of an earlier commit (`git show REV:retrievers/bert_numpy.py`), run as that
+    """The numpy encoder of an earlier commit (`git show REV:retrievers/semantic/bert_numpy.py`), run as that
     commit's embedder ran it: a BLAS pool of `threads` threads around each batch."""
 
     def __init__(self, rev: str, threads: int) -> None:
@@ -143,11 +143,12 @@ class _Before:
 
         from threadpoolctl import ThreadpoolController
 
-        source = subprocess.run(["git", "show", f"{rev}:retrievers/bert_numpy.py"], capture_output=True,
+        path = "retrievers/semantic/bert_numpy.py"
+        source = subprocess.run(["git", "show", f"{rev}:{path}"], capture_output=True,
                                 text=True, check=True, cwd=Path(__file__).resolve().parents[1]).stdout
         module = types.ModuleType(f"bert_numpy_{rev}")
-        exec(compile(source, f"{rev}:retrievers/bert_numpy.py", "exec"), module.__dict__)
-        from retrievers.embedder import default_model_path
+        exec(compile(source, f"{rev}:retrievers/semantic/bert_numpy.py", "exec"), module.__dict__)
+        from retrievers.semantic.embedder import default_model_path
 
         self._encoder = module.NumpyBertEncoder(default_model_path(), 256)
         self._blas, self.threads = ThreadpoolController(), threads
@@ -166,7 +167,7 @@ def export_onnx(folder: Path) -> Path:
     import torch
     from transformers import BertModel
 
-    from retrievers.embedder import default_model_path
+    from retrievers.semantic.embedder import default_model_path
 
     bert = BertModel.from_pretrained(str(default_model_path()), local_files_only=True).eval()
 
@@ -199,7 +200,7 @@ class _Onnx:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        from retrievers.embedder import default_model_path
+        from retrievers.semantic.embedder import default_model_path
 
         options = ort.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = threads, 1

@@ -48,9 +48,9 @@ from bench.evalsets import (  # noqa: E402
 )
 from bench.semble_dev import SembleDevSpec  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
-from retrievers.engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
-from retrievers.profile import OVERRIDABLE, PRESETS  # noqa: E402
-from retrievers.tiered import TierBlend  # noqa: E402
+from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
+from retrievers.ranking.profile import OVERRIDABLE, PRESETS  # noqa: E402
+from retrievers.semantic.tiered import TierBlend  # noqa: E402
 
 SHARED_EVAL = Path(os.environ.get("CODESEEK_SHARED_EVAL", "/work/shared/eval"))
 COLUMNS = ("text", "semantic", "structural", "graph")
@@ -277,8 +277,8 @@ def run(sets: Sequence[Path | SembleDevSpec], embed: bool = True, limit: int = 1
     """Evaluate each set (one model load shared by all) and print the reports."""
     embedder = None
     if embed:
-        from retrievers.embedder import foreground_options
-        from retrievers.models import make_embedder
+        from retrievers.semantic.embedder import foreground_options
+        from retrievers.semantic.models import make_embedder
 
         embedder = make_embedder(model, foreground_options())
     columns = COLUMNS if embed else tuple(c for c in COLUMNS if c != "semantic")

@@ -26,7 +26,7 @@ if str(REPO) not in sys.path:
 from bench.corpora import cache_home  # noqa: E402
 from bench.semble_dev import add_bench_arguments, bench_repos  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
-from retrievers.filecards import build_cards  # noqa: E402
+from retrievers.sources.filecards import build_cards  # noqa: E402
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
 """Protocol fuzzing of the real language server over stdio: generated malformed messages, counted outcomes.
 
-Starts `python -m lsp_server.server` on a copy of the sample workspace (tests/workspace/sample, its own
+Starts `python -m lsp_server.lsp.server` on a copy of the sample workspace (tests/workspace/sample, its own
 index in a temporary folder, embeddings off), initializes it, then sends `--messages` generated
 messages (default 10,000) within `--seconds`:
 
@@ -62,7 +62,8 @@ class Server:
         self.log = tmp / "server.log"
         env = {**os.environ, "CODESEEK_INDEX_DIR": str(tmp / "index"), "HF_HUB_OFFLINE": "1",
                "CODESEEK_LOG": "INFO", "PYTHONPATH": str(REPO)}
-        self.proc = subprocess.Popen([sys.executable, "-m", "lsp_server.server", "--log-file", str(self.log)],
+        server = "lsp_server.lsp.server"
+        self.proc = subprocess.Popen([sys.executable, "-m", server, "--log-file", str(self.log)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      env=env, cwd=str(REPO))
         self.replies: queue.Queue[dict[str, Any]] = queue.Queue()

@@ -44,7 +44,7 @@ def child(root: str, index_dir: str, mode: str) -> None:
     if mode == "full":
         graph_started = time.perf_counter()
         try:
-            from retrievers.graph_state import GraphState
+            from retrievers.engine.graph_state import GraphState
 
             GraphState(ws).build()
             graph_seconds = time.perf_counter() - graph_started

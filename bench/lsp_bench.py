@@ -1,4 +1,5 @@
-"""Language-server benchmark over stdio, with a small JSON-RPC client driving `python -m lsp_server.server`.
+"""Language-server benchmark over stdio, driven by a small JSON-RPC client:
+`python -m lsp_server.lsp.server`.
 
 On requests 2.32.3 (`bench.corpora.fetch_sdist`) it measures, per run, and prints medians:
 
@@ -69,7 +70,7 @@ class Client:
         env = dict(os.environ, CODESEEK_INDEX_DIR=str(index_dir), HF_HUB_OFFLINE="1", CODESEEK_LOG="ERROR",
                    TOKENIZERS_PARALLELISM="false", PYTHONPATH=str(REPO))
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "lsp_server.server", stdin=asyncio.subprocess.PIPE,
+            sys.executable, "-m", "lsp_server.lsp.server", stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=env, cwd=str(REPO),
             limit=64 * 1024 * 1024)
         return cls(proc)

@@ -6,7 +6,8 @@
 
 semble is installed into its own venv under the user cache dir (`$XDG_CACHE_HOME/codeseek-bench/
 semble-0.7.0`, made on the first run, reused after; never a codeseek dependency). Both tools use one
-static model: codeseek's own (`codeseek model --path`, else `retrievers.static_model`), or, where this
+static model: codeseek's own (`codeseek model --path`, else `retrievers.semantic.static_model`), or,
+where this
 checkout has no static tier, a model2vec model distilled here from the packaged all-MiniLM-L6-v2
 (offline) that semble gets while codeseek keeps its default, which the table says. semble reads it
 through SEMBLE_MODEL_NAME / `model_path`; its own model is on a hub this machine cannot reach.

@@ -4,7 +4,7 @@
   (~/.cache when unset), created with pip on the first run and reused after; semble and its
   dependencies never enter codeseek's environment.
 - `static_model()`: the directory of the model2vec model both tools use: `codeseek model --path`
-  where the CLI has it, else `retrievers.static_model.ensure_static_model()`, else one distilled here
+  where the CLI has it, else `retrievers.semantic.static_model.ensure_static_model()`, else one distilled here
   (offline, `model2vec.distill` of the packaged all-MiniLM-L6-v2, codeseek's distillation settings) into
   the bench cache.
 """
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 SEMBLE_VERSION = "0.7.0"
-# codeseek's distillation settings (retrievers/static_model.py DistillSettings).
+# codeseek's distillation settings (retrievers/semantic/static_model.py DistillSettings).
 PCA_DIMS = 256
 SIF_COEFFICIENT = 1e-4
 TOKEN_REMOVE_PATTERN = r"\[unused\d+\]"
@@ -80,7 +80,7 @@ def _from_cli() -> Path | None:
 
 def _from_module() -> Path | None:
     try:
-        from retrievers.static_model import ensure_static_model  # type: ignore[import-not-found,unused-ignore]
+        from retrievers.semantic.static_model import ensure_static_model  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         return None
     return Path(ensure_static_model())
@@ -114,5 +114,5 @@ def static_model() -> tuple[Path, str]:
         return found, "codeseek model --path"
     found = _from_module()
     if found is not None:
-        return found, "retrievers.static_model"
+        return found, "retrievers.semantic.static_model"
     return _distil_here(), "distilled here"

@@ -37,10 +37,10 @@ def _time_queries(search: Any, queries: list[str], repeat: int) -> tuple[list[fl
 def run_codeseek(root: Path, index_dir: Path, queries: list[str], repeat: int) -> dict[str, Any]:
     started = time.perf_counter()
     from indexing.workspace import Workspace, WorkspaceOptions
-    from retrievers.engine import EngineOptions, SearchEngine, SearchRequest
+    from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
 
     try:  # what `codeseek search` uses (every CPU for embedding), where this checkout has it
-        from lsp_server.cli_search import foreground_engine_options
+        from lsp_server.cli.search import foreground_engine_options
 
         options = foreground_engine_options(True)
     except ImportError:

@@ -50,7 +50,10 @@ def child(checkout: Path, root: Path, index_base: Path, queries: list[str], pass
     sys.path.insert(0, str(checkout))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from indexing.workspace import Workspace, WorkspaceOptions
-    from retrievers.engine import EngineOptions, SearchEngine, SearchRequest
+    try:
+        from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
+    except ImportError:  # a checkout from before retrievers/ had sub-packages (issue 31)
+        from retrievers.engine import EngineOptions, SearchEngine, SearchRequest  # type: ignore[no-redef,attr-defined]
 
     engine = SearchEngine(Workspace(root, WorkspaceOptions(index_base=index_base)), EngineOptions())
     engine.refresh(embed=True)

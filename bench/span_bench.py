@@ -26,8 +26,8 @@ if str(REPO) not in sys.path:
 from bench.corpora import cache_home  # noqa: E402
 from bench.semble_dev import add_bench_arguments, bench_repos  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
-from retrievers.engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
-from retrievers.spans import MAX_SPAN_LINES  # noqa: E402
+from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
+from retrievers.engine.spans import MAX_SPAN_LINES  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:

@@ -5,7 +5,7 @@ query of the whole message, and do ordinary exact strings stay as they were?
 
 Queries are generated from each corpus (the indexes bench/eval_public.py leaves under
 `$CODESEEK_EVAL_DIR`; run it first): `split` takes every run of adjacent literals
-(`retrievers.literals.runs`) whose joined message is 24-100 characters of words (no quotes or
+(`retrievers.sources.literals.runs`) whose joined message is 24-100 characters of words (no quotes or
 backslashes) and asks for it quoted; a hit is a first result in that file whose lines overlap the
 run's, "exact" when the exact-string route answered (not the fused fallback's whole chunk). `plain`
 takes single literals of the same kind (no run) as the control. At most `--per-repo` of each per
@@ -31,8 +31,8 @@ from bench.case_bench import OWN  # noqa: E402
 from bench.corpora import cache_home, corpora_dir  # noqa: E402
 from bench.semble_dev import load_repos, select, source_dir  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
-from retrievers.engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
-from retrievers.literals import runs  # noqa: E402
+from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
+from retrievers.sources.literals import runs  # noqa: E402
 
 _WORDY = re.compile(r"^[A-Za-z][A-Za-z0-9 ,.:;!?%()/-]{22,98}[A-Za-z0-9.!?)]$")
 _SINGLE = re.compile(r'"([^"\\\n]{24,100})"')

@@ -25,8 +25,8 @@ if str(REPO) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from retrievers.static_embedder import write_query_projection  # noqa: E402
-from retrievers.static_training import (  # noqa: E402
+from retrievers.semantic.static_embedder import write_query_projection  # noqa: E402
+from retrievers.semantic.static_training import (  # noqa: E402
     QueryPairs,
     TrainSettings,
     collect_texts,
@@ -123,7 +123,7 @@ def targets_for(texts: list[str]) -> np.ndarray:
     missing = list(dict.fromkeys(t for t in texts if t not in bank))  # only these are embedded
     if not missing:
         return np.stack([bank[t] for t in texts])
-    from retrievers.embedder import Embedder, EmbedderOptions, foreground_options
+    from retrievers.semantic.embedder import Embedder, EmbedderOptions, foreground_options
 
     # torch (sentence-transformers) for the corpus: several times the numpy backend's speed on long
     # batches, and the same vectors
@@ -151,8 +151,8 @@ def distill_with_vocabulary(texts: list[str], size: int) -> Any:
     """model2vec's distillation of the packaged MiniLM plus `size` identifier words of `texts`."""
     from model2vec.distill import distill
 
-    from retrievers.static_model import DistillSettings, packaged_source
-    from retrievers.static_training import identifier_vocabulary
+    from retrievers.semantic.static_model import DistillSettings, packaged_source
+    from retrievers.semantic.static_training import identifier_vocabulary
 
     source = packaged_source()
     known = set(json.loads((source / "tokenizer.json").read_text())["model"]["vocab"])
@@ -203,7 +203,7 @@ def main() -> int:
         return 0
     from model2vec import StaticModel
 
-    from retrievers.static_model import ensure_static_model
+    from retrievers.semantic.static_model import ensure_static_model
 
     if args.vocab or args.from_distill:
         model = distill_with_vocabulary(texts, args.vocab)

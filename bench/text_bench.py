@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
 from retrievers.base import Query  # noqa: E402
-from retrievers.text import TextRetriever  # noqa: E402
+from retrievers.sources.text import TextRetriever  # noqa: E402
 
 BM25_QUERIES = ["proxy", "select_proxy", "how does requests strip credentials on redirect", "rebuild_auth"]
 EXACT_STRINGS = ["Content-Length", "Invalid URL {url!r}", "self", "def ", "=="]

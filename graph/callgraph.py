@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from graph import centrality, navigation, traversal
+from graph import centrality, positions, traversal
 from graph.errors import DuplicateIdError, GraphError, UnknownDefinitionError
 from graph.lookup import resolve_name
 from graph.resolution import Resolver, SymbolIndex
@@ -79,7 +79,7 @@ class CallGraph:
         self.module_nodes = module_nodes
         self._unresolved_by_name: dict[str, list[CallSite]] | None = None
         self._pagerank: dict[int, float] | None = None
-        self._site_links: navigation.SiteLinks | None = None
+        self._site_links: positions.SiteLinks | None = None
         self._around: dict[tuple[str, int], list[Definition]] = {}  # definitions_at's answers (not saved)
 
     @property
@@ -231,19 +231,19 @@ class CallGraph:
         return None if data is None or data.get("type") != "call" else str(data.get("evidence", ""))
 
     # --- navigation -----------------------------------------------------------------------------
-    def site_links(self) -> navigation.SiteLinks:
+    def site_links(self) -> positions.SiteLinks:
         """Call sites by (path, line) with their linked callees (built once, on first use)."""
         if self._site_links is None:
-            self._site_links = navigation.site_links(self)
+            self._site_links = positions.site_links(self)
         return self._site_links
 
     def definitions_for(self, path: str, line: int, column: int, word: str) -> list[Definition]:
         """Go-to-definition for `word` at (path, 1-based line, byte column), best first."""
-        return navigation.definitions_at(self, path, line, column, word)
+        return positions.definitions_at(self, path, line, column, word)
 
     def implementations(self, def_id: int) -> list[Definition]:
         """Overrides of a method, or subclasses of a class (go-to-implementation)."""
-        return navigation.implementations(self, def_id)
+        return positions.implementations(self, def_id)
 
     # --- centrality and figures ----------------------------------------------------------------
     @property

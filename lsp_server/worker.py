@@ -1,5 +1,5 @@
 """The stop that both background workers share: the language server's per-root indexer
-(`lsp_server.indexer.RootIndex`) and the MCP server's refresh thread (`lsp_server.mcp_service`)."""
+(`lsp_server.lsp.indexer.RootIndex`) and the MCP server's refresh thread (`lsp_server.mcp.service`)."""
 
 from __future__ import annotations
 

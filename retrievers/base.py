@@ -2,7 +2,7 @@
 
 Every retriever (text, semantic, structural, graph) answers `search(query, limit, scope)` with
 `(chunk id, score)` hits, best first, within the request's scope; those that keep an index of their
-own (text, semantic) also take `update`/`remove`. Fusion (`retrievers.fusion`) works on these lists.
+own (text, semantic) also take `update`/`remove`. Fusion (`retrievers.ranking.rrf`) works on these lists.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ domain objects (`Definition`, `CallSite`, `Span`, `Call`, `Related`, `Symbol`), 
 - `symbols(query)`: workspace symbols; `graph_report(symbol, mode, fmt)`: `codeseek graph` output.
 
 Every call reads the graph snapshot current when it starts; a `Definition` from an earlier snapshot is
-found again by id, else by qualified name (`navigation.find`). Errors: `QueryError` (a bad request),
+found again by id, else by qualified name (`graph_queries.find`). Errors: `QueryError` (a bad request),
 `StoreError` / `RetrieverError` (the index cannot answer), `StoreClosed` (a `StoreError`: the index
 was closed under the call, its root stopped or restarted).
 """
@@ -28,17 +28,24 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from indexing.records import CallSite, Chunk, Definition
 from indexing.store import StoreClosed, StoreError
-from retrievers import navigation, references, workspace_symbols
 from retrievers.base import QueryError, RetrieverError
-from retrievers.navigation import MAX_SIMILAR, Call, DefinitionKey, Direction, Related, SimilarCode
-from retrievers.references import Span, Target
-from retrievers.workspace_symbols import MAX_SYMBOLS, Symbol
+from retrievers.navigation import graph_queries, references, workspace_symbols
+from retrievers.navigation.graph_queries import (
+    MAX_SIMILAR,
+    Call,
+    DefinitionKey,
+    Direction,
+    Related,
+    SimilarCode,
+)
+from retrievers.navigation.references import Span, Target
+from retrievers.navigation.workspace_symbols import MAX_SYMBOLS, Symbol
 
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
     from indexing.workspace import Workspace
-    from retrievers.engine import SearchEngine
-    from retrievers.request import SearchRequest
+    from retrievers.engine.request import SearchRequest
+    from retrievers.engine.search_engine import SearchEngine
 
 __all__ = ["Call", "Codebase", "DefinitionKey", "Direction", "GraphMode", "GraphReport", "QueryError",
            "Related", "RetrieverError", "SimilarCode", "Span", "StoreClosed", "StoreError",
@@ -117,7 +124,7 @@ class Codebase:
         """The definitions a written name means (`Cart.total`, `shop/cart.py:Cart.total`), best first;
         `path`/`line`: where it is used. None without a graph."""
         graph = self._graph()
-        return None if graph is None else navigation.lookup(graph, name, path, line)
+        return None if graph is None else graph_queries.lookup(graph, name, path, line)
 
     def references(self, target: Target, include_declaration: bool) -> list[Span]:
         """The call sites of the target (plus its declaration), or the word's occurrences."""
@@ -130,7 +137,7 @@ class Codebase:
     def find(self, key: DefinitionKey) -> Definition | None:
         """A definition found again in the current graph (a call-hierarchy item's)."""
         graph = self._graph()
-        return None if graph is None else navigation.find(graph, key)
+        return None if graph is None else graph_queries.find(graph, key)
 
     # -- calls ---------------------------------------------------------------------------------------
     def call_hierarchy(self, item: Definition | DefinitionKey, direction: Direction,
@@ -138,40 +145,40 @@ class Codebase:
         """Callers (incoming) or callees (outgoing) of `item` with the call sites; confident links
         only unless `confident=False`. None when the definition is no longer there."""
         found = self._current(item)
-        return None if found is None else navigation.calls(found[0], found[1], direction, confident)
+        return None if found is None else graph_queries.calls(found[0], found[1], direction, confident)
 
     def call_sites(self, d: Definition) -> list[tuple[CallSite, Definition | None]]:
         """Every call site of `d` (ambiguous links too) and the calling definition (None: module level)."""
         found = self._current(d)
-        return [] if found is None else navigation.call_sites(*found)
+        return [] if found is None else graph_queries.call_sites(*found)
 
     def impact(self, d: Definition, depth: int) -> list[tuple[Definition, int]]:
         """Definitions that call `d`, directly (depth 1) or through others up to `depth`, nearest first."""
         found = self._current(d)
-        return [] if found is None else navigation.impact(*found, depth)
+        return [] if found is None else graph_queries.impact(*found, depth)
 
     # -- related code --------------------------------------------------------------------------------
     def similar(self, d: Definition, limit: int = MAX_SIMILAR) -> list[tuple[Chunk, float]]:
         """Chunks nearest (by embedding) to the chunk of `d`, outside `d`; [] without vectors."""
         semantic = self.engine.semantic if self.engine is not None else None
-        return navigation.similar_to(semantic, self.workspace.store, d, limit)
+        return graph_queries.similar_to(semantic, self.workspace.store, d, limit)
 
     def related(self, d: Definition, similar: int = MAX_SIMILAR, per_definition: bool = False) -> Related:
         """Callers and callees of `d` (most central first) and up to `similar` similar chunks: the
         nearest ones, or with `per_definition` one per definition out of three times as many."""
         near = self.similar(d, similar * 3 if per_definition else similar) if similar > 0 else []
         if per_definition:
-            near = navigation.distinct_similar(d, near, similar)
+            near = graph_queries.distinct_similar(d, near, similar)
         code = [SimilarCode(c, score, self._name_line(c)) for c, score in near]
         found = self._current(d)
         if found is None:
             return Related(d, similar=code)
-        return navigation.related(found[0], found[1], code)
+        return graph_queries.related(found[0], found[1], code)
 
     def _name_line(self, chunk: Chunk) -> int:
         if not chunk.symbol:
             return chunk.start_line
-        return navigation.name_line_of(chunk, self.workspace.store.definitions_for_path(chunk.path))
+        return graph_queries.name_line_of(chunk, self.workspace.store.definitions_for_path(chunk.path))
 
     # -- symbols and graph reports -------------------------------------------------------------------
     def symbols(self, query: str, limit: int = MAX_SYMBOLS) -> list[Symbol]:
@@ -204,5 +211,5 @@ class Codebase:
         if graph is None:
             return None
         key = item if isinstance(item, DefinitionKey) else DefinitionKey.of(item)
-        found = navigation.find(graph, key)
+        found = graph_queries.find(graph, key)
         return None if found is None else (graph, found)

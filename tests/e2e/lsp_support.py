@@ -20,11 +20,11 @@ from pygls.uris import from_fs_path
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import register_lsp_features
 
-from lsp_server.transport import converter
+from lsp_server.lsp.transport import converter
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "tests" / "workspace" / "sample"
-SERVER_CMD = [sys.executable, "-m", "lsp_server.server"]
+SERVER_CMD = [sys.executable, "-m", "lsp_server.lsp.server"]
 
 
 def copy_sample(dest: Path) -> Path:

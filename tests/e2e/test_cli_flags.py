@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.cli import build_parser
+from lsp_server.cli.main import build_parser
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "tests" / "workspace" / "engine_sample"

@@ -101,7 +101,7 @@ def test_unknown_options_are_still_usage_errors(workspace: tuple[Path, Path]) ->
 
 
 def test_help_names_exactly_the_intents_search_accepts(workspace: tuple[Path, Path]) -> None:
-    from retrievers.intent import INTENTS
+    from retrievers.ranking.intent import INTENTS
 
     shown = subprocess.run(_cli("search", "--help"), capture_output=True, text=True, env=_env(), cwd=REPO,
                            check=True).stdout

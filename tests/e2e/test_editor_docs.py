@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.options import parse_options
+from lsp_server.lsp.options import parse_options
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "README.md"

@@ -52,7 +52,7 @@ def test_seed_targets_hold(seed_report: tuple[Any, Any]) -> None:
 
 @pytest.mark.slow
 def test_routes_on_requests(seed_report: tuple[Any, Any]) -> None:
-    from retrievers.engine import SearchRequest
+    from retrievers.engine.search_engine import SearchRequest
 
     _, engine = seed_report
     exact = engine.search(SearchRequest('"Missing dependencies for SOCKS support."'))

@@ -73,7 +73,7 @@ def test_the_eval_sets_rank_the_same_at_every_limit(name: str, tmp_path: Path) -
     from bench.corpora import fetch_sdist
     from bench.evalsets import load_set
     from indexing.workspace import Workspace, WorkspaceOptions
-    from retrievers.engine import EngineOptions, SearchEngine, SearchRequest
+    from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
 
     queries = load_set(REPO / "bench" / "queries" / f"{name}.json")
     corpus = queries.corpus

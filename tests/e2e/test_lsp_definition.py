@@ -1,5 +1,5 @@
 """End-to-end: go-to-definition, go-to-implementation, and the confident-only hover and call
-hierarchy, through one real `python -m lsp_server.server` on a copy of tests/workspace/graph_sample,
+hierarchy, through one real `python -m lsp_server.lsp.server` on a copy of tests/workspace/graph_sample,
 asserting exact locations (the definition's name, the call's name)."""
 
 from __future__ import annotations

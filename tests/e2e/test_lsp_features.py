@@ -1,4 +1,4 @@
-"""End-to-end: one real `python -m lsp_server.server` on a copy of tests/workspace/sample (text, structure
+"""End-to-end: one real `python -m lsp_server.lsp.server` on a copy of tests/workspace/sample (text, structure
 and graph; no embeddings), asserting exact locations for every request the server answers."""
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,9 @@ def frame(message: dict[str, Any]) -> bytes:
     return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
 
 
-def run_session(folder: Path, env_extra: dict[str, str], tmp: Path) -> tuple[str, bytes]:
-    """initialize, initialized, didOpen, hover, search, shutdown, exit; returns (stderr, stdout)."""
+def run_session(folder: Path, env_extra: dict[str, str], tmp: Path, until: bytes = b"") -> tuple[str, bytes]:
+    """initialize, initialized, didOpen, hover, search, shutdown, exit; returns (stderr, stdout). With
+    `until`, shutdown waits (up to 60 s) for those bytes on stdout rather than a fixed 2 s."""
     env = {k: v for k, v in os.environ.items() if k != "CODESEEK_LOG"}
     env.update({"PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "CODESEEK_INDEX_DIR": str(tmp / "index"),
                 **env_extra})
@@ -50,12 +52,29 @@ def run_session(folder: Path, env_extra: dict[str, str], tmp: Path) -> tuple[str
     for message in messages:
         proc.stdin.write(frame(message))
         proc.stdin.flush()
-    time.sleep(2.0)
+    seen = bytearray()
+    if until:
+        assert proc.stdout is not None
+        reader = threading.Thread(target=lambda: seen.extend(_read_until(proc.stdout, until)), daemon=True)
+        reader.start()
+        reader.join(timeout=60)
+    else:
+        time.sleep(2.0)
     proc.stdin.write(frame({"jsonrpc": "2.0", "id": 4, "method": "shutdown"}))
     proc.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
     proc.stdin.flush()
     out, err = proc.communicate(timeout=60)
-    return err.decode("utf-8", "replace"), out
+    return err.decode("utf-8", "replace"), bytes(seen) + out
+
+
+def _read_until(stream: Any, marker: bytes) -> bytes:
+    got = b""
+    while marker not in got:
+        chunk = stream.read1(65536)
+        if not chunk:
+            break
+        got += chunk
+    return got
 
 
 def project(tmp_path: Path) -> Path:
@@ -90,7 +109,7 @@ def test_home_directory_root_is_refused_with_a_message(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     (home / "app.py").write_text("def handler():\n    return 1\n")
-    err, out = run_session(home, {"HOME": str(home)}, tmp_path)
+    err, out = run_session(home, {"HOME": str(home)}, tmp_path, until=b"home directory")
     assert "not indexing" in out.decode() and "home directory" in out.decode()
     assert not list((tmp_path / "index").glob("**/index.sqlite3"))
 
@@ -102,7 +121,7 @@ def test_a_native_crash_leaves_the_python_stack_of_every_thread_on_stderr(tmp_pa
     env.update({"PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1",
                 "CODESEEK_INDEX_DIR": str(tmp_path / "index")})
     env.pop("PYTHONFAULTHANDLER", None)  # the server must enable it itself
-    proc = subprocess.Popen([sys.executable, "-m", "lsp_server.server"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "lsp_server.lsp.server"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=str(REPO))
     try:
         time.sleep(3.0)  # imported, logging configured, reading stdin

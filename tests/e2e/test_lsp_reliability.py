@@ -14,7 +14,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from lsp_server.handlers import create_server
+from lsp_server.lsp.handlers import create_server
 from tests.e2e import lsp_support as S
 
 PARSER = "feedreader/parser.py"

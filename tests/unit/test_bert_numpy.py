@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrievers.bert_numpy import NumpyBertEncoder, supports
-from retrievers.embedder import default_model_path
+from retrievers.semantic.bert_numpy import NumpyBertEncoder, supports
+from retrievers.semantic.embedder import default_model_path
 
 REPO = Path(__file__).resolve().parents[2]
 LONG = "def handle(request):\n" + "".join(
@@ -113,8 +113,8 @@ def test_short_texts_beside_a_long_one_cost_their_own_tokens(encoder: NumpyBertE
 
 def test_encoding_imports_no_torch() -> None:
     code = (
-        "import sys; from retrievers.bert_numpy import NumpyBertEncoder; "
-        "from retrievers.embedder import default_model_path; "
+        "import sys; from retrievers.semantic.bert_numpy import NumpyBertEncoder; "
+        "from retrievers.semantic.embedder import default_model_path; "
         "v = NumpyBertEncoder(default_model_path(), threads=2).encode(['a query', 'def f(): pass']); "
         "assert v.shape == (2, 384); "
         "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules]; "

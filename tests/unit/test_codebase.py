@@ -1,5 +1,6 @@
-"""The domain facade (retrievers/codebase.py) and the navigation it serves (retrievers/references.py,
-navigation.py, workspace_symbols.py) on tests/workspace/engine_sample: real tree-sitter parses,
+"""The domain facade (retrievers/codebase.py) and the navigation it serves
+(retrievers/navigation/references.py,
+graph_queries.py, workspace_symbols.py) on tests/workspace/engine_sample: real tree-sitter parses,
 SQLite, the call graph, with exact places."""
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import pytest
 
 from indexing.records import Definition
 from indexing.workspace import Workspace, WorkspaceOptions
-from retrievers import navigation
 from retrievers.codebase import Codebase, DefinitionKey, RetrieverError, Span, Target
-from retrievers.engine import EngineOptions, SearchEngine, SearchRequest
-from retrievers.graph_state import GraphState
-from retrievers.references import word_at
-from retrievers.workspace_symbols import Symbol, fuzzy_score, merge
+from retrievers.engine.graph_state import GraphState
+from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
+from retrievers.navigation import graph_queries
+from retrievers.navigation.references import word_at
+from retrievers.navigation.workspace_symbols import Symbol, fuzzy_score, merge
 
 SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
 
@@ -182,8 +183,8 @@ def test_similar_code_is_listed_once_per_definition_at_its_name_line(tmp_path: P
         own = next(c for c in ws.store.chunks() if c.symbol == "target")
         target = next(d for d in ws.store.definitions() if d.name == "target")
         near = [(parts[1], 0.9), (parts[0], 0.8), (own, 0.75), (parts[2], 0.7)]
-        kept = navigation.distinct_similar(target, near)
-        name_line = navigation.name_line_of(parts[1], ws.store.definitions_for_path("a.py"))
+        kept = graph_queries.distinct_similar(target, near)
+        name_line = graph_queries.name_line_of(parts[1], ws.store.definitions_for_path("a.py"))
     assert len(parts) >= 2  # a long method split into several chunks
     assert kept == [(parts[1], 0.9)]  # its other parts and the definition itself are dropped
     assert parts[1].start_line != 70 and name_line == 70  # a later part points at the method's name

@@ -1,17 +1,17 @@
-"""Contract files: interface-only files a class implements or restates (retrievers.contracts)."""
+"""Contract files: interface-only files a class implements or restates (retrievers.ranking.contracts)."""
 
 from __future__ import annotations
 
 from indexing.records import Chunk
-from retrievers.contracts import (
+from retrievers.ranking.contracts import (
     base_name,
     contract_factors,
     contract_files,
     named_as_contract,
     type_only_files,
 )
-from retrievers.fusion import Fused, apply_priors
-from retrievers.profile import RankingConfig
+from retrievers.ranking.profile import RankingConfig
+from retrievers.ranking.rrf import Fused, apply_priors
 from tests.unit.retrieval_sample import parse_sample
 
 LARAVEL_LIKE = {

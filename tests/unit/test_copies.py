@@ -1,4 +1,5 @@
-"""Copies and layers: the shared definition bonus and the demotion of parallel copies (retrievers.copies)."""
+"""Copies and layers: the shared definition bonus and the demotion of parallel copies
+(retrievers.ranking.copies)."""
 
 from __future__ import annotations
 
@@ -6,18 +7,17 @@ import pytest
 
 from indexing.records import Chunk, Definition
 from retrievers.base import QueryError
-from retrievers.copies import (
+from retrievers.ranking.copies import (
     copy_folder,
     copy_trees,
     copy_trees_of,
-    home_file,
-    module_declaration,
     share_definition_bonus,
     tree_factors,
 )
-from retrievers.fusion import Fused, apply_priors
-from retrievers.profile import RankingConfig
+from retrievers.ranking.profile import RankingConfig
+from retrievers.ranking.rrf import Fused, apply_priors
 from retrievers.snapshot import Snapshot
+from retrievers.sources.words import home_file, module_declaration
 
 
 def chunk(cid: int, path: str, symbol: str | None = None, kind: str = "function") -> Chunk:

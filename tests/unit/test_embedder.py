@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrievers.embedder import (
+from retrievers.semantic.embedder import (
     DEFAULT_MODEL_ID,
     Embedder,
     EmbedderError,
@@ -19,7 +19,7 @@ from retrievers.embedder import (
     model_id_for,
     prefixes_for,
 )
-from retrievers.models import shared_embedder
+from retrievers.semantic.models import shared_embedder
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ def embedder() -> Embedder:
 
 def test_constructing_imports_nothing_heavy() -> None:
     code = (
-        "import sys; from retrievers.embedder import Embedder; e = Embedder(); "
+        "import sys; from retrievers.semantic.embedder import Embedder; e = Embedder(); "
         "assert e.model_id == 'all-MiniLM-L6-v2' and not e.loaded; "
         "heavy = [m for m in ('sentence_transformers', 'torch', 'transformers') if m in sys.modules]; "
         "assert not heavy, heavy"

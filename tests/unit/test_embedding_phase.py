@@ -1,4 +1,5 @@
-"""retrievers.embedding_phase: a refresh that embeds does it on a thread beside the call graph and the text
+"""retrievers.engine.embedding_phase:
+a refresh that embeds does it on a thread beside the call graph and the text
 index, with the same index as embedding afterwards; a failing phase 1 stops that thread. The real
 engine_sample workspace, store, grammars and the default static model."""
 
@@ -13,7 +14,7 @@ from typing import NoReturn
 import pytest
 
 from indexing.workspace import Workspace, WorkspaceOptions
-from retrievers.engine import EngineOptions, SearchEngine, SearchRequest
+from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
 
 SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
 

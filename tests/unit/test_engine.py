@@ -18,10 +18,10 @@ import pytest
 
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import QueryError
-from retrievers.engine import EngineOptions, SearchEngine, SearchRequest
-from retrievers.profile import INTENT_WEIGHTS
-from retrievers.request import MAX_QUERY_CHARS
-from retrievers.results import RESULT_KEYS, TOP_KEYS
+from retrievers.engine.request import MAX_QUERY_CHARS
+from retrievers.engine.results import RESULT_KEYS, TOP_KEYS
+from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
+from retrievers.ranking.profile import INTENT_WEIGHTS
 
 SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
 
@@ -212,7 +212,7 @@ def test_limit_is_respected(engine: SearchEngine) -> None:
 
 def test_the_collector_waits_during_a_search_and_runs_again_after(engine: SearchEngine,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    import retrievers.engine as engine_module
+    import retrievers.engine.search_engine as engine_module
 
     seen: list[bool] = []
     real = engine_module.fused_route.fused
@@ -446,7 +446,7 @@ def semantic_engine(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> 
 
 @pytest.fixture(scope="module")
 def embedder() -> Any:
-    from retrievers.embedder import Embedder
+    from retrievers.semantic.embedder import Embedder
 
     model = Embedder()
     model.load()
@@ -487,8 +487,8 @@ def test_phase_one_answers_before_embeddings(tmp_path: Path, embedder: Any) -> N
 
 @pytest.mark.slow
 def test_fused_search_skips_semantic_while_the_model_loads(tmp_path: Path, embedder: Any) -> None:
-    from retrievers.embedder import Embedder
-    from retrievers.fused_route import MODEL_LOADING
+    from retrievers.engine.fused_route import MODEL_LOADING
+    from retrievers.semantic.embedder import Embedder
 
     root, index = _copy(tmp_path), tmp_path / "index"
     ws = Workspace(root, WorkspaceOptions(index_dir=index))

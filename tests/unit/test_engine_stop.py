@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from indexing.workspace import Workspace, WorkspaceOptions
-from retrievers.engine import EngineOptions, SearchEngine
+from retrievers.engine.search_engine import EngineOptions, SearchEngine
 
 
 class Stopped(Exception):

@@ -1,10 +1,10 @@
-"""retrievers.exact_case: which queries name an identifier, and how exact-case definitions move."""
+"""retrievers.ranking.exact_case: which queries name an identifier, and how exact-case definitions move."""
 
 from __future__ import annotations
 
 from indexing.records import Chunk
-from retrievers.exact_case import prefer_exact_case, queried_name
-from retrievers.fusion import Fused
+from retrievers.ranking.exact_case import prefer_exact_case, queried_name
+from retrievers.ranking.rrf import Fused
 
 
 def chunk(cid: int, symbol: str | None, kind: str = "function") -> Chunk:

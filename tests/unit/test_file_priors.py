@@ -7,9 +7,9 @@ import pytest
 
 from indexing.records import Chunk
 from retrievers.base import QueryError
-from retrievers.fusion import Fused, apply_priors
-from retrievers.priors import private_factor, private_module
-from retrievers.profile import RankingConfig
+from retrievers.ranking.priors import private_factor, private_module
+from retrievers.ranking.profile import RankingConfig
+from retrievers.ranking.rrf import Fused, apply_priors
 
 
 def chunk(cid: int, path: str, symbol: str | None = None, kind: str = "function") -> Chunk:

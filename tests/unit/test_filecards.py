@@ -1,4 +1,4 @@
-"""File cards (retrievers.filecards): card terms, BM25 over cards, file vectors, and the card list."""
+"""File cards (retrievers.sources.filecards): card terms, BM25 over cards, file vectors, and the card list."""
 
 from __future__ import annotations
 
@@ -12,8 +12,14 @@ import pytest
 from indexing.records import Chunk, Definition
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import QueryError
-from retrievers.engine import EngineOptions, SearchEngine
-from retrievers.filecards import (
+from retrievers.engine.fused_route import _card_prior
+from retrievers.engine.request import SearchRequest
+from retrievers.engine.search_engine import EngineOptions, SearchEngine
+from retrievers.ranking.priors import chunk_prior
+from retrievers.ranking.profile import DEFAULT_CONFIG, RankingConfig
+from retrievers.scope import Scope
+from retrievers.snapshot import Snapshot
+from retrievers.sources.filecards import (
     FileCards,
     best_candidates,
     build_cards,
@@ -23,12 +29,6 @@ from retrievers.filecards import (
     query_terms,
     strong_cards,
 )
-from retrievers.fused_route import _card_prior
-from retrievers.priors import chunk_prior
-from retrievers.profile import DEFAULT_CONFIG, RankingConfig
-from retrievers.request import SearchRequest
-from retrievers.scope import Scope
-from retrievers.snapshot import Snapshot
 
 SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
 

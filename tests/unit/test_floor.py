@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from retrievers import floor
-from retrievers.fusion import Fused
+from retrievers.ranking import floor
+from retrievers.ranking.rrf import Fused
 
 
 def item(chunk_id: int, **explain: object) -> Fused:

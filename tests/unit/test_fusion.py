@@ -10,8 +10,7 @@ import pytest
 
 from indexing.records import Chunk
 from retrievers.base import Hit, QueryError
-from retrievers.fusion import Fused, apply_priors, best_sums, dedupe_by_file, fuse, rrf, rrf_sums
-from retrievers.priors import (
+from retrievers.ranking.priors import (
     coherence_bonuses,
     definition_match,
     depth_factors,
@@ -19,16 +18,15 @@ from retrievers.priors import (
     pagerank_factor,
     path_depth,
     path_keyword_shares,
-    prefix_match,
-    query_keywords,
-    short_words,
     stem_coverage,
     stem_words,
     wanted_labels,
 )
-from retrievers.profile import DEFAULT_CONFIG, RankingConfig
+from retrievers.ranking.profile import DEFAULT_CONFIG, RankingConfig
+from retrievers.ranking.rrf import Fused, apply_priors, best_sums, dedupe_by_file, fuse, rrf, rrf_sums
 from retrievers.scope import Scope
 from retrievers.snapshot import Snapshot
+from retrievers.sources.words import prefix_match, query_keywords, short_words
 
 
 def chunk(cid: int, path: str, symbol: str | None = None, kind: str = "function",

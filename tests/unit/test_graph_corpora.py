@@ -11,7 +11,7 @@ from graph_records import def_id, parse_sources
 
 from bench.corpora import fetch_npm, fetch_sdist
 from graph.callgraph import CallGraph, build_call_graph
-from retrievers.navigation import callees_of
+from retrievers.navigation.graph_queries import callees_of
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,8 @@ import pytest
 from graph.callgraph import CallGraph
 from graph.errors import GraphError
 from retrievers.base import Hit, IndexedRetriever, Query, QueryError, Retriever, RetrieverError
-from retrievers.graph_retriever import GraphRetriever, GraphRetrieverOptions
 from retrievers.scope import Scope
+from retrievers.sources.graph_retriever import GraphRetriever, GraphRetrieverOptions
 from tests.unit.retrieval_sample import Parsed, parse_sample
 
 

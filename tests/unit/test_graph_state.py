@@ -11,7 +11,7 @@ import pytest
 
 from graph.callgraph import CallGraph
 from indexing.workspace import Workspace, WorkspaceOptions
-from retrievers.graph_state import GraphState
+from retrievers.engine.graph_state import GraphState
 
 ALPHA = '''def alpha(x):
     return beta(x) * 2
@@ -112,7 +112,7 @@ def test_a_loaded_graph_needs_no_networkx(tree: Path, tmp_path: Path,
         GraphState(ws, persist=True).build()
     code = (
         "import sys; from pathlib import Path; from indexing.workspace import Workspace, WorkspaceOptions; "
-        "from retrievers.graph_state import GraphState; "
+        "from retrievers.engine.graph_state import GraphState; "
         f"ws = Workspace(Path({str(tree)!r}), "
         f"WorkspaceOptions(index_dir=Path({str(tmp_path / 'index')!r}))); "
         "ws.update(); state = GraphState(ws, persist=True); g = state.build(); assert state.loaded; "

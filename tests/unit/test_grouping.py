@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from indexing.records import Chunk, Definition
 from retrievers.base import Hit
-from retrievers.grouping import collapse_definitions
+from retrievers.ranking.grouping import collapse_definitions
 from retrievers.snapshot import Snapshot
 
 

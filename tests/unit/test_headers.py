@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from indexing.records import Chunk
-from retrievers.fusion import Fused, apply_priors
-from retrievers.headers import interface_headers, interface_headers_of
+from retrievers.ranking.headers import interface_headers, interface_headers_of
+from retrievers.ranking.rrf import Fused, apply_priors
 from retrievers.snapshot import Snapshot
 
 

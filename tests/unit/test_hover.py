@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from indexing.records import Chunk, Definition
-from lsp_server import convert
-from lsp_server.hover import MAX_SIMILAR, full_signature, similar_items
+from lsp_server.lsp import convert
+from lsp_server.lsp.hover import MAX_SIMILAR, full_signature, similar_items
 from retrievers.codebase import SimilarCode
 
 SOURCE = '''@app.route("/")

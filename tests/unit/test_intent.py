@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from retrievers.base import QueryError
-from retrievers.intent import INTENTS, Intent, classify, override
+from retrievers.ranking.intent import INTENTS, Intent, classify, override
 
 # (query, intent, symbol) for the rules that name a symbol.
 NAMED = [

@@ -1,4 +1,6 @@
-"""The package layers: indexing <- graph <- retrievers <- lsp_server, bench on top, no loops.
+"""The package layers: indexing <- graph <- retrievers <- lsp_server, bench on top, no loops; and the
+order inside retrievers/ (core <- sources, semantic, navigation <- ranking <- engine <- the facade) and
+lsp_server/ (shared <- lsp, mcp <- cli).
 
 Every module of the shipped packages is read with `ast` (nothing is imported): module-level imports,
 imports inside functions, `if TYPE_CHECKING:` blocks, relative imports and
@@ -26,6 +28,11 @@ def _module_name(path: Path) -> str:
 
 def _imported(path: Path, module: str) -> set[str]:
     """Top-level package names the module `module` (read from `path`) imports, anywhere in its body."""
+    return {name.split(".")[0] for name in _imported_modules(path, module)}
+
+
+def _imported_modules(path: Path, module: str) -> set[str]:
+    """Dotted names the module imports (`from a.b import c` gives `a.b` and `a.b.c`), anywhere in it."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
     names: set[str] = set()
@@ -38,11 +45,12 @@ def _imported(path: Path, module: str) -> set[str]:
                 names.add(".".join([*base, *([node.module] if node.module else [])]))
             elif node.module:
                 names.add(node.module)
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr == "import_module" and node.args \
                 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
             names.add(node.args[0].value)
-    return {name.split(".")[0] for name in names if name}
+    return {name for name in names if name}
 
 
 def package_edges() -> dict[tuple[str, str], list[str]]:
@@ -90,3 +98,62 @@ def test_package_graph_has_no_cycle() -> None:
                 reach[p] |= more
                 changed = True
     assert [p for p in LAYERS if p in reach[p]] == []
+
+
+# Inside a package: groups bottom-up; a group may import its own modules and those of lower levels,
+# never a peer at its level. A module belongs to the group with a prefix that names it.
+INNER_LEVELS: dict[str, list[list[tuple[str, ...]]]] = {
+    "retrievers": [
+        [("retrievers.base", "retrievers.scope", "retrievers.snapshot")],  # the protocol and the index view
+        [("retrievers.sources",), ("retrievers.semantic",), ("retrievers.navigation",)],
+        [("retrievers.ranking",)],
+        [("retrievers.engine",)],
+        [("retrievers.codebase",)],  # the facade every front end calls
+    ],
+    "lsp_server": [
+        [("lsp_server.process_tuning", "lsp_server.worker", "lsp_server.roots")],
+        [("lsp_server.lsp",), ("lsp_server.mcp",)],
+        [("lsp_server.cli",)],  # starts either front end
+    ],
+}
+
+
+def _group(package: str, module: str) -> tuple[int, tuple[str, ...]] | None:
+    for level, groups in enumerate(INNER_LEVELS[package]):
+        for group in groups:
+            if any(module == prefix or module.startswith(prefix + ".") for prefix in group):
+                return level, group
+    return None
+
+
+def _against_order(package: str, module: str, target: str) -> bool:
+    """Whether `module` importing `target` (both of `package`) goes up or sideways between groups."""
+    mine, theirs = _group(package, module), _group(package, target)
+    assert mine is not None, f"{module} belongs to no group of {package}: add it to INNER_LEVELS"
+    return theirs is not None and theirs[1] != mine[1] and theirs[0] >= mine[0]
+
+
+def inner_violations(package: str) -> list[str]:
+    out = []
+    for path in sorted((REPO / package).rglob("*.py")):
+        module = _module_name(path)
+        if module != package:
+            out += [f"{module} -> {target}" for target in sorted(_imported_modules(path, module))
+                    if target.startswith(package + ".") and _against_order(package, module, target)]
+    return out
+
+
+def test_retrievers_inner_order() -> None:
+    assert inner_violations("retrievers") == []
+
+
+def test_lsp_server_inner_order() -> None:
+    assert inner_violations("lsp_server") == []
+
+
+def test_the_inner_order_refuses_peers_and_upward_imports() -> None:
+    assert _against_order("retrievers", "retrievers.sources.text", "retrievers.semantic.tiered")  # a peer
+    assert _against_order("retrievers", "retrievers.ranking.rrf", "retrievers.engine.results")  # upward
+    assert not _against_order("retrievers", "retrievers.engine.results", "retrievers.ranking.rrf")
+    assert not _against_order("retrievers", "retrievers.base", "retrievers.scope")  # one group
+    assert _against_order("lsp_server", "lsp_server.mcp.server", "lsp_server.lsp.options")

@@ -19,8 +19,8 @@ REPO = Path(__file__).resolve().parents[2]
 FRONT_END = REPO / "lsp_server"
 FORBIDDEN = ("graph", "indexing.store")
 ALLOWED: dict[str, set[str]] = {}  # none: even the CLI's index upkeep asks indexing.workspace
-REQUEST_PATHS = ("handlers.py", "features_nav.py", "features_search.py", "hover.py", "convert.py",
-                 "mcp_service.py", "mcp_server.py")
+REQUEST_PATHS = ("lsp/handlers.py", "lsp/navigation.py", "lsp/search.py", "lsp/hover.py", "lsp/convert.py",
+                 "mcp/service.py", "mcp/server.py")
 PROTOCOL = ("lsprotocol", "pygls", "mcp", "lsp_server")
 
 
@@ -58,7 +58,7 @@ def test_the_scan_sees_imports_inside_functions() -> None:
 
 def test_front_ends_import_neither_the_graph_nor_the_store() -> None:
     found: list[str] = []
-    for path in sorted(FRONT_END.glob("*.py")):
+    for path in sorted(FRONT_END.rglob("*.py")):
         rel = path.relative_to(REPO).as_posix()
         allowed = ALLOWED.get(rel, set())
         for name in sorted(imported(_tree(path))):
@@ -66,7 +66,7 @@ def test_front_ends_import_neither_the_graph_nor_the_store() -> None:
             if bad:
                 found.append(f"{rel} imports {name}")
     assert found == []
-    assert len(list(FRONT_END.glob("*.py"))) > 10  # the scan looked at the package
+    assert len(list(FRONT_END.rglob("*.py"))) > 10  # the scan looked at the package
 
 
 def test_request_paths_ask_the_facade_not_the_store_or_graph() -> None:

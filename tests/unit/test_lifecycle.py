@@ -1,10 +1,11 @@
-"""retrievers.lifecycle: one state vocabulary; how one root's and several roots' states are reported."""
+"""retrievers.engine.lifecycle:
+one state vocabulary; how one root's and several roots' states are reported."""
 
 from __future__ import annotations
 
 from typing import get_args
 
-from retrievers.lifecycle import (
+from retrievers.engine.lifecycle import (
     EMBEDDING,
     EMPTY,
     ENGINE_STATES,

@@ -1,8 +1,8 @@
-"""retrievers.literals: runs of adjacent string literals, joined, and the lines a message covers."""
+"""retrievers.sources.literals: runs of adjacent string literals, joined, and the lines a message covers."""
 
 from __future__ import annotations
 
-from retrievers.literals import joined_lines, joined_strings, line_groups
+from retrievers.sources.literals import joined_lines, joined_strings, line_groups
 
 PY = '''def f():
     raise ValueError("the voucher has expired "

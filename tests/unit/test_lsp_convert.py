@@ -7,7 +7,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 
 from indexing.records import CallSite, Definition
-from lsp_server import convert
+from lsp_server.lsp import convert
 
 
 def _definition(**kw: object) -> Definition:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from lsp_server.options import ServerOptions, parse_options, to_json
+from lsp_server.lsp.options import ServerOptions, parse_options, to_json
 
 
 def test_none_gives_defaults_without_problems() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
-from lsp_server.features_search import _merge_index, parse_params
+from lsp_server.lsp.search import _merge_index, parse_params
 
 
 def test_parse_params_defaults_and_preset() -> None:

@@ -9,8 +9,8 @@ import os
 import threading
 from typing import Any
 
-from lsp_server.handlers import create_server
-from lsp_server.transport import MAX_LINE, BoundedStdinReader, PipeReader, read_messages, stdin_reader
+from lsp_server.lsp.handlers import create_server
+from lsp_server.lsp.transport import MAX_LINE, BoundedStdinReader, PipeReader, read_messages, stdin_reader
 
 
 class Reader:

@@ -1,4 +1,4 @@
-"""lsp_server/mcp_service.py over a copy of tests/workspace/engine_sample (real index, no embeddings):
+"""lsp_server/mcp/service.py over a copy of tests/workspace/engine_sample (real index, no embeddings):
 argument checks, default limits and trimming, per-definition answers, background refresh."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.mcp_service import Limits, McpOptions, McpService, ToolInputError
+from lsp_server.mcp.service import Limits, McpOptions, McpService, ToolInputError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
 

@@ -1,12 +1,12 @@
-"""Dotted names that name a module file (retrievers.priors.module_named / module_bonuses, wired in
+"""Dotted names that name a module file (retrievers.ranking.priors.module_named / module_bonuses, wired in
 fusion.apply_priors): `mini.comment` asks for `lua/mini/comment.lua`, not `MiniBracketed.comment`."""
 
 from __future__ import annotations
 
 from indexing.records import Chunk
-from retrievers.fusion import Fused, apply_priors
-from retrievers.priors import module_named
-from retrievers.profile import RankingConfig
+from retrievers.ranking.priors import module_named
+from retrievers.ranking.profile import RankingConfig
+from retrievers.ranking.rrf import Fused, apply_priors
 
 
 def chunk(cid: int, path: str, symbol: str | None = None, kind: str = "method") -> Chunk:

@@ -1,10 +1,10 @@
-"""Plain progress lines for a run whose stderr is not a terminal (lsp_server.cli_embed.PlainProgress)."""
+"""Plain progress lines for a run whose stderr is not a terminal (lsp_server.cli.embed.PlainProgress)."""
 
 from __future__ import annotations
 
 import io
 
-from lsp_server.cli_embed import PlainProgress, progress_bar
+from lsp_server.cli.embed import PlainProgress, progress_bar
 
 
 class Clock:

@@ -10,8 +10,8 @@ from typing import get_args
 import pytest
 
 from retrievers.base import QueryError
-from retrievers.intent import INTENTS
-from retrievers.profile import (
+from retrievers.ranking.intent import INTENTS
+from retrievers.ranking.profile import (
     DEFAULT_PRESET,
     INTENT_WEIGHTS,
     MODALITIES,
@@ -103,7 +103,7 @@ def test_overrides_replace_profile_and_prior_fields_and_leave_the_shipped_ones()
 def test_the_editors_take_the_preset_names_from_the_server() -> None:
     """The server advertises PRESETS; the clients read them from there, and the one static list an
     editor must carry (VS Code's settings schema) is kept equal to them here."""
-    from lsp_server.options import advertised
+    from lsp_server.lsp.options import advertised
 
     assert advertised() == {"codeseek": {"presets": list(PRESETS), "defaultPreset": DEFAULT_PRESET}}
     editors = Path(__file__).resolve().parents[2] / "editors"

@@ -1,10 +1,10 @@
-"""Result documents' shared helpers (retrievers.results): source lines and file URIs."""
+"""Result documents' shared helpers (retrievers.engine.results): source lines and file URIs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from retrievers.results import SourceCache, file_uri
+from retrievers.engine.results import SourceCache, file_uri
 
 
 def test_source_lines_follow_the_content_not_the_path() -> None:
@@ -31,7 +31,7 @@ def test_file_uri_is_pathlibs() -> None:
 def test_dedent_lines_is_textwrap_dedent() -> None:
     import textwrap
 
-    from retrievers.results import dedent_lines
+    from retrievers.engine.results import dedent_lines
 
     cases = [
         ["    def f():", "        return 1", "", "    x = 2"],
@@ -49,7 +49,7 @@ def test_dedent_lines_is_textwrap_dedent() -> None:
 def test_round_rounds_every_float_and_keeps_the_shape() -> None:
     import numpy as np
 
-    from retrievers.results import _round
+    from retrievers.engine.results import _round
 
     value = {"rank": 3, "ok": True, "none": None, "name": "x", "score": 0.0153846153846,
              "nested": {"raw": 51.469299317, "parts": (929, 930.1234567), "deep": [{"f": -1e-9}]},

@@ -11,10 +11,10 @@ import pytest
 from indexing.records import Chunk
 from indexing.store import IndexStore
 from retrievers.base import Query, Retriever
-from retrievers.embedded_text import cache_key, embed_text, normalize_code, truncate_path
-from retrievers.embedder import Embedder, default_model_path
-from retrievers.models import shared_embedder
-from retrievers.semantic import SemanticRetriever
+from retrievers.semantic.embedded_text import cache_key, embed_text, normalize_code, truncate_path
+from retrievers.semantic.embedder import Embedder, default_model_path
+from retrievers.semantic.models import shared_embedder
+from retrievers.semantic.retriever import SemanticRetriever
 
 CORPUS = {
     "src/httplib/sessions.py": (

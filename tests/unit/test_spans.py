@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from retrievers.results import span_snippet
-from retrievers.spans import Span, _line_scores, best_part_line, choose_span, query_terms
+from retrievers.engine.results import span_snippet
+from retrievers.engine.spans import Span, _line_scores, best_part_line, choose_span, query_terms
 
 # A 305-line function: decorator, def line, docstring, 200 filler lines, the interesting raise, 100 more.
 LINES = (["@retry", "def fetch(sock):", '    """Read a reply."""']

@@ -1,4 +1,4 @@
-"""retrievers.split_scoring: the numpy scoring gives the floats and the order of the Python loops it
+"""retrievers.sources.split_scoring: the numpy scoring gives the floats and the order of the Python loops it
 replaced (kept here as the reference)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 
-from retrievers.split_scoring import ranked_matches, split_scores
+from retrievers.sources.split_scoring import ranked_matches, split_scores
 
 
 def _loop_scores(term_parts: list[list[tuple[list[int], float]]], lengths: list[int], split: float,

@@ -17,11 +17,11 @@ import pytest
 
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import Hit
-from retrievers.engine import EngineOptions, SearchEngine
-from retrievers.models import is_static, make_embedder
-from retrievers.static_embedder import StaticEmbedder, is_static_model_dir
-from retrievers.static_model import DistillSettings, ensure_static_model, static_model_dir
-from retrievers.tiered import TierBlend, blend_rankings
+from retrievers.engine.search_engine import EngineOptions, SearchEngine
+from retrievers.semantic.models import is_static, make_embedder
+from retrievers.semantic.static_embedder import StaticEmbedder, is_static_model_dir
+from retrievers.semantic.static_model import DistillSettings, ensure_static_model, static_model_dir
+from retrievers.semantic.tiered import TierBlend, blend_rankings
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "tests" / "workspace" / "engine_sample"
@@ -112,7 +112,7 @@ def test_blend_rankings_fuses_both_tiers() -> None:
 @pytest.mark.slow
 def test_static_search_never_imports_torch(tmp_path: Path) -> None:
     code = (
-        "import sys, json; from lsp_server.cli import main; "
+        "import sys, json; from lsp_server.cli.main import main; "
         f"status = main(['search', 'apply a discount to a price', '--root', {str(SAMPLE)!r}, "
         f"'--index-dir', {str(tmp_path / 'idx')!r}, '--json']); "
         "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules]; "
@@ -151,7 +151,7 @@ def test_model_switches_reembed_only_what_the_cache_lacks(tmp_path: Path) -> Non
 
 @pytest.mark.slow
 def test_transformer_tier_fills_in_and_blends(tmp_path: Path) -> None:
-    from retrievers.request import SearchRequest
+    from retrievers.engine.request import SearchRequest
 
     with Workspace(SAMPLE, WorkspaceOptions(index_dir=tmp_path / "idx")) as ws:
         engine = SearchEngine(ws, EngineOptions())
@@ -177,7 +177,7 @@ def test_transformer_tier_fills_in_and_blends(tmp_path: Path) -> None:
 
 def test_partial_transformer_coverage_ranks_the_rest_statically() -> None:
     from retrievers.base import Query
-    from retrievers.tiered import TieredSemantic
+    from retrievers.semantic.tiered import TieredSemantic
 
     class Tier:
         def __init__(self, hits: list[Hit], covered: set[int], pending: int) -> None:
@@ -212,7 +212,7 @@ def test_partial_transformer_coverage_ranks_the_rest_statically() -> None:
 @pytest.mark.slow
 def test_a_large_embedding_encodes_in_a_worker_process_with_the_same_vectors(
         tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from retrievers import embed_worker
+    from retrievers.semantic import embed_worker
 
     edited = "def request_quota(query):\n    return query.quota_remaining()\n"
 
@@ -250,8 +250,8 @@ def test_a_model_with_a_query_projection_reads_questions_with_the_transformer(ti
                                                                              tmp_path: Path) -> None:
     """The query is encoded by the packaged MiniLM (numpy, no torch) and projected onto the static
     space; a projection of the wrong shape is ignored and queries stay static."""
-    from retrievers.embedder import Embedder
-    from retrievers.static_embedder import write_query_projection
+    from retrievers.semantic.embedder import Embedder
+    from retrievers.semantic.static_embedder import write_query_projection
 
     folder = tmp_path / "projected"
     shutil.copytree(tiny, folder)

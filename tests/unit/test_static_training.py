@@ -1,4 +1,4 @@
-"""Unit tests of retrievers.static_training: the training corpus, the vocabulary and the fitting."""
+"""Unit tests of retrievers.semantic.static_training: the training corpus, the vocabulary and the fitting."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrievers.static_training import (
+from retrievers.semantic.static_training import (
     QueryPairs,
     TrainSettings,
     collect_texts,
@@ -130,7 +130,7 @@ def test_build_trains_on_the_stdlib_in_the_child_and_keys_the_model(tmp_path: Pa
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     from model2vec import StaticModel
 
-    from retrievers.static_model import DistillSettings, ensure_static_model, static_model_dir
+    from retrievers.semantic.static_model import DistillSettings, ensure_static_model, static_model_dir
 
     monkeypatch.setenv("CODESEEK_MODEL_DIR", str(tmp_path / "models"))
     plain = DistillSettings(token_remove_pattern=TINY_VOCABULARY, train_chunks=0)  # distilled only

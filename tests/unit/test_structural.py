@@ -8,7 +8,7 @@ import pytest
 
 from retrievers.base import Hit, Query, QueryError, Retriever
 from retrievers.scope import Scope
-from retrievers.structural import StructuralRetriever, module_parts
+from retrievers.sources.structural import StructuralRetriever, module_parts
 from tests.unit.retrieval_sample import Parsed, parse_sample
 
 

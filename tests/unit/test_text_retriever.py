@@ -9,9 +9,9 @@ import pytest
 
 from indexing.records import Chunk
 from retrievers.base import IndexedRetriever, Query, Retriever
-from retrievers.literals import match_lines
 from retrievers.scope import Scope
-from retrievers.text import TextOptions, TextRetriever, writer_heap
+from retrievers.sources.literals import match_lines
+from retrievers.sources.text import TextOptions, TextRetriever, writer_heap
 
 FILES = {
     "src/netlib/utils.py": '''\

@@ -1,4 +1,4 @@
-"""Identifier splitting and identifier terms (retrievers.tokenize)."""
+"""Identifier splitting and identifier terms (retrievers.sources.tokenize)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import string
 
 import pytest
 
-from retrievers.tokenize import (
+from retrievers.sources.tokenize import (
     _ASCII_PARTS,
     _split_chars,
     identifier_terms,

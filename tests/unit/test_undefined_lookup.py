@@ -10,9 +10,9 @@ import pytest
 
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import Hit
-from retrievers.engine import EngineOptions, SearchEngine, SearchRequest
-from retrievers.fused_route import _names_a_definition
-from retrievers.profile import INTENT_WEIGHTS
+from retrievers.engine.fused_route import _names_a_definition
+from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
+from retrievers.ranking.profile import INTENT_WEIGHTS
 
 FILES = {
     "plugins/resolver.py": '''

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrievers.vectors import VectorIndex, VectorOptions
+from retrievers.semantic.vectors import VectorIndex, VectorOptions
 
 
 def as_stored(matrix: np.ndarray) -> np.ndarray:

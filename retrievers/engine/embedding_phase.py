@@ -1,0 +1,94 @@
+"""Phase 2 of a refresh: embed the chunks that have no cached vector, inline or alongside phase 1.
+
+A cold index spends about as long embedding as it does building the text index and the call graph.
+The two use different halves of the machine: the static model's tokenizer (Rust) and its numpy
+product release the GIL, the text index and the graph are Python and hold it. So a refresh that
+embeds (`codeseek search`, `codeseek index`) starts this phase on its own thread as soon as phase 1
+has registered the chunks with the semantic retriever, and joins it when phase 1 is done: on two
+cores the embedding runs beside the graph and text index instead of after them.
+
+The semantic retriever guards its vectors with its own lock and the store serialises writes, which is
+what the language server already relies on when it embeds on its worker thread while serving. A
+phase 1 that fails stops the thread between batches (`stop`) before the error goes up.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from retrievers.base import RetrieverError
+
+if TYPE_CHECKING:
+    from retrievers.engine.search_engine import RefreshResult
+    from retrievers.semantic.tiered import TieredSemantic
+
+__all__ = ["EmbeddingPhase"]
+
+log = logging.getLogger(__name__)
+Progress = Callable[[str, int, int], None]
+
+
+class EmbeddingPhase:
+    """Embeds `semantic`'s pending chunks into `out` (embedded count, notes, seconds["embed"])."""
+
+    def __init__(self, semantic: TieredSemantic, out: RefreshResult, progress: Progress | None) -> None:
+        self.semantic = semantic
+        self.out = out
+        self.progress = progress
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._error: BaseException | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    def start(self) -> None:
+        """Run on a thread of its own (once; nothing to do when nothing is pending)."""
+        if self._thread is None and self.semantic.pending():
+            self._thread = threading.Thread(target=self._run_captured, name="codeseek-embed", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop between batches and wait (a failed phase 1); what was embedded stays cached."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def finish(self) -> None:
+        """Wait for the thread, or embed now if it never started; re-raise what the thread raised."""
+        if self._thread is None:
+            if self.semantic.pending():
+                self.run()
+            return
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def run(self) -> None:
+        started = time.perf_counter()
+        progress = self.progress
+
+        def report(done: int, total: int) -> None:
+            if progress is not None:
+                progress("embedding", done, total)
+
+        try:
+            prepare = getattr(self.semantic.embedder, "prepare", None)
+            if prepare is not None:  # a first-use model build reports its own phase
+                prepare(progress, self.semantic.pending())
+            self.out.embedded = self.semantic.embed_pending(report, self._stop.is_set)
+        except RetrieverError as exc:  # e.g. the model cannot load: search without it
+            log.warning("embedding failed: %s", exc)
+            self.out.notes.append(f"embeddings unavailable, searching without them: {exc}")
+        self.out.seconds["embed"] = time.perf_counter() - started
+
+    def _run_captured(self) -> None:
+        try:
+            self.run()
+        except BaseException as exc:  # handed to the refresh's own thread by finish()
+            self._error = exc

@@ -1,0 +1,475 @@
+"""The search engine: the one entry point the CLI and the LSP server call.
+
+`SearchEngine(workspace, options)` owns the four retrievers and keeps them in step with the store:
+
+- `refresh(embed, progress, paths)`: phase 1 runs `workspace.update` and brings the text index, the
+  structural index and the call graph (its one holder: `self.graphs`, `retrievers.engine.graph_state`) up
+  to date (searches answer from then on, without semantic); phase 2 embeds the chunks that have no
+  cached vector (when one refresh does both, on a thread beside phase 1: `retrievers.engine.embedding_phase`).
+  The first refresh in a process reconciles the text index and the vectors with the
+  store's chunk ids (a killed run leaves them behind or ahead); later refreshes apply the update's
+  added and removed chunks.
+- `search(request) -> dict`: validate (the scope is built once, here), classify the intent (or take
+  the request's), take the preset's `RankingProfile` (`retrievers.ranking.profile`), route direct
+  (`retrievers.engine.direct_route`) or fused (`retrievers.engine.fused_route`), and build the result document
+  (`retrievers.engine.results`).
+
+Thread-safety: the LSP server searches from request handlers while `refresh` runs on a worker thread.
+Each refresh builds a new `Snapshot` (chunks, definitions, graph, PageRank) with a structural index
+and a graph retriever of its own, and swaps them in under a lock; a search takes the current view
+once and reads only it. The text and semantic retrievers are long-lived and guard themselves (tantivy
+readers see the last commit; the vector index has its own lock). While vectors are missing, results
+say so in `index.state`; while another thread loads the embedding model (the LSP server after a warm
+restart), fused searches rank without semantic instead of waiting, and say so in `index.notes`.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from indexing.gc_pause import paused_collection
+from indexing.integrity import is_disk_full
+from indexing.persist import WriteBehind
+from indexing.switch_interval import short_switch_interval
+from indexing.workspace import StoreError, UpdateResult, Workspace
+from retrievers.base import Query, QueryError, RetrieverError
+from retrievers.engine import derived as derived_structures
+from retrievers.engine import direct_route, fused_route
+from retrievers.engine.embedding_phase import EmbeddingPhase
+from retrievers.engine.graph_state import GraphState
+from retrievers.engine.lifecycle import EMBEDDING, EMPTY, INDEXING, READY, TEXT_ONLY, IndexState
+from retrievers.engine.request import CheckedRequest, SearchRequest, validate
+from retrievers.engine.results import Located, SourceCache, empty_result, match_fields, result_entry
+from retrievers.engine.route_context import Retrievers, RouteContext, identifier_query
+from retrievers.engine.spans import MAX_SPAN_LINES, query_terms
+from retrievers.ranking.intent import Intent, classify, override
+from retrievers.ranking.profile import PROFILES, profile, with_overrides
+from retrievers.semantic.retriever import SemanticRetriever
+from retrievers.semantic.tiered import TierBlend, TieredSemantic
+from retrievers.snapshot import Snapshot
+from retrievers.sources.graph_retriever import GraphRetriever
+from retrievers.sources.structural import StructuralRetriever
+from retrievers.sources.text import TextRetriever
+
+if TYPE_CHECKING:
+    from graph.callgraph import CallGraph
+    from retrievers.semantic.models import TextEmbedder
+
+__all__ = ["EngineOptions", "QueryError", "RefreshResult", "RetrieverError", "SearchEngine", "SearchRequest"]
+
+log = logging.getLogger(__name__)
+Progress = Callable[[str, int, int], None]  # (phase, done, total): ("indexing", 12, 84), ("embedding", ...)
+
+
+@dataclass
+class EngineOptions:
+    """How the engine searches. `embedder` shares one loaded model between engines (tests, batch)."""
+
+    model: str | None = None  # None: the static tier; a transformer by name (retrievers.semantic.models)
+    # The transformer tier that fills in behind a static main tier (None or "": none). Its vectors
+    # are made by `embed_transformer` (the server in the background, `codeseek index --transformer`)
+    # and used wherever they exist; a transformer main model has no second tier.
+    transformer: str | None = "minilm"
+    transformer_embedder: TextEmbedder | None = None
+    tier_blend: TierBlend = field(default_factory=TierBlend)
+    # Load/save the call graph, PageRank, structural tables and vectors beside the index (a warm
+    # process skips the builds). `persist_once`: only the first refresh of this engine does (the
+    # language server: a warm start, while its later graphs change with every edit).
+    persist_graph: bool = True
+    persist_once: bool = False
+    # Write those saved structures when the engine closes (`flush_writes`), not before the refresh
+    # returns: a one-shot command (`codeseek search`) answers ~1 s sooner on a large tree, then saves.
+    write_behind: bool = False
+    embeddings: bool = True  # False: no semantic retriever, the model is never loaded
+    # A refresh that embeds starts embedding once the chunks are known, beside the call graph and
+    # the text index (retrievers.engine.embedding_phase); False: after them, as the language server does.
+    embed_alongside: bool = True
+    # Overrides of the shipped ranking profiles (retrievers.ranking.profile), applied to every preset: a
+    # RankingProfile field or one of its priors' ("file_decay": 0, "k": 20...). For A/B runs.
+    ranking: dict[str, Any] = field(default_factory=dict)
+    embedder: TextEmbedder | None = None
+    # A result longer than this many lines shows its best-matching part (retrievers.engine.spans); 0: whole.
+    max_span_lines: int = MAX_SPAN_LINES
+
+
+@dataclass
+class RefreshResult:
+    """What one refresh did."""
+
+    update: UpdateResult | None  # None when `paths=[]` (no workspace update asked)
+    chunks: int = 0
+    definitions: int = 0
+    embedded: int = 0  # chunks embedded by this refresh
+    pending: int = 0  # chunks still without a vector
+    reconciled: bool = False  # the first refresh in this process checked the indexes against the store
+    state: IndexState = EMPTY
+    notes: list[str] = field(default_factory=list)  # e.g. the embedding model changed
+    seconds: dict[str, float] = field(default_factory=dict)  # update, sync, graph, embed
+
+    # Counters of the workspace update, for callers that summarize a refresh like an update.
+    @property
+    def parsed(self) -> int:
+        return self.update.parsed if self.update else 0
+
+    @property
+    def unchanged(self) -> int:
+        return self.update.unchanged if self.update else 0
+
+    @property
+    def scanned(self) -> int:
+        return self.update.scanned if self.update else 0
+
+
+class SearchEngine:
+    """Retrievers kept in step with one workspace's index; `search` answers with the result schema."""
+
+    def __init__(self, workspace: Workspace, options: EngineOptions | None = None) -> None:
+        self.workspace = workspace
+        self.options = options or EngineOptions()
+        self.profiles = {name: with_overrides(p, self.options.ranking) for name, p in PROFILES.items()}
+        self._refresh_lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _view and _running
+        self._view: tuple[Snapshot, Retrievers] | None = None  # one refresh's snapshot and retrievers
+        self._running: IndexState | None = None  # INDEXING (a first refresh) / EMBEDDING while it runs
+        self._synced = False
+        self._writes = WriteBehind() if self.options.write_behind else None
+        later = self._writes.writes if self._writes is not None else None
+        self.graphs = GraphState(workspace, self.options.persist_graph, later)  # the call graph's holder
+        self.text = TextRetriever(workspace.index_dir, workspace.chunk_text)
+        self.semantic: TieredSemantic | None = None
+        if self.options.embeddings:
+            self.semantic = self._semantic(workspace)
+
+    def _semantic(self, workspace: Workspace) -> TieredSemantic:
+        from retrievers.semantic.models import make_embedder
+        from retrievers.semantic.static_embedder import is_static_id
+
+        opts = self.options
+        fast = SemanticRetriever(workspace.store, workspace.chunk_text, opts.embedder or opts.model,
+                                 files=workspace)
+        deep = None
+        if is_static_id(fast.model_id) and (opts.transformer or opts.transformer_embedder is not None):
+            embedder = opts.transformer_embedder or make_embedder(opts.transformer)
+            deep = SemanticRetriever(workspace.store, workspace.chunk_text, embedder,
+                                     meta_prefix="embedding.deep")
+        return TieredSemantic(fast, deep, opts.tier_blend)
+
+    def close(self) -> None:
+        """Done with this engine: write what `write_behind` held back, and release the text index's
+        writer. With writes held back, the view and the vectors are let go first (pickling the call
+        graph needs ~100 MB of its own on the Django sdist); a search after that answers as one before
+        the first refresh does."""
+        if self._writes is not None and self._writes.writes:
+            with self._lock:
+                self._view = None
+            self.semantic = None
+        self.flush_writes()
+        self.text.close()
+
+    def flush_writes(self) -> int:
+        """Write the saved structures `write_behind` queued (how many files); 0 without it."""
+        return self._writes.flush() if self._writes is not None else 0
+
+    def embed_transformer(self, progress: Progress | None = None,
+                          should_stop: Callable[[], bool] | None = None) -> int:
+        """Fill in the transformer tier, most valuable chunks first: source before tests, docs,
+        examples and vendored code, then by PageRank. Returns how many chunks were embedded."""
+        semantic = self.semantic
+        if semantic is None or semantic.deep is None or not semantic.deep.pending():
+            return 0
+        with self._lock:
+            view = self._view
+        pagerank = view[0].pagerank if view is not None else {}
+
+        def order(chunk: Any) -> tuple[int, float, str, int]:
+            labels = chunk.labels or ("source",)
+            tier = 0 if "source" in labels else 2 if {"vendor", "generated", "legacy"} & set(labels) else 1
+            return tier, -pagerank.get(chunk.id, 0.0), chunk.path, chunk.start_line
+
+        def report(done: int, total: int) -> None:
+            if progress is not None:
+                progress("transformer", done, total)
+
+        try:
+            made = semantic.embed_deep(report, should_stop, order)
+        except RetrieverError as exc:  # the transformer cannot load: the static tier carries on
+            log.warning("transformer embedding failed: %s", exc)
+            return 0
+        if made:
+            self._save_vectors()
+        return made
+
+    # -- refresh -------------------------------------------------------------------------------------
+    def refresh(self, embed: bool = True, progress: Progress | None = None,
+                paths: Iterable[str] | None = None) -> RefreshResult:
+        """Update the index (all files, or `paths`; `paths=[]`: none), then embed new chunks if `embed`.
+        The cyclic collector pauses meanwhile (`indexing.gc_pause`), and threads switch more often
+        (`indexing.switch_interval`)."""
+        with self._refresh_lock, paused_collection(), short_switch_interval():
+            self.flush_writes()  # what an earlier refresh held back (write_behind) goes first
+            out = RefreshResult(update=None)
+            if self.semantic is not None and self.semantic.model_changed and not self._synced:
+                out.notes.append(f"embedding model changed from {self.semantic.previous_model} to "
+                                 f"{self.semantic.model_id}: every chunk is embedded again")
+            if self._view is None:
+                self._set_running(INDEXING)
+            # A read-only index is searched with the vectors it holds: embedding more would write.
+            semantic = self.semantic if embed and not self.workspace.store.read_only else None
+            phase = EmbeddingPhase(semantic, out, progress) if semantic is not None else None
+            try:
+                with self.workspace.store.writer.hold():  # one writing process per index (issue 13)
+                    if self.workspace.changed_elsewhere():  # another process committed: resync all
+                        self._synced = False
+                    try:
+                        self._phase1(out, progress, paths, phase)
+                    except BaseException:
+                        if phase is not None:
+                            phase.stop()
+                        raise
+                if phase is not None and (phase.started or phase.semantic.pending()):
+                    self._set_running(EMBEDDING)
+                    phase.finish()
+            finally:
+                self._set_running(None)
+            out.pending = self.semantic.pending() if self.semantic is not None else 0
+            if out.embedded or (out.reconciled and self.semantic is not None
+                                and not self.semantic.fast.loaded_saved):
+                self._save_vectors()
+            out.state = self.index_info()["state"]
+            if self.options.persist_once:  # later refreshes keep their graphs in memory only
+                self.graphs.persist = False
+            return out
+
+    def _save_vectors(self) -> None:
+        """Save the tiers' vectors beside the index so the next process reads them in one go."""
+        key = self.graphs.derived_key() if self.graphs.persist else ""
+        if key and self.semantic is not None:
+            self.semantic.save(self.workspace.index_dir / "derived", key)
+
+    def _set_running(self, state: IndexState | None) -> None:
+        with self._lock:
+            self._running = state
+
+    def _phase1(self, out: RefreshResult, progress: Progress | None, paths: Iterable[str] | None,
+                embedding: EmbeddingPhase | None = None) -> None:
+        wanted = None if paths is None else list(paths)
+        started = time.perf_counter()
+        if wanted is None or wanted:
+            def report(done: int, total: int, _path: str) -> None:
+                if progress is not None:
+                    progress("indexing", done, total)
+
+            try:
+                out.update = self.workspace.update(progress=report, paths=wanted)
+            except (sqlite3.OperationalError, OSError, StoreError) as exc:
+                if not is_disk_full(exc) and not is_disk_full(exc.__cause__ or exc):
+                    raise
+                # Every file is committed whole: search what the index holds (issue 32).
+                where = self.workspace.index_dir
+                self.workspace.store.notice(f"no space left to update the index at {where}: answering "
+                                            "from the index as it is (free some space)")
+        out.seconds["update"] = time.perf_counter() - started
+        if out.update is None and self._synced and self._view is not None:
+            out.chunks, out.definitions = len(self._view[0].chunks), len(self._view[0].definitions)
+            return
+        started = time.perf_counter()
+        store = self.workspace.store
+        with store.snapshot():
+            chunks = store.chunks()
+            files = store.counts().get("files", 0)
+        synced_key = (self.graphs.derived_key() or None) if self.graphs.persist else None
+        owner = store.get_meta("generation") or ""  # the store's identity, named by the text index's marker
+        if self.semantic is not None:
+            if not self._synced:  # (the text index is reconciled below, after the graph)
+                derived = self.workspace.index_dir / "derived"
+                self.semantic.index(chunks, embed=False, saved=derived if synced_key else None,
+                                    stamp=synced_key or "")
+            elif out.update is not None and out.update.changed:
+                self.semantic.update(out.update.added, out.update.removed_ids, embed=False)
+        if embedding is not None and self.options.embed_alongside:
+            embedding.start()  # beside the graph and the text index (retrievers.engine.embedding_phase)
+        graph = None
+        graph_started = time.perf_counter()
+        if progress is not None:  # (outside the try: a progress callback may stop the refresh)
+            progress("graph", 0, 1)
+        try:
+            # Built from the store's current definitions (cached per index generation): its
+            # definitions serve the snapshot too, so they are read from SQLite once per refresh.
+            graph = self.graphs.build()
+        except sqlite3.DatabaseError:  # a damaged index: the caller rebuilds it (issue 13)
+            raise
+        except Exception:  # the graph serves references and priors: search works without it
+            log.exception("building the call graph of %s failed", self.workspace.root)
+        if progress is not None:
+            progress("graph", 1, 1)
+        graph_seconds = time.perf_counter() - graph_started
+        if graph is not None:
+            definitions = graph.definitions()
+        else:
+            with store.snapshot():
+                definitions = store.definitions()
+        out.chunks, out.definitions = len(chunks), len(definitions)
+        if not self._synced:
+            # First refresh in this process: make the on-disk text index and the loaded vectors hold
+            # exactly the store's chunks (index() re-adds only what differs). A text index that an
+            # earlier process synced to this very revision, and whose identity marker says so, is
+            # taken as it is; one from another index is rebuilt (retrievers.sources.text_identity).
+            if synced_key is not None and store.get_meta("text.synced") == synced_key:
+                self.text.adopt(chunks, owner, synced_key)
+            else:
+                self.text.index(chunks, owner)
+            out.reconciled = True
+        elif out.update is not None and out.update.changed:
+            self.text.update(out.update.added, out.update.removed_ids)
+        elif synced_key is None:
+            owner = ""  # nothing written: the marker keeps the last sync it names
+        if owner:
+            self.text.mark(owner, synced_key or "")
+        if synced_key is not None and not store.read_only and store.get_meta("text.synced") != synced_key:
+            try:
+                store.set_meta("text.synced", synced_key)
+            except sqlite3.OperationalError as exc:  # a full disk: the next process reconciles instead
+                if not is_disk_full(exc):
+                    raise
+        out.seconds["sync"] = time.perf_counter() - started
+        started = time.perf_counter()
+        snap = Snapshot.build(chunks, definitions, graph, files)
+        structural = StructuralRetriever(lambda: list(snap.definitions.values()), snap.chunk_for_definition)
+        derived_structures.load_or_build(self.workspace.index_dir, snap, structural, chunks, synced_key,
+                                         any(p.priors.file_card_weight > 0 for p in self.profiles.values()),
+                                         self.graphs.later)
+        graph_retriever = None
+        if graph is not None:
+            held = graph
+            graph_retriever = GraphRetriever(lambda: held, snap.chunk_id_at, snap.chunks.get)
+        out.seconds["graph"] = graph_seconds + time.perf_counter() - started
+        with self._lock:
+            self._view = (snap, Retrievers(self.text, structural, graph_retriever, self.semantic))
+        self._synced = True
+
+    # -- state ---------------------------------------------------------------------------------------
+    def index_info(self) -> dict[str, Any]:
+        """The `index` part of a result: state (`retrievers.engine.lifecycle.ENGINE_STATES`), files, chunks,
+        embedded, model."""
+        with self._lock:
+            view, running = self._view, self._running
+        semantic = self.semantic
+        embedded = semantic.embedded() if semantic is not None else 0
+        state: IndexState
+        if view is None:
+            state = INDEXING if running == INDEXING else EMPTY
+        elif running == EMBEDDING:
+            state = EMBEDDING
+        elif semantic is None or embedded == 0 or semantic.pending():
+            state = TEXT_ONLY if view[0].chunks else EMPTY
+        else:
+            state = READY
+        snap = view[0] if view is not None else None
+        info: dict[str, Any] = {
+            "state": state, "files": snap.files if snap else 0, "chunks": len(snap.chunks) if snap else 0,
+            "embedded": embedded, "model": semantic.model_id if semantic is not None else None}
+        deep = semantic.deep_info() if semantic is not None else None
+        if deep is not None:
+            info["transformer"] = deep
+        return info
+
+    def call_graph(self) -> CallGraph | None:
+        """The call graph of the last refresh that built one (None before the first)."""
+        return self.graphs.current
+
+    # -- search --------------------------------------------------------------------------------------
+    def classify(self, text: str, intent_name: str | None) -> Intent:
+        return override(intent_name, text) if intent_name else classify(text)
+
+    def search(self, request: SearchRequest) -> dict[str, Any]:
+        """Answer one request with the result schema (README.md "Result schema"); QueryError if invalid.
+
+        The cyclic collector waits while it runs (`gc_pause`): a search makes thousands of short-lived
+        objects, which reference counting frees, and the collections they would trigger walk the young
+        generations, now and then the whole index (Django `django/`: p50 3.31 -> 3.18 ms, and no more
+        ~90 ms searches, in a process that has not frozen its index out of the collector as the
+        language server does)."""
+        with paused_collection():
+            doc = self._search(request)
+        bad = self.workspace.take_mismatched()
+        if bad and not self._refresh_lock.locked():
+            # Chunk rows that do not match their file's bytes (`Workspace.chunk_text`) gave no text:
+            # re-index those files now and answer again, rather than answer from wrong offsets.
+            logging.getLogger("codeseek.index").warning(
+                "the index's records of %d file(s) did not match their bytes (%s); re-indexing them",
+                        len(bad), ", ".join(bad[:3]))
+            self.refresh(embed=False, paths=bad)
+            with paused_collection():
+                doc = self._search(request)
+        return doc
+
+    def _search(self, request: SearchRequest) -> dict[str, Any]:
+        started = time.perf_counter()
+        checked = validate(request)
+        timings: dict[str, float] = {}
+        t = time.perf_counter()
+        intent = self.classify(checked.text, checked.intent)
+        timings["classify"] = (time.perf_counter() - t) * 1000
+        intent_doc = {"name": intent.name, "confidence": round(intent.confidence, 3), "source": intent.source}
+        with self._lock:
+            view = self._view
+        if view is None:
+            timings["total"] = (time.perf_counter() - started) * 1000
+            return empty_result(checked.text, checked.preset, intent_doc, "fused", [], self.index_info(),
+                                timings)
+        ctx = self._context(view, checked, intent, timings)
+        strategy, modalities, located = "fused", [], []
+        if direct_route.applies(ctx):
+            answer = direct_route.direct(ctx)
+            if answer is not None and answer[1]:
+                strategy, modalities, located = "direct", [answer[0]], answer[1]
+        if strategy == "fused":
+            modalities, located = fused_route.fused(ctx)
+        t = time.perf_counter()
+        sources = SourceCache(self.workspace.read_bytes)
+        terms = query_terms(checked.text) if self.options.max_span_lines > 0 else ()
+        results = [result_entry(item, self.workspace.root, sources, view[0], terms,
+                                self.options.max_span_lines) for item in located]
+        timings["snippets"] = (time.perf_counter() - t) * 1000
+        timings["total"] = (time.perf_counter() - started) * 1000
+        subject = intent.exact if intent.name == "exact_match" else intent.symbol
+        doc = empty_result(checked.text, checked.preset, intent_doc, strategy, modalities, self.index_info(),
+                           timings, match_fields(intent.name, subject, ctx.matched),
+                           max(ctx.total, len(results)))
+        doc["results"] = results
+        if ctx.errors:
+            doc["index"]["errors"] = dict(ctx.errors)
+        if ctx.notes:
+            doc["index"]["notes"] = list(ctx.notes)
+        return doc
+
+    def _context(self, view: tuple[Snapshot, Retrievers], checked: CheckedRequest, intent: Intent,
+                 timings: dict[str, float]) -> RouteContext:
+        snap, retrievers = view
+        query = Query(checked.text, intent.name, intent.symbol, intent.exact)
+        return RouteContext(checked=checked, intent=intent, query=query, snap=snap, retrievers=retrievers,
+                            profile=profile(checked.preset, self.profiles),
+                            identifier_query=identifier_query(checked.text, intent), timings=timings,
+                            root_parts=Path(self.workspace.root).parts[1:])
+
+    def retrieve(self, request: SearchRequest, modality: str, limit: int = 100) -> list[Located]:
+        """One retriever's raw ranking for a request, chunk by chunk, with no fusion, priors or dedupe
+        (evaluation only)."""
+        checked = validate(request)
+        intent = self.classify(checked.text, checked.intent)
+        with self._lock:
+            view = self._view
+        if view is None:
+            return []
+        ctx = self._context(view, checked, intent, {})
+        hits = ctx.search(modality, ctx.query, limit)
+        chunks = ctx.snap.chunks
+        return [Located(chunks[hit.chunk_id], hit.score, {modality: {"rank": rank, "raw": hit.score}})
+                for rank, hit in enumerate(hits, 1) if hit.chunk_id in chunks]

@@ -1,0 +1,432 @@
+"""The semantic retriever: chunk embeddings cached in the store, searched in an in-memory VectorIndex.
+
+Each chunk is embedded as `embed_text(chunk, text)` (`retrievers.semantic.embedded_text`): its path (middle
+dropped when long), its enclosing-scope header, its symbol and its code with the common indent and
+blank lines removed.
+Vectors are cached in the store's `embeddings` table under `cache_key(model_id, chunk)`, so an
+unchanged chunk is embedded once, across runs; a warm start reads vectors without loading the model
+(the model loads at the first query). The store meta records the model id, dims and normalization;
+when another model is configured `model_changed` is set (the engine announces it) and every chunk
+is embedded again under the new model's keys; vectors of two models never meet.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from indexing.records import Chunk
+from retrievers.base import Hit, Query, RetrieverError
+from retrievers.scope import EVERYWHERE, Scope
+from retrievers.semantic.embedded_text import EMBED_TEXT_VERSION, cache_key, embed_text
+from retrievers.semantic.vectors import VectorIndex, VectorOptions
+
+if TYPE_CHECKING:
+    from retrievers.semantic.models import TextEmbedder
+
+log = logging.getLogger(__name__)
+WORKER_AHEAD = 8  # batches handed to the embedding worker before the oldest is stored
+VECTOR_STATE_VERSION = 3  # in the saved vectors' stamp (2: centre settled over every row; 3: in blocks)
+Progress = Callable[[int, int], None]
+
+
+class EmbeddingCache(Protocol):
+    """What the retriever needs from the store (indexing.store.IndexStore provides it)."""
+
+    def get_embeddings(self, model_id: str, keys: Sequence[str]) -> dict[str, bytes]: ...
+    def has_embeddings(self, model_id: str) -> bool: ...
+    def count_embeddings(self, model_id: str) -> int: ...
+    def put_embeddings(self, model_id: str, items: Mapping[str, bytes]) -> None: ...
+    def get_meta(self, key: str) -> str | None: ...
+    def set_meta(self, key: str, value: str) -> None: ...
+
+
+@dataclass
+class SemanticOptions:
+    """Embedding text shape, write batching and vector search tuning."""
+
+    max_path_chars: int = 48
+    max_chars: int = 1500  # of normalized code per chunk (the default model reads 256 tokens)
+    # Chunks embedded and written to the cache per step; None: the embedder's `write_batch`
+    # (64 for both tiers: a transformer's stop or progress line is never more than a batch of forward
+    # passes away; the static tier's larger steps cost peak RSS).
+    write_batch: int | None = None
+    vectors: VectorOptions | None = None
+
+
+class ChunkFiles(Protocol):
+    """Where chunks are read from (indexing.workspace.Workspace): for a worker process that reads them."""
+
+    root: Path
+
+    def overlays(self) -> list[str]: ...
+
+
+@dataclass
+class _Queued:
+    """A batch handed to the embedding worker: its chunks, the pending result, its end in the run."""
+
+    chunks: list[Chunk]
+    submitted: Any
+    end: int
+
+
+@dataclass
+class _Batch:
+    """A step of `embed_pending`: its chunks, those with text, and their embedded texts."""
+
+    chunks: list[Chunk]
+    ready: list[Chunk]
+    texts: list[str]
+
+
+class SemanticRetriever:
+    """Embeds chunks (cache first), answers queries by cosine similarity; name "semantic"."""
+
+    name = "semantic"
+
+    def __init__(self, store: EmbeddingCache, read_text: Callable[[Chunk], str | None],
+                 embedder: TextEmbedder | str | None = None, options: SemanticOptions | None = None,
+                 meta_prefix: str = "embedding", files: ChunkFiles | None = None) -> None:
+        from retrievers.semantic.models import make_embedder
+
+        self._files = files  # read_text's files, for a worker process that reads them itself
+        self.store = store
+        self.embedder: TextEmbedder = (
+            make_embedder(embedder) if embedder is None or isinstance(embedder, str) else embedder)
+        self.options = options or SemanticOptions()
+        self._read_text = read_text
+        self._lock = threading.RLock()
+        self._chunks: dict[int, Chunk] = {}
+        self._keys: dict[int, str] = {}
+        self._pending: set[int] = set()
+        self._vectors: VectorIndex | None = None
+        self.loaded_saved = False  # the last index() read a saved vector file
+        self.meta_prefix = meta_prefix  # one per tier: "embedding" (the main one), "embedding.deep"
+        self.previous_model = store.get_meta(f"{meta_prefix}.model")
+        self.model_changed = self.previous_model is not None and self.previous_model != self.model_id
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id
+
+    def _key(self, chunk: Chunk) -> str:
+        # Only the prefix known without loading the model is keyed: a model's own prompts are part
+        # of the model, named by its id already.
+        prefix = (self.embedder.configured_prefixes or ("", ""))[1]
+        o = self.options
+        if chunk.content_hash:
+            return cache_key(self.model_id, chunk, prefix, max_chars=o.max_chars,
+                             max_path_chars=o.max_path_chars)
+        text = self._text_of(chunk) or ""
+        return cache_key(self.model_id, chunk, prefix, text=text, max_chars=o.max_chars,
+                         max_path_chars=o.max_path_chars)
+
+    def _text_of(self, chunk: Chunk) -> str | None:
+        try:
+            return self._read_text(chunk)
+        except (OSError, UnicodeError, ValueError, KeyError):
+            return None
+
+    def _record_meta(self, dims: int) -> None:
+        prefix = self.meta_prefix
+        if self.store.get_meta(f"{prefix}.model") != self.model_id:
+            self.store.set_meta(f"{prefix}.model", self.model_id)
+        if self.store.get_meta(f"{prefix}.dims") != str(dims):
+            self.store.set_meta(f"{prefix}.dims", str(dims))
+        if self.store.get_meta(f"{prefix}.normalized") != "true":
+            self.store.set_meta(f"{prefix}.normalized", "true")
+
+    def _add_vectors(self, ids: list[int], matrix: np.ndarray) -> None:
+        if not ids:
+            return
+        if self._vectors is None or self._vectors.dims != matrix.shape[1]:
+            self._vectors = VectorIndex(matrix.shape[1], self.options.vectors)
+        self._vectors.add(ids, matrix)
+        self._record_meta(matrix.shape[1])
+
+    def _load_cached(self, chunks: Sequence[Chunk]) -> None:
+        """Take vectors for `chunks` from the cache; the rest become pending. Caller holds the lock."""
+        if chunks and not self.store.has_embeddings(self.model_id):
+            self._pending.update(c.id for c in chunks)  # nothing cached: keys are made when embedding
+            return
+        keys = {c.id: self._key(c) for c in chunks}
+        self._keys.update(keys)
+        cached = self.store.get_embeddings(self.model_id, list(dict.fromkeys(keys.values())))
+        dims = self._vectors.dims if self._vectors is not None else None
+        ids: list[int] = []
+        rows: list[np.ndarray] = []
+        for c in chunks:
+            blob = cached.get(keys[c.id])
+            if blob is not None and len(blob) % 2 == 0 and (dims is None or len(blob) == 2 * dims):
+                dims = len(blob) // 2
+                ids.append(c.id)
+                rows.append(np.frombuffer(blob, dtype="<f2"))
+            else:
+                self._pending.add(c.id)
+        if ids:
+            self._add_vectors(ids, np.vstack(rows).astype(np.float32))
+
+    def _stamp(self, stamp: str) -> str:
+        return (f"{stamp}|{self.model_id}|{EMBED_TEXT_VERSION}|{VECTOR_STATE_VERSION}|"
+                f"{self.store.count_embeddings(self.model_id)}")
+
+    def _settle(self) -> None:
+        """Once nothing is pending, the vector index's centre is taken over all its rows (caller
+        holds the lock): the same chunks give the same Hamming candidates however they were embedded."""
+        if not self._pending and self._vectors is not None:
+            self._vectors.settle()
+
+    def _load_saved(self, chunks: Sequence[Chunk], saved: Path, stamp: str) -> bool:
+        """Read vectors saved for this index revision and this cache state (False: use the cache)."""
+        try:
+            with np.load(saved, allow_pickle=False) as data:
+                if str(data["stamp"]) != self._stamp(stamp):
+                    return False
+                state = {name: data[name] for name in ("ids", "vectors", "bits", "center", "centered_at")}
+        except (OSError, ValueError, KeyError):  # KeyError: saved by an older version, no sign bits
+            return False
+        ids = state["ids"]
+        wanted = np.fromiter((c.id for c in chunks), dtype=np.int64, count=len(chunks))
+        keep = np.isin(ids, wanted)
+        if keep.any():
+            dims = int(state["vectors"].shape[1])
+            index = VectorIndex(dims, self.options.vectors)
+            try:
+                index.restore(state, keep)
+            except ValueError:
+                return False
+            self._vectors = index
+            self._record_meta(dims)
+        held = set(ids[keep].tolist())
+        self._pending.update(i for i in wanted.tolist() if i not in held)
+        self._settle()  # (a saved state is settled; some of its rows left out is another set)
+        self.loaded_saved = True
+        return True
+
+    def save(self, path: Path, stamp: str) -> None:
+        """Write the vector index's state (ids, float16 rows, sign bits, centre) for `_load_saved`;
+        silent when not writable."""
+        with self._lock:
+            state = (self._vectors or VectorIndex(1)).export_state()
+            stamp_text = self._stamp(stamp)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.npz")
+            np.savez(tmp, stamp=np.array(stamp_text), **state)  # type: ignore[arg-type]
+            tmp.replace(path)
+        except OSError:
+            pass
+
+    # ----- Retriever ---------------------------------------------------------------------------
+
+    def index(self, chunks: Sequence[Chunk], *, embed: bool = True, progress: Progress | None = None,
+              saved: Path | None = None, stamp: str = "") -> None:
+        """Hold exactly `chunks`: cached vectors are loaded, the rest embedded (unless `embed=False`).
+        With `saved`, vectors that `save()` wrote there under the same `stamp` are read in one go."""
+        with self._lock:
+            self._chunks = {c.id: c for c in chunks}
+            self._keys, self._pending, self._vectors = {}, set(), None
+            if saved is None or not self._load_saved(chunks, saved, stamp):
+                self._load_cached(chunks)
+                self._settle()
+        if embed:
+            self.embed_pending(progress)
+
+    def update(self, added: Sequence[Chunk], removed_ids: Sequence[int], *, embed: bool = True,
+               progress: Progress | None = None) -> None:
+        with self._lock:
+            self._drop(list(removed_ids) + [c.id for c in added])
+            self._chunks.update((c.id, c) for c in added)
+            self._load_cached(added)
+            self._settle()
+        if embed:
+            self.embed_pending(progress)
+
+    def remove(self, ids: Sequence[int]) -> None:
+        with self._lock:
+            self._drop(ids)
+            self._settle()
+
+    def _drop(self, ids: Sequence[int]) -> None:
+        for i in ids:
+            self._chunks.pop(i, None)
+            self._keys.pop(i, None)
+            self._pending.discard(i)
+        if self._vectors is not None:
+            self._vectors.remove(ids)
+
+    def ids(self) -> set[int]:
+        """Chunk ids held, embedded or pending."""
+        with self._lock:
+            return set(self._chunks)
+
+    def pending(self) -> int:
+        """Chunks not yet embedded."""
+        return len(self._pending)
+
+    def embedded(self) -> int:
+        return len(self._vectors) if self._vectors is not None else 0
+
+    def has_vector(self, chunk_id: int) -> bool:
+        with self._lock:
+            return self._vectors is not None and chunk_id in self._vectors
+
+    def embed_pending(self, progress: Progress | None = None,
+                      should_stop: Callable[[], bool] | None = None,
+                      order: Callable[[Chunk], Any] | None = None) -> int:
+        """Embed pending chunks in batches (by `order`, default path and line), writing each batch to
+        the cache; returns how many. `should_stop` is asked between batches. With the workspace's
+        files known and an embedder that has a `document_worker` (the static tier on a large tree:
+        `retrievers.semantic.embed_worker`), a worker process reads and encodes a batch while this thread
+        stores the one before."""
+        with self._lock:
+            key = order or (lambda c: (c.path, c.start_line))
+            todo = sorted(self._pending, key=lambda i: key(self._chunks[i]))
+        total, embedded = len(todo), 0
+        step = max(1, self.options.write_batch or getattr(self.embedder, "write_batch", 64))
+        opener = getattr(self.embedder, "document_worker", None)
+        files = self._files
+        queued: deque[_Queued] = deque()  # submitted to the worker, not yet stored (oldest first)
+        with opener(total, files.root) if opener is not None and files is not None and total \
+                else nullcontext() as worker:
+            overlaid = set(files.overlays()) if worker is not None and files is not None else set()
+            for start in range(0, total, step):
+                if should_stop is not None and should_stop():
+                    break
+                end = min(start + step, total)
+                if worker is None:
+                    embedded += self._embed_here(todo[start:end], start, total, progress)
+                    continue
+                chunks = [c for c in (self._chunks.get(i) for i in todo[start:end]) if c is not None]
+                jobs = [(c, (self._text_of(c) or "") if c.path in overlaid else None) for c in chunks]
+                try:
+                    submitted = worker.submit(jobs, self.options.max_chars, self.options.max_path_chars)
+                except Exception as exc:  # a broken pool: this batch and the rest here
+                    log.warning("embedding worker unavailable (%s): embedding in process", exc)
+                    submitted, worker = None, None
+                queued.append(_Queued(chunks, submitted, end))
+                # Batches stay queued ahead of the worker: this thread shares the GIL with the main
+                # thread's graph and text index, and a worker fed one batch ahead waited for it.
+                while len(queued) > WORKER_AHEAD or (queued and worker is None):
+                    embedded += self._finish(queued.popleft(), progress, total)
+            while queued:
+                embedded += self._finish(queued.popleft(), progress, total)
+        with self._lock:
+            self._settle()
+        return embedded
+
+    def _embed_here(self, ids: Sequence[int], start: int, total: int, progress: Progress | None) -> int:
+        batch = self._prepare(ids)
+
+        def report(d: int, _t: int) -> None:
+            if progress is not None:
+                progress(start + d, total)
+
+        matrix = self.embedder.encode_documents(batch.texts, progress=report) if batch.texts else None
+        stored = self._store(batch, matrix)
+        if progress is not None:
+            progress(start + len(ids), total)
+        return stored
+
+    def _prepare(self, ids: Sequence[int]) -> _Batch:
+        batch = [self._chunks.get(i) for i in ids]
+        items = [(c, self._text_of(c)) for c in batch if c is not None]
+        ready = [(c, t) for c, t in items if t is not None and t.strip()]
+        texts = [embed_text(c, t, self.options.max_chars, self.options.max_path_chars) for c, t in ready]
+        return _Batch([c for c, _ in items], [c for c, _ in ready], texts)
+
+    def _finish(self, queued: _Queued, progress: Progress | None, total: int) -> int:
+        """Store what the worker made of a batch (or embed it here if the worker failed)."""
+        made = None
+        if queued.submitted is not None:
+            try:
+                made = queued.submitted.result()
+            except Exception as exc:  # killed, out of memory: this batch here
+                log.warning("embedding worker failed (%s): embedding in process", exc)
+        if made is None:
+            stored = self._embed_here([c.id for c in queued.chunks], 0, total, None)
+        else:
+            shown, matrix = made
+            ready = [c for c, ok in zip(queued.chunks, shown, strict=True) if ok]
+            stored = self._store(_Batch(queued.chunks, ready, []), matrix)
+        if progress is not None:
+            progress(queued.end, total)
+        return stored
+
+    def _store(self, batch: _Batch, matrix: np.ndarray | None) -> int:
+        """Cache and index a batch's vectors; returns how many were added."""
+        ready = batch.ready
+        with self._lock:
+            # A chunk removed or replaced while its batch was embedding is not added.
+            live = [k for k, c in enumerate(ready) if self._chunks.get(c.id) is c]
+            added = 0
+            if matrix is not None and live:
+                half = matrix[live].astype("<f2")
+                for k in live:
+                    if ready[k].id not in self._keys:
+                        self._keys[ready[k].id] = self._key(ready[k])
+                self.store.put_embeddings(self.model_id, {
+                    self._keys[ready[k].id]: half[n].tobytes() for n, k in enumerate(live)})
+                self._add_vectors([ready[k].id for k in live], half.astype(np.float32))
+                added = len(live)
+            for c in batch.chunks:  # unreadable or empty chunks are not retried until they change
+                self._pending.discard(c.id)
+        return added
+
+    def search(self, query: Query, limit: int, scope: Scope = EVERYWHERE, *,
+               skip: Callable[[int], bool] | None = None, tier: str | None = None) -> list[Hit]:
+        """Chunks within `scope` nearest to the query's embedding (`detail["cosine"]`, and `tier` when
+        given), leaving out the ids `skip` names (the tiered retriever's chunks another tier ranks);
+        loads the model if needed."""
+        with self._lock:
+            vectors = self._vectors
+            chunks = self._chunks
+        if vectors is None or len(vectors) == 0 or limit <= 0 or not query.text.strip():
+            return []
+        read_for = getattr(self.embedder, "encode_query_for", None)
+        if read_for is not None:  # a static model that can have the transformer read a question
+            q, reader = read_for(query.text, query.intent)
+        else:
+            q, reader = self.embedder.encode_query(query.text), ""
+        if q.shape[0] != vectors.dims:
+            raise RetrieverError(f"query vector has {q.shape[0]} dims, the index {vectors.dims}")
+
+        exclude = query.exclude
+
+        def allowed(chunk_id: int) -> bool:
+            chunk = chunks.get(chunk_id)
+            if chunk is None or chunk_id in exclude or not scope.admits(chunk.path):
+                return False
+            return skip is None or not skip(chunk_id)
+
+        plain = scope.unrestricted and skip is None and not exclude  # then only a chunk's presence matters
+        with self._lock:
+            found = vectors.search(q, limit, allowed=chunks.__contains__ if plain else allowed)
+        if tier is None:
+            return [Hit(cid, score, {"cosine": round(score, 4)}) for cid, score in found]
+        # A static model trained in the source model's space reads the question with the transformer.
+        if reader == "transformer":
+            return [Hit(cid, score, {"cosine": round(score, 4), "tier": tier, "query": "transformer"})
+                    for cid, score in found]
+        return [Hit(cid, score, {"cosine": round(score, 4), "tier": tier}) for cid, score in found]
+
+    def similar(self, chunk_id: int, limit: int) -> list[Hit]:
+        """Chunks nearest to a chunk's own vector (itself excluded)."""
+        with self._lock:
+            if self._vectors is None:
+                return []
+            vec = self._vectors.vector(chunk_id)
+            if vec is None:
+                return []
+            found = self._vectors.search(vec, limit, allowed=lambda i: i != chunk_id)
+        return [Hit(cid, score, {"cosine": round(score, 4)}) for cid, score in found]
