@@ -115,7 +115,7 @@ def parse_in_order(plans: Iterable[Plan], workers: int) -> Iterator[tuple[Plan, 
 
 
 def start_worker(owner: int) -> None:
-    """In a worker process (the parse pool's, `retrievers.embed_worker`'s): anything written to
+    """In a worker process (the parse pool's, `retrievers.semantic.embed_worker`'s): anything written to
     stdout goes to stderr (the language server speaks on stdout), and the worker ends itself once the
     process that owns the pool is gone (killed: a normal exit shuts the pool down), which also lets
     the fork server go."""

@@ -2,7 +2,7 @@
 
 A cold index builds the call graph and the text index on its main thread (pure Python: it holds the
 GIL) while its embedding thread feeds the tokenizer or the embedding worker process
-(`retrievers.embed_worker`) and stores vectors in SQLite. Every SQLite row and every wait on the
+(`retrievers.semantic.embed_worker`) and stores vectors in SQLite. Every SQLite row and every wait on the
 worker releases the GIL, and taking it back from a busy thread waits out the switch interval (5 ms by
 default): the embedding thread got the GIL a few times per batch, so the worker sat idle while the
 graph was built (it used 0.1-0.3 of a core where it can use 0.9). At 0.5 ms the Django sdist's cold

@@ -4,7 +4,7 @@
 content hash), removes what was deleted, and reports the chunks it added and the chunk ids it
 removed so retrievers can follow. Unsaved editor buffers (overlays) take precedence over the working
 tree for reading and indexing. `generation` and `state_key()` name the index state, so structures
-derived from it (the call graph: `retrievers.graph_state`) know when to rebuild.
+derived from it (the call graph: `retrievers.engine.graph_state`) know when to rebuild.
 """
 
 from __future__ import annotations
