@@ -27,7 +27,6 @@ GRAMMARS: frozenset[str] = frozenset(
         "ruby", "php", "kotlin", "lua", "bash", "scala", "swift", "haskell", "zig",
     }
 )
-TEXT_KINDS: frozenset[str] = frozenset({"markdown", "rst", "yaml", "toml", "json", "text"})
 
 _EXTENSIONS: dict[str, str] = {
     ".py": "python", ".pyi": "python", ".pyw": "python",

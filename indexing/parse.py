@@ -23,10 +23,6 @@ DEFAULT_OPTIONS = ChunkOptions()
 MAX_ERROR_SHARE = 0.5
 
 
-class ParseFailure(RuntimeError):
-    """Raised internally when a parser or query fails unexpectedly; reported, never propagated."""
-
-
 def parse_file(
     path: str,
     source: bytes,

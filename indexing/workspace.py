@@ -340,10 +340,6 @@ class Workspace:
         """A persisted counter that increments whenever an update changes the index."""
         return int(self.store.get_meta("revision") or 0)
 
-    def error_counts(self) -> dict[str, int]:
-        """Indexed files whose parse reported a problem, by reason (over the whole index)."""
-        return dict(Counter(reason for _, reason in self.error_files()))
-
     def error_files(self) -> list[tuple[str, str]]:
         """(path, reason) of each problem an indexed file's parse reported, by path."""
         return [(path, reason) for path, row in sorted(self.store.files().items()) if row.error

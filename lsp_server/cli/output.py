@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -129,10 +129,6 @@ def file_lines(root: Path, read: Callable[[str], bytes] | None = None) -> Callab
         return cache[path]
 
     return lines_of
-
-
-def iter_results(result: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield from result.get("results", [])
 
 
 def share(part: int, whole: int) -> str:

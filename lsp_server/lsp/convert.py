@@ -13,7 +13,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
-from indexing.records import CallSite, Chunk, Definition
+from indexing.records import CallSite, Definition
 from retrievers.codebase import DefinitionKey, Span
 
 _SYMBOL_KINDS: dict[str, lsp.SymbolKind] = {
@@ -137,12 +137,6 @@ def definition_location(root: Path, defn: Definition, line_text: bytes | None = 
     return lsp.Location(uri=path_to_uri(root, defn.path), range=name_range(defn, line_text, encoding))
 
 
-def call_location(root: Path, call: CallSite, line_text: bytes | None = None,
-                  encoding: str = "utf-16") -> lsp.Location:
-    """Where a call site's callee name is."""
-    return lsp.Location(uri=path_to_uri(root, call.path), range=call_range(call, line_text, encoding))
-
-
 def span_location(root: Path, span: Span, line_text: bytes | None = None,
                   encoding: str = "utf-16") -> lsp.Location:
     """Where a reference is."""
@@ -184,11 +178,6 @@ def item_key(data: Any) -> DefinitionKey | None:
     return DefinitionKey(def_id if isinstance(def_id, int) else None,
                          qname if isinstance(qname, str) else None, path if isinstance(path, str) else None,
                          line if isinstance(line, int) and not isinstance(line, bool) else 0)
-
-
-def chunk_range(chunk: Chunk) -> lsp.Range:
-    """The lines of a chunk."""
-    return lines_range(chunk.start_line, chunk.end_line)
 
 
 def search_result(root: Path, result: dict[str, Any], line_text: bytes | None = None,

@@ -26,7 +26,6 @@ from retrievers.engine.lifecycle import STARTING
 log = logging.getLogger("codeseek.lsp")
 INDEX_OPTIONS = ("model", "index_dir", "excludes", "max_file_size", "embeddings", "transformer",
                  "transformer_background")
-COMMANDS = ("codeseek.reindex", "codeseek.status")
 BIG_BUFFER = 1 << 20  # closing a buffer this large returns freed memory to the OS
 
 
