@@ -3,14 +3,21 @@
 `SearchEngine.refresh` builds a new `Snapshot` after each update (chunks by id and by path,
 definitions by id, the call graph and the PageRank of each chunk's definition) and swaps it in under
 a lock, so a search running on another thread keeps a consistent view while the next one is built.
+
+What ranking derives from a snapshot's definitions and paths (copy trees, contract files, interface
+headers, file cards) is kept on the snapshot itself (`Snapshot.memo`), built once on first use: each
+workspace root has its own snapshot, so roots searched in turn never rebuild each other's structures,
+and a refresh's new snapshot starts empty. A builder that can start from the previous generation's
+work (the file cards' term counts) finds it with `handed_down`.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+import threading
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from indexing.records import Chunk, Definition
 
@@ -18,6 +25,8 @@ if TYPE_CHECKING:
     from graph.callgraph import CallGraph
 
 BOILERPLATE_KINDS = frozenset({"block", "text", "section"})  # never a definition's own chunk
+T = TypeVar("T")
+_MISSING = object()
 
 
 @dataclass
@@ -38,10 +47,18 @@ class Snapshot:
     # chunk id -> the chunk that speaks for its definition (grouping.collapse_definitions), filled as
     # searches meet the chunks: the snapshot never changes, so the answer holds for its lifetime
     head_of: dict[int, int] = field(default_factory=dict, repr=False)
+    # (builder, arguments) -> the structure it derived from this snapshot (`memo`); one lock per key
+    _memo: dict[Hashable, Any] = field(default_factory=dict, repr=False, compare=False)
+    _memo_locks: dict[Hashable, threading.Lock] = field(default_factory=dict, repr=False, compare=False)
+    _memo_guard: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    # values a builder of the next generation may start from (`hand_down`, `handed_down`)
+    _heirlooms: dict[Hashable, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(cls, chunks: Iterable[Chunk], definitions: Iterable[Definition], graph: CallGraph | None,
-              files: int) -> Snapshot:
+              files: int, previous: Snapshot | None = None) -> Snapshot:
+        """The snapshot of one index generation; `previous` (the one it replaces, of the same index)
+        hands down what its builders left for the next one (`hand_down`), never its structures."""
         by_id = {c.id: c for c in chunks}
         by_path: dict[str, list[Chunk]] = {}
         for c in by_id.values():
@@ -54,7 +71,34 @@ class Snapshot:
         for d in sorted(defs.values(), key=lambda d: -d.start_line):  # the first of duplicates wins
             snap.by_key[(d.path, d.qualified_name)] = d
         snap.pagerank = ChunkPageRank(snap)
+        if previous is not None:
+            snap._heirlooms = dict(previous._heirlooms)
         return snap
+
+    def memo(self, key: Hashable, build: Callable[[], T]) -> T:
+        """The structure `build` derives from this snapshot, built on the first call for `key` (name the
+        builder and its arguments: `("copies.copy_trees", 0.5)`) and kept as long as the snapshot: the
+        snapshot never changes, so neither does the answer. Threads asking at once build it once (one
+        lock per key: a long build does not hold up another key's)."""
+        found = self._memo.get(key, _MISSING)
+        if found is _MISSING:
+            with self._memo_guard:
+                lock = self._memo_locks.setdefault(key, threading.Lock())
+            with lock:
+                found = self._memo.get(key, _MISSING)
+                if found is _MISSING:
+                    found = self._memo[key] = build()
+        return cast(T, found)
+
+    def hand_down(self, key: Hashable, value: object) -> None:
+        """Leave `value` for the snapshots built after this one (`build(previous=...)`) to start from:
+        work that stays valid across generations, such as term counts keyed by what they count."""
+        self._heirlooms[key] = value
+
+    def handed_down(self, key: Hashable) -> Any:
+        """What this snapshot, else the one it replaced (and so on back), left under `key`; None when
+        none did."""
+        return self._heirlooms.get(key)
 
     def boilerplate(self, min_files: int) -> frozenset[int]:
         """Ids of the non-definition chunks (blocks, text, sections) whose exact content recurs in

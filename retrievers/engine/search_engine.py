@@ -340,7 +340,7 @@ class SearchEngine:
                     raise
         out.seconds["sync"] = time.perf_counter() - started
         started = time.perf_counter()
-        snap = Snapshot.build(chunks, definitions, graph, files)
+        snap = Snapshot.build(chunks, definitions, graph, files, self._view[0] if self._view else None)
         structural = StructuralRetriever(lambda: list(snap.definitions.values()), snap.chunk_for_definition)
         derived_structures.load_or_build(self.workspace.index_dir, snap, structural, chunks, synced_key,
                                          any(p.priors.file_card_weight > 0 for p in self.profiles.values()),

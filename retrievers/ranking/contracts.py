@@ -10,18 +10,17 @@ vocabulary in doc comments over bodiless signatures and used to outrank it (docs
 that do not ask for an interface, contract, protocol, type or options (a question about the shape of
 something is answered by its declarations: immer's "what types describe a patch" by `Patch` in
 `types/types-external.ts`); identifier lookups are left alone (the definition bonus decides those).
-Computed once per index snapshot (`contract_files_of`).
+Computed once per index snapshot and kept on it (`contract_files_of`).
 """
 
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any
 
 from indexing.records import Chunk, Definition
 from retrievers.ranking.profile import DEFAULT_CONFIG, RankingConfig
+from retrievers.snapshot import Snapshot
 
 INTERFACE_KINDS = frozenset({"interface"})
 # Definitions that implement or restate an interface (an enum or a record may implement one too).
@@ -82,20 +81,13 @@ def type_only_files(definitions: Iterable[Definition]) -> frozenset[str]:
     return frozenset(path for path, found in kinds.items() if found and found <= TYPE_ONLY_KINDS)
 
 
-_CACHE: list[Any] = [None, False, frozenset()]  # [weak reference to the snapshot, type_only, its files]
-
-
-def contract_files_of(snapshot: Any, type_only: bool = False) -> frozenset[str]:
-    """`contract_files` of a snapshot's definitions (with `type_only_files` when `type_only`), kept for
-    the latest snapshot (weakly referenced)."""
-    ref, cached_type_only, files = _CACHE
-    if ref is not None and ref() is snapshot and cached_type_only == type_only:
-        return files  # type: ignore[no-any-return]
-    files = contract_files(snapshot.definitions.values())
-    if type_only:
-        files |= type_only_files(snapshot.definitions.values())
-    _CACHE[:] = [weakref.ref(snapshot), type_only, files]
-    return files
+def contract_files_of(snapshot: Snapshot, type_only: bool = False) -> frozenset[str]:
+    """`contract_files` of a snapshot's definitions (with `type_only_files` when `type_only`), built once
+    per `type_only` and kept on the snapshot."""
+    def build() -> frozenset[str]:
+        files = contract_files(snapshot.definitions.values())
+        return files | type_only_files(snapshot.definitions.values()) if type_only else files
+    return snapshot.memo((__name__, "contract_files", type_only), build)
 
 
 def contract_factors(

@@ -13,21 +13,20 @@ outranking the real definition (docs/design.md "Issue 9"):
   `v1/`, `v2beta1/`, `old/`, `legacy/`, `classic/`, `time_alt/`..., or a Windows port: `win/`) at
   least `copy_tree_min_share` of whose qualified names are also defined in a more current tree of
   the workspace (no such folder, or a higher version) is a parallel copy; every chunk in it is scored
-  x `copy_tree_factor` unless the query names the folder. Computed once per index snapshot
-  (`copy_trees_of`).
+  x `copy_tree_factor` unless the query names the folder. Computed once per index snapshot and kept
+  on it (`copy_trees_of`).
 """
 
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import Any
 
 from indexing.records import Chunk, Definition
 from retrievers.ranking.profile import DEFAULT_CONFIG, RankingConfig
+from retrievers.snapshot import Snapshot
 from retrievers.sources.tokenize import identifiers
 from retrievers.sources.words import home_file, module_declaration
 
@@ -108,17 +107,10 @@ def copy_trees(definitions: Iterable[Definition], min_share: float, min_names: i
     return out
 
 
-_CACHE: list[Any] = [None, None, None]  # [weak reference to the snapshot, min_share, its trees]
-
-
-def copy_trees_of(snapshot: Any, min_share: float) -> dict[str, str]:
-    """`copy_trees` of a snapshot's definitions, kept for the latest snapshot (weakly referenced)."""
-    ref, share, trees = _CACHE
-    if ref is not None and ref() is snapshot and share == min_share:
-        return trees  # type: ignore[no-any-return]
-    trees = copy_trees(snapshot.definitions.values(), min_share)
-    _CACHE[:] = [weakref.ref(snapshot), min_share, trees]
-    return trees
+def copy_trees_of(snapshot: Snapshot, min_share: float) -> dict[str, str]:
+    """`copy_trees` of a snapshot's definitions, built once per `min_share` and kept on the snapshot."""
+    return snapshot.memo((__name__, "copy_trees", min_share),
+                         lambda: copy_trees(snapshot.definitions.values(), min_share))
 
 
 def tree_factors(

@@ -11,10 +11,10 @@ demoted: templates and inline code make the header the implementation (abseil, f
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
 from pathlib import PurePosixPath
-from typing import Any
+
+from retrievers.snapshot import Snapshot
 
 
 def interface_headers(paths: Iterable[str]) -> frozenset[str]:
@@ -30,14 +30,6 @@ def interface_headers(paths: Iterable[str]) -> frozenset[str]:
     return frozenset(path for path, stem in headers if stem in sources)
 
 
-_CACHE: list[Any] = [None, frozenset()]  # [weak reference to the snapshot, its headers]
-
-
-def interface_headers_of(snapshot: Any) -> frozenset[str]:
-    """`interface_headers` of a snapshot's indexed paths, kept for the latest snapshot."""
-    ref, headers = _CACHE
-    if ref is not None and ref() is snapshot:
-        return headers  # type: ignore[no-any-return]
-    headers = interface_headers(snapshot.by_path)
-    _CACHE[:] = [weakref.ref(snapshot), headers]
-    return headers
+def interface_headers_of(snapshot: Snapshot) -> frozenset[str]:
+    """`interface_headers` of a snapshot's indexed paths, built once and kept on the snapshot."""
+    return snapshot.memo((__name__, "interface_headers"), lambda: interface_headers(snapshot.by_path))

@@ -5,8 +5,8 @@ deadlines") has its evidence spread over many chunks of one file; no single chun
 while the file as a whole is the answer (issue 9). A file's card is what names it: the words of its
 path (folders and stem, the stem twice) and of the definitions declared in it (names, split, and the
 first line of each doc comment, as the store already holds them). Nothing is read from the files,
-and nothing is written: the cards of a snapshot are built in memory once (`file_cards_of`; curl's 366
-files in ~50 ms, a refresh that changed few files reuses the others' terms) and searched with BM25
+and nothing is written: the cards of a snapshot are built in memory once and kept on it (`file_cards_of`;
+curl's 366 files in ~50 ms, a refresh that changed few files reuses the others' terms) and searched with BM25
 (`FileCards.search`, stemmed terms as in the text index's body field, ~0.1 ms), the score x
 (1 + `file_card_pagerank` x ln(1 + the PageRank of the file's most central chunk)): the file a
 question about a subsystem means is more often its hub (`SqlMapper.cs`, `url.c`) than a small file
@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 import re
 import sys
-import weakref
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ import tantivy
 from indexing.records import Chunk, Definition
 from retrievers.base import Hit
 from retrievers.scope import EVERYWHERE, Scope
+from retrievers.snapshot import Snapshot
 from retrievers.sources.text import STOPWORDS
 
 __all__ = ["FileCards", "best_candidates", "build_cards", "card_hits", "card_terms", "file_cards_of",
@@ -193,49 +193,46 @@ def build_cards(paths: Iterable[str], definitions: Iterable[Definition],
     return FileCards(ordered, postings, lengths), counts
 
 
-_CACHE: list[tuple[Any, FileCards, CardCache]] = []  # (weak reference to a snapshot, cards, counts)
-_KEEP = 4  # snapshots held: one per workspace root a language server serves, most recent first
+_CARDS = (__name__, "file_cards")  # Snapshot.memo key: the snapshot's cards
+_COUNTS = (__name__, "card_counts")  # Snapshot.hand_down key: the latest cards' term counts per file
 
 
-def file_cards_of(snapshot: Any) -> FileCards:
-    """`build_cards` of a snapshot's files with each file's highest chunk PageRank (`central`), kept
-    for the last few snapshots (weakly referenced); a new snapshot's build reuses the term counts of
-    the latest one for files whose definitions did not change (a counted file's terms depend only on
-    its path, names and docs, so any snapshot's counts are safe to reuse)."""
-    for ref, cards, _ in _CACHE:
-        if ref() is snapshot:
-            return cards
-    previous = _CACHE[0][2] if _CACHE else None
+def file_cards_of(snapshot: Snapshot) -> FileCards:
+    """`build_cards` of a snapshot's files with each file's highest chunk PageRank (`central`), built
+    once and kept on the snapshot; the build reuses the term counts the snapshot's predecessors handed
+    down for files whose definitions did not change (a counted file's terms depend only on its path,
+    names and docs, so any snapshot's counts are safe to reuse)."""
+    return snapshot.memo(_CARDS, lambda: _build(snapshot)[0])
+
+
+def _build(snapshot: Snapshot) -> tuple[FileCards, CardCache]:
+    previous = snapshot.handed_down(_COUNTS)
     cards, counts = build_cards(snapshot.by_path, snapshot.definitions.values(), previous)
     for chunk_id, value in snapshot.pagerank.items():
         chunk = snapshot.chunks.get(chunk_id)
         if chunk is not None and value > cards.central.get(chunk.path, 0.0):
             cards.central[chunk.path] = value
-    _keep(snapshot, cards, counts)
-    return cards
+    snapshot.hand_down(_COUNTS, counts)
+    return cards, counts
 
 
-def _keep(snapshot: Any, cards: FileCards, counts: CardCache) -> None:
-    alive = [entry for entry in _CACHE if entry[0]() is not None and entry[0]() is not snapshot]
-    _CACHE[:] = [(weakref.ref(snapshot), cards, counts), *alive][:_KEEP]
-
-
-def load_or_build(snapshot: Any, cache: Any, key: str) -> FileCards:
+def load_or_build(snapshot: Snapshot, cache: Any, key: str) -> FileCards:
     """The cards of a snapshot saved for this index revision (`cache`: an `indexing.persist.SignedCache`,
     `key`: the engine's derived key), else built now and saved: a warm process then answers its first
     question without building them (~0.25 s on Django)."""
     from indexing.persist import code_fingerprint
 
     key = f"{key}:{code_fingerprint(sys.modules[__name__])}"
-    saved = cache.load("filecards", key)
-    if isinstance(saved, tuple) and len(saved) == 2 and isinstance(saved[0], FileCards):
-        _keep(snapshot, saved[0], saved[1])
-        return saved[0]
-    cards = file_cards_of(snapshot)
-    counts = next(entry[2] for entry in _CACHE if entry[0]() is snapshot)
-    cache.save("filecards", key, (cards, counts))
-    return cards
 
+    def load() -> FileCards:
+        saved = cache.load("filecards", key)
+        if isinstance(saved, tuple) and len(saved) == 2 and isinstance(saved[0], FileCards):
+            snapshot.hand_down(_COUNTS, saved[1])
+            return saved[0]
+        cards, counts = _build(snapshot)
+        cache.save("filecards", key, (cards, counts))
+        return cards
+    return snapshot.memo(_CARDS, load)
 
 
 def card_hits(

@@ -19,6 +19,7 @@ from retrievers.ranking.priors import chunk_prior
 from retrievers.ranking.profile import DEFAULT_CONFIG, RankingConfig
 from retrievers.scope import Scope
 from retrievers.snapshot import Snapshot
+from retrievers.sources import filecards
 from retrievers.sources.filecards import (
     FileCards,
     best_candidates,
@@ -93,6 +94,25 @@ def test_cards_are_built_once_per_snapshot() -> None:
     first, second = file_cards_of(snap), file_cards_of(other)
     assert second is not first
     assert file_cards_of(snap) is first  # two roots served in turn: each keeps its cards
+
+
+def test_a_refreshed_snapshot_starts_from_the_counts_its_predecessor_handed_down(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    chunks = [chunk(1, "lib/url.c"), chunk(2, "lib/hostip.c")]
+    old = Snapshot.build(chunks, [DEFS[0], DEFS[3]], None, 2)
+    file_cards_of(old)
+    seeds: list[object] = []
+    real = filecards.build_cards
+    monkeypatch.setattr(filecards, "build_cards", lambda *args: seeds.append(args[2]) or real(*args))
+    new = Snapshot.build(chunks, [DEFS[0], definition("Curl_resolv", "lib/hostip.c", "Look a host up")],
+                         None, 2, previous=old)
+    assert file_cards_of(new) is not file_cards_of(old) and len(seeds) == 1
+    held, fresh = seeds[0], new.handed_down(filecards._COUNTS)
+    assert isinstance(held, dict) and held is old.handed_down(filecards._COUNTS)
+    assert fresh["lib/url.c"][1] is held["lib/url.c"][1]  # unchanged: counted once
+    assert fresh["lib/hostip.c"][1] is not held["lib/hostip.c"][1]  # its doc changed
+    assert file_cards_of(Snapshot.build(chunks, [], None, 2)) is not None and len(seeds) == 2
+    assert seeds[1] is None  # a snapshot of its own (another root) has nothing handed down
 
 
 def test_a_rebuild_reuses_the_counts_of_unchanged_files() -> None:

@@ -1,0 +1,119 @@
+"""Structures derived from a snapshot are kept on that snapshot: two roots searched in turn (a language
+server serving two workspace folders) build each one once per root, never once per search.
+
+Real engines (tree-sitter, tantivy, SQLite, the call graph; no embeddings) on two sample workspaces;
+the builders of copy trees, contract files, interface headers and file cards are wrapped to count.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from indexing.workspace import Workspace, WorkspaceOptions
+from retrievers.engine.request import SearchRequest
+from retrievers.engine.search_engine import EngineOptions, SearchEngine
+from retrievers.ranking import contracts, copies, headers
+from retrievers.snapshot import Snapshot
+from retrievers.sources import filecards
+
+SAMPLES = Path(__file__).resolve().parents[1] / "workspace"
+QUESTIONS = {
+    "engine_sample": "how is the price of the items in the cart computed",
+    "graph_sample": "how does the request session send a prepared request",
+}
+BUILDERS = {"copy trees": (copies, "copy_trees"), "contract files": (contracts, "contract_files"),
+            "interface headers": (headers, "interface_headers"), "file cards": (filecards, "build_cards")}
+
+
+def _counting(builds: Counter[str], name: str, build: Callable[..., Any]) -> Callable[..., Any]:
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        builds[name] += 1
+        return build(*args, **kwargs)
+    return counted
+
+
+def _count_builds(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Builds per structure from now on (each builder wrapped where its module looks it up)."""
+    builds: Counter[str] = Counter()
+    for name, (module, attr) in BUILDERS.items():
+        monkeypatch.setattr(module, attr, _counting(builds, name, getattr(module, attr)))
+    return builds
+
+
+def test_two_roots_searched_in_turn_build_each_derived_structure_once_per_root(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the signing key lives there
+    builds = _count_builds(monkeypatch)
+    engines: list[tuple[SearchEngine, Workspace, str]] = []
+    try:
+        for name, question in QUESTIONS.items():
+            root = tmp_path / name
+            shutil.copytree(SAMPLES / name, root)
+            ws = Workspace(root, WorkspaceOptions(index_dir=tmp_path / f"{name}-index"))
+            engine = SearchEngine(ws, EngineOptions(embeddings=False))
+            engines.append((engine, ws, question))
+            engine.refresh()
+        for _ in range(10):
+            for engine, _, question in engines:
+                answer = engine.search(SearchRequest(question, limit=10))
+                assert answer["strategy"] == "fused" and answer["intent"]["name"] == "understand_code"
+                assert answer["results"]
+    finally:
+        for engine, ws, _ in engines:
+            engine.close()
+            ws.close()
+    assert dict(builds) == {name: len(QUESTIONS) for name in BUILDERS}  # one per root's snapshot
+
+
+def test_a_snapshot_memo_builds_once_when_threads_race() -> None:
+    snap = Snapshot.build([], [], None, 0)
+    calls: list[int] = []
+    started = threading.Barrier(4)
+
+    def build() -> list[int]:
+        calls.append(1)
+        return calls
+
+    def ask(out: list[object]) -> None:
+        started.wait()
+        out.append(snap.memo(("probe", 1), build))
+
+    seen: list[object] = []
+    threads = [threading.Thread(target=ask, args=(seen,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert calls == [1] and len(seen) == 4 and all(value is calls for value in seen)
+    assert snap.memo(("probe", 2), lambda: "other") == "other"  # each key its own value
+    assert Snapshot.build([], [], None, 0).memo(("probe", 1), lambda: "fresh") == "fresh"  # per snapshot
+
+
+def test_a_refresh_after_an_edit_counts_only_the_edited_files_card_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine builds each refresh's snapshot from the one it replaces, which hands down the file
+    cards' term counts: the next cards count again only the files whose names or docs changed."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "ws"
+    shutil.copytree(SAMPLES / "engine_sample", root)
+    seeds: list[Any] = []
+    real = filecards.build_cards
+    monkeypatch.setattr(filecards, "build_cards", lambda *args: seeds.append(args[2]) or real(*args))
+    with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
+        engine = SearchEngine(ws, EngineOptions(embeddings=False))
+        try:
+            engine.refresh()
+            edited = sorted(root.rglob("*.py"))[0]
+            edited.write_text(edited.read_text() + "\n\ndef settle_refund_ledger():\n    return 1\n")
+            engine.refresh()
+        finally:
+            engine.close()
+    assert len(seeds) == 2 and seeds[0] is None and isinstance(seeds[1], dict)
+    assert edited.relative_to(root).as_posix() in seeds[1]  # the first generation's counts, every file
