@@ -17,19 +17,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from retrievers.base import RetrieverError
 
 if TYPE_CHECKING:
-    from retrievers.engine.search_engine import RefreshResult
+    from retrievers.engine.options import Progress, RefreshResult
     from retrievers.semantic.tiered import TieredSemantic
 
 __all__ = ["EmbeddingPhase"]
 
 log = logging.getLogger(__name__)
-Progress = Callable[[str, int, int], None]
 
 
 class EmbeddingPhase:

@@ -4,11 +4,9 @@
 
 - `refresh(embed, progress, paths)`: phase 1 runs `workspace.update` and brings the text index, the
   structural index and the call graph (its one holder: `self.graphs`, `retrievers.engine.graph_state`) up
-  to date (searches answer from then on, without semantic); phase 2 embeds the chunks that have no
-  cached vector (when one refresh does both, on a thread beside phase 1: `retrievers.engine.embedding_phase`).
-  The first refresh in a process reconciles the text index and the vectors with the
-  store's chunk ids (a killed run leaves them behind or ahead); later refreshes apply the update's
-  added and removed chunks.
+  to date (searches answer from then on, without semantic: `retrievers.engine.index_phase`); phase 2
+  embeds the chunks that have no cached vector (when one refresh does both, on a thread beside phase 1:
+  `retrievers.engine.embedding_phase`).
 - `search(request) -> dict`: validate (the scope is built once, here), classify the intent (or take
   the request's), take the preset's `RankingProfile` (`retrievers.ranking.profile`), route direct
   (`retrievers.engine.direct_route`) or fused (`retrievers.engine.fused_route`), and build the result document
@@ -26,105 +24,39 @@ restart), fused searches rank without semantic instead of waiting, and say so in
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from indexing.gc_pause import paused_collection
-from indexing.integrity import is_disk_full
 from indexing.persist import WriteBehind
 from indexing.switch_interval import short_switch_interval
-from indexing.workspace import StoreError, UpdateResult, Workspace
+from indexing.workspace import Workspace
 from retrievers.base import Query, QueryError, RetrieverError
-from retrievers.engine import derived as derived_structures
-from retrievers.engine import direct_route, fused_route
+from retrievers.engine import direct_route, fused_route, index_phase
 from retrievers.engine.embedding_phase import EmbeddingPhase
 from retrievers.engine.graph_state import GraphState
 from retrievers.engine.lifecycle import EMBEDDING, EMPTY, INDEXING, READY, TEXT_ONLY, IndexState
+from retrievers.engine.options import EngineOptions, Progress, RefreshResult
 from retrievers.engine.request import CheckedRequest, SearchRequest, validate
 from retrievers.engine.results import Located, SourceCache, empty_result, match_fields, result_entry
 from retrievers.engine.route_context import Retrievers, RouteContext, identifier_query
-from retrievers.engine.spans import MAX_SPAN_LINES, query_terms
+from retrievers.engine.spans import query_terms
 from retrievers.ranking.intent import Intent, classify, override
 from retrievers.ranking.profile import PROFILES, profile, with_overrides
 from retrievers.semantic.retriever import SemanticRetriever
-from retrievers.semantic.tiered import TierBlend, TieredSemantic
+from retrievers.semantic.tiered import TieredSemantic
 from retrievers.snapshot import Snapshot
-from retrievers.sources.graph_retriever import GraphRetriever
-from retrievers.sources.structural import StructuralRetriever
 from retrievers.sources.text import TextRetriever
 
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
-    from retrievers.semantic.models import TextEmbedder
 
 __all__ = ["EngineOptions", "QueryError", "RefreshResult", "RetrieverError", "SearchEngine", "SearchRequest"]
 
 log = logging.getLogger(__name__)
-Progress = Callable[[str, int, int], None]  # (phase, done, total): ("indexing", 12, 84), ("embedding", ...)
-
-
-@dataclass
-class EngineOptions:
-    """How the engine searches. `embedder` shares one loaded model between engines (tests, batch)."""
-
-    model: str | None = None  # None: the static tier; a transformer by name (retrievers.semantic.models)
-    # The transformer tier that fills in behind a static main tier (None or "": none). Its vectors
-    # are made by `embed_transformer` (the server in the background, `codeseek index --transformer`)
-    # and used wherever they exist; a transformer main model has no second tier.
-    transformer: str | None = "minilm"
-    transformer_embedder: TextEmbedder | None = None
-    tier_blend: TierBlend = field(default_factory=TierBlend)
-    # Load/save the call graph, PageRank, structural tables and vectors beside the index (a warm
-    # process skips the builds). `persist_once`: only the first refresh of this engine does (the
-    # language server: a warm start, while its later graphs change with every edit).
-    persist_graph: bool = True
-    persist_once: bool = False
-    # Write those saved structures when the engine closes (`flush_writes`), not before the refresh
-    # returns: a one-shot command (`codeseek search`) answers ~1 s sooner on a large tree, then saves.
-    write_behind: bool = False
-    embeddings: bool = True  # False: no semantic retriever, the model is never loaded
-    # A refresh that embeds starts embedding once the chunks are known, beside the call graph and
-    # the text index (retrievers.engine.embedding_phase); False: after them, as the language server does.
-    embed_alongside: bool = True
-    # Overrides of the shipped ranking profiles (retrievers.ranking.profile), applied to every preset: a
-    # RankingProfile field or one of its priors' ("file_decay": 0, "k": 20...). For A/B runs.
-    ranking: dict[str, Any] = field(default_factory=dict)
-    embedder: TextEmbedder | None = None
-    # A result longer than this many lines shows its best-matching part (retrievers.engine.spans); 0: whole.
-    max_span_lines: int = MAX_SPAN_LINES
-
-
-@dataclass
-class RefreshResult:
-    """What one refresh did."""
-
-    update: UpdateResult | None  # None when `paths=[]` (no workspace update asked)
-    chunks: int = 0
-    definitions: int = 0
-    embedded: int = 0  # chunks embedded by this refresh
-    pending: int = 0  # chunks still without a vector
-    reconciled: bool = False  # the first refresh in this process checked the indexes against the store
-    state: IndexState = EMPTY
-    notes: list[str] = field(default_factory=list)  # e.g. the embedding model changed
-    seconds: dict[str, float] = field(default_factory=dict)  # update, sync, graph, embed
-
-    # Counters of the workspace update, for callers that summarize a refresh like an update.
-    @property
-    def parsed(self) -> int:
-        return self.update.parsed if self.update else 0
-
-    @property
-    def unchanged(self) -> int:
-        return self.update.unchanged if self.update else 0
-
-    @property
-    def scanned(self) -> int:
-        return self.update.scanned if self.update else 0
 
 
 class SearchEngine:
@@ -259,22 +191,10 @@ class SearchEngine:
 
     def _phase1(self, out: RefreshResult, progress: Progress | None, paths: Iterable[str] | None,
                 embedding: EmbeddingPhase | None = None) -> None:
-        wanted = None if paths is None else list(paths)
+        """The workspace update, then the indexes and a new view in step with the store
+        (`retrievers.engine.index_phase`); with `embedding`, phase 2 starts beside the graph."""
         started = time.perf_counter()
-        if wanted is None or wanted:
-            def report(done: int, total: int, _path: str) -> None:
-                if progress is not None:
-                    progress("indexing", done, total)
-
-            try:
-                out.update = self.workspace.update(progress=report, paths=wanted)
-            except (sqlite3.OperationalError, OSError, StoreError) as exc:
-                if not is_disk_full(exc) and not is_disk_full(exc.__cause__ or exc):
-                    raise
-                # Every file is committed whole: search what the index holds (issue 32).
-                where = self.workspace.index_dir
-                self.workspace.store.notice(f"no space left to update the index at {where}: answering "
-                                            "from the index as it is (free some space)")
+        index_phase.update_workspace(self.workspace, out, progress, paths)
         out.seconds["update"] = time.perf_counter() - started
         if out.update is None and self._synced and self._view is not None:
             out.chunks, out.definitions = len(self._view[0].chunks), len(self._view[0].definitions)
@@ -286,69 +206,23 @@ class SearchEngine:
             files = store.counts().get("files", 0)
         synced_key = (self.graphs.derived_key() or None) if self.graphs.persist else None
         owner = store.get_meta("generation") or ""  # the store's identity, named by the text index's marker
-        if self.semantic is not None:
-            if not self._synced:  # (the text index is reconciled below, after the graph)
-                derived = self.workspace.index_dir / "derived"
-                self.semantic.index(chunks, embed=False, saved=derived if synced_key else None,
-                                    stamp=synced_key or "")
-            elif out.update is not None and out.update.changed:
-                self.semantic.update(out.update.added, out.update.removed_ids, embed=False)
+        if self.semantic is not None:  # (the text index is reconciled below, after the graph)
+            index_phase.register_chunks(self.semantic, chunks, out.update, self._synced,
+                                        self.workspace.index_dir / "derived", synced_key)
         if embedding is not None and self.options.embed_alongside:
             embedding.start()  # beside the graph and the text index (retrievers.engine.embedding_phase)
-        graph = None
         graph_started = time.perf_counter()
-        if progress is not None:  # (outside the try: a progress callback may stop the refresh)
-            progress("graph", 0, 1)
-        try:
-            # Built from the store's current definitions (cached per index generation): its
-            # definitions serve the snapshot too, so they are read from SQLite once per refresh.
-            graph = self.graphs.build()
-        except sqlite3.DatabaseError:  # a damaged index: the caller rebuilds it (issue 13)
-            raise
-        except Exception:  # the graph serves references and priors: search works without it
-            log.exception("building the call graph of %s failed", self.workspace.root)
-        if progress is not None:
-            progress("graph", 1, 1)
+        graph, definitions = index_phase.build_graph(self.graphs, store, self.workspace.root, progress)
         graph_seconds = time.perf_counter() - graph_started
-        if graph is not None:
-            definitions = graph.definitions()
-        else:
-            with store.snapshot():
-                definitions = store.definitions()
         out.chunks, out.definitions = len(chunks), len(definitions)
-        if not self._synced:
-            # First refresh in this process: make the on-disk text index and the loaded vectors hold
-            # exactly the store's chunks (index() re-adds only what differs). A text index that an
-            # earlier process synced to this very revision, and whose identity marker says so, is
-            # taken as it is; one from another index is rebuilt (retrievers.sources.text_identity).
-            if synced_key is not None and store.get_meta("text.synced") == synced_key:
-                self.text.adopt(chunks, owner, synced_key)
-            else:
-                self.text.index(chunks, owner)
-            out.reconciled = True
-        elif out.update is not None and out.update.changed:
-            self.text.update(out.update.added, out.update.removed_ids)
-        elif synced_key is None:
-            owner = ""  # nothing written: the marker keeps the last sync it names
-        if owner:
-            self.text.mark(owner, synced_key or "")
-        if synced_key is not None and not store.read_only and store.get_meta("text.synced") != synced_key:
-            try:
-                store.set_meta("text.synced", synced_key)
-            except sqlite3.OperationalError as exc:  # a full disk: the next process reconciles instead
-                if not is_disk_full(exc):
-                    raise
+        out.reconciled = index_phase.sync_text(self.text, store, chunks, out.update, self._synced, synced_key,
+                                               owner)
         out.seconds["sync"] = time.perf_counter() - started
         started = time.perf_counter()
-        snap = Snapshot.build(chunks, definitions, graph, files, self._view[0] if self._view else None)
-        structural = StructuralRetriever(lambda: list(snap.definitions.values()), snap.chunk_for_definition)
-        derived_structures.load_or_build(self.workspace.index_dir, snap, structural, chunks, synced_key,
-                                         any(p.priors.file_card_weight > 0 for p in self.profiles.values()),
-                                         self.graphs.later)
-        graph_retriever = None
-        if graph is not None:
-            held = graph
-            graph_retriever = GraphRetriever(lambda: held, snap.chunk_id_at, snap.chunks.get)
+        file_cards = any(p.priors.file_card_weight > 0 for p in self.profiles.values())
+        snap, structural, graph_retriever = index_phase.build_view(
+            self.workspace.index_dir, chunks, definitions, graph, files, synced_key, file_cards,
+            self.graphs.later)
         out.seconds["graph"] = graph_seconds + time.perf_counter() - started
         with self._lock:
             self._view = (snap, Retrievers(self.text, structural, graph_retriever, self.semantic))
