@@ -236,7 +236,9 @@ def cmd_graph(args: argparse.Namespace) -> int:
     mode: GraphMode = "impact" if args.impact is not None else "callees" if args.callees else "callers"
     with _workspace(root, args.index_dir) as ws:
         _update(ws, sys.stderr.isatty())
-        report = Codebase(ws, GraphState(ws).build).graph_report(args.symbol, mode, fmt, args.impact or 2)
+        # persist: the graph a search saved for this index state is loaded, not rebuilt (and saved if built)
+        graph = GraphState(ws, persist=True).build
+        report = Codebase(ws, graph).graph_report(args.symbol, mode, fmt, args.impact or 2)
         if not report.definitions:
             print(f"codeseek: no definition named {args.symbol!r}", file=sys.stderr)
             return 1
