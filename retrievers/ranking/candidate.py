@@ -9,10 +9,11 @@ detail before that read it with `detail_of`, which builds nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from operator import attrgetter
 from typing import Any
 
-__all__ = ["BOOST", "PATH_KEYWORD", "Entry", "Fused", "PriorTerms", "detail_in", "write_priors"]
+__all__ = ["BOOST", "PATH_KEYWORD", "Entry", "Fused", "PriorTerms", "best_first", "detail_in", "write_priors"]
 
 # A list's contribution, pending: (rank 1-based, weight, contribution, the retriever's score, detail).
 Entry = tuple[int, float, float, float, dict[str, Any]]
@@ -118,3 +119,15 @@ class Fused:
 
     def __repr__(self) -> str:
         return f"Fused(chunk_id={self.chunk_id}, score={self.score}, path={self.path!r})"
+
+
+def best_first(items: Iterable[Fused]) -> list[Fused]:
+    """Highest score first, equal scores by chunk id (two stable sorts on C-level keys: the order of
+    `sorted(key=lambda f: (-f.score, f.chunk_id))` without a tuple per item)."""
+    ordered = sorted(items, key=_CHUNK_ID)
+    ordered.sort(key=_SCORE, reverse=True)
+    return ordered
+
+
+_CHUNK_ID = attrgetter("chunk_id")
+_SCORE = attrgetter("score")
