@@ -99,62 +99,81 @@ def _root_options(p: argparse.ArgumentParser, positional: bool = False) -> None:
                         "$CODESEEK_INDEX_DIR or the user cache dir)")
 
 
+SubParsers = Any  # argparse's `_SubParsersAction` (private)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The `codeseek` parser: one subcommand per function below, in the order `--help` lists them."""
     parser = argparse.ArgumentParser(prog="codeseek", description="Semantic code search over a workspace.")
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    from retrievers.ranking.intent import INTENTS
-    from retrievers.ranking.profile import PRESETS as presets
+    for add in (_index_command, _model_command, _chunks_command, _graph_command, _status_command,
+                _gc_command, _search_command, _mcp_command, _serve_command, _completion_command):
+        add(sub)
+    return parser
 
+
+def _index_command(sub: SubParsers) -> None:
     p = sub.add_parser("index", help="build or update the index of a workspace")
     _root_options(p, positional=True)
-    p.add_argument("--json", action="store_true", help="print the summary as JSON (with every skipped file)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--no-embed", action="store_true", help="parse only: no vectors (no model load)")
-    p.add_argument("--transformer", action="store_true",
-                   help="also fill in the transformer tier (MiniLM vectors; minutes on a large tree)")
+    _flags(p, ("--json", "print the summary as JSON (with every skipped file)"),
+           ("--quiet", "no progress bar"), ("--no-embed", "parse only: no vectors (no model load)"),
+           ("--transformer", "also fill in the transformer tier (MiniLM vectors; minutes on a large tree)"))
     p.set_defaults(handler=cmd_index)
 
+
+def _model_command(sub: SubParsers) -> None:
     p = sub.add_parser("model", help="build (once) and locate the static embedding model")
-    p.add_argument("--path", action="store_true", help="print only the model directory")
+    _flags(p, ("--path", "print only the model directory"))
     p.set_defaults(handler=_dispatch("lsp_server.cli.embed", "run_model"))
 
+
+def _chunks_command(sub: SubParsers) -> None:
     p = sub.add_parser("chunks", help="show how a file is chunked")
     p.add_argument("file", metavar="FILE", help="the file to chunk (its project root is found from it)")
     p.add_argument("--root", default=None, metavar="DIR", help="workspace root (default: found from FILE)")
-    p.add_argument("--json", action="store_true", help="print the chunks as JSON")
+    _flags(p, ("--json", "print the chunks as JSON"))
     p.set_defaults(handler=cmd_chunks)
 
+
+def _graph_command(sub: SubParsers) -> None:
     p = sub.add_parser("graph", help="callers, callees or impact of a symbol")
     p.add_argument("symbol", metavar="SYMBOL", help="a definition's name or qualified name (Class.method)")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--callers", action="store_true", help="who calls SYMBOL (the default)")
-    mode.add_argument("--callees", action="store_true", help="what SYMBOL calls")
+    _flags(mode, ("--callers", "who calls SYMBOL (the default)"), ("--callees", "what SYMBOL calls"))
     mode.add_argument("--impact", type=_positive, metavar="N", help="transitive callers up to depth N (1+)")
-    fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="JSON output")
-    fmt.add_argument("--dot", action="store_true", help="Graphviz output")
+    _flags(p.add_mutually_exclusive_group(), ("--json", "JSON output"), ("--dot", "Graphviz output"))
     _root_options(p)
     p.set_defaults(handler=cmd_graph)
 
+
+def _status_command(sub: SubParsers) -> None:
     p = sub.add_parser("status", help="what the index holds and what changed since")
     _root_options(p, positional=True)
-    p.add_argument("--json", action="store_true", help="JSON output (with every skipped file and its reason)")
-    p.add_argument("--all", action="store_true",
-                   help="list every stored index, its root and whether it is stale")
+    _flags(p, ("--json", "JSON output (with every skipped file and its reason)"),
+           ("--all", "list every stored index, its root and whether it is stale"))
     p.set_defaults(handler=cmd_status)
 
+
+def _gc_command(sub: SubParsers) -> None:
     p = sub.add_parser("gc", help="remove stale indexes (their root is gone or maps elsewhere)")
-    p.add_argument("--dry-run", action="store_true", help="only list what would be removed")
-    p.add_argument("--json", action="store_true", help="JSON output")
+    _flags(p, ("--dry-run", "only list what would be removed"), ("--json", "JSON output"))
     p.set_defaults(handler=_dispatch("lsp_server.roots", "cmd_gc"))
 
+
+SEARCH_DESCRIPTION = (
+    "Search the workspace (from a subfolder: scoped to it). The words of QUERY need no quotes: every "
+    "word that is not an option or an option's value is one query, joined by spaces (`codeseek search "
+    "error handler --limit 5 django` asks for \"error handler django\"). Quote a phrase to search for "
+    "it exactly ('\"no such key\"'); put a word that starts with '-' after `--`.")
+
+
+def _search_command(sub: SubParsers) -> None:
+    from retrievers.ranking.intent import INTENTS
+    from retrievers.ranking.profile import PRESETS as presets
+
     p = sub.add_parser("search", help="search the workspace (from a subfolder: scoped to it)",
-                       description="Search the workspace (from a subfolder: scoped to it). The words of "
-                       "QUERY need no quotes: every word that is not an option or an option's value is "
-                       "one query, joined by spaces (`codeseek search error handler --limit 5 django` "
-                       "asks for \"error handler django\"). Quote a phrase to search for it exactly "
-                       "('\"no such key\"'); put a word that starts with '-' after `--`.")
+                       description=SEARCH_DESCRIPTION)
     p.add_argument("query", nargs="*", default=None, metavar="QUERY",
                    help="what to look for: words, a symbol name, or a question about the code")
     _root_options(p)
@@ -163,29 +182,37 @@ def build_parser() -> argparse.ArgumentParser:
                    help="speed/recall trade-off (default: default)")
     p.add_argument("--intent", default=None, metavar="NAME",
                    help=f"force the query intent: {', '.join(INTENTS)}")
+    _search_filters(p)
+    p.add_argument("-C", "--context", type=int, default=None, metavar="N",
+                   help="show N lines around each result's line instead of the snippet")
+    p.add_argument("--max-lines", type=int, default=60, metavar="N",
+                   help="a longer result shows its best-matching N lines (default 60, 0: whole)")
+    _flags(p.add_mutually_exclusive_group(), ("--json", "one JSON document (the result schema)"),
+           ("--jsonl", "one JSON object per result, streamed"),
+           ("--vimgrep", "path:line:col:text lines (for Vim's quickfix)"))
+    p.add_argument("--batch", default=None, metavar="FILE", help="JSON lines {id, query} in, results out")
+    _flags(p, NO_EMBED)
+    p.set_defaults(handler=_dispatch("lsp_server.cli.search", "run_search"))
+
+
+def _search_filters(p: argparse.ArgumentParser) -> None:
+    """`search`'s path filters: --include, --exclude, -t/--type."""
     p.add_argument("--include", action="append", default=[], metavar="GLOB",
                    help="only paths matching GLOB (gitignore syntax, relative to the root; repeatable)")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                    help="skip paths matching GLOB (repeatable)")
     p.add_argument("-t", "--type", action="append", default=[], metavar="TYPE", dest="types",
                    help="only files of this language (python or py, ts, go, rs, md...; repeatable)")
-    p.add_argument("-C", "--context", type=int, default=None, metavar="N",
-                   help="show N lines around each result's line instead of the snippet")
-    p.add_argument("--max-lines", type=int, default=60, metavar="N",
-                   help="a longer result shows its best-matching N lines (default 60, 0: whole)")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="one JSON document (the result schema)")
-    out.add_argument("--jsonl", action="store_true", help="one JSON object per result, streamed")
-    out.add_argument("--vimgrep", action="store_true", help="path:line:col:text lines (for Vim's quickfix)")
-    p.add_argument("--batch", default=None, metavar="FILE", help="JSON lines {id, query} in, results out")
-    p.add_argument("--no-embed", action="store_true", help="no semantic retriever (no model load)")
-    p.set_defaults(handler=_dispatch("lsp_server.cli.search", "run_search"))
 
+
+def _mcp_command(sub: SubParsers) -> None:
     p = sub.add_parser("mcp", help="run the MCP server (stdio) for coding agents")
     _root_options(p)
-    p.add_argument("--no-embed", action="store_true", help="no semantic retriever (no model load)")
+    _flags(p, NO_EMBED)
     p.set_defaults(handler=_dispatch("lsp_server.mcp.server", "serve"))
 
+
+def _serve_command(sub: SubParsers) -> None:
     p = sub.add_parser("serve", help="run the language server")
     transport = p.add_mutually_exclusive_group()
     transport.add_argument("--stdio", action="store_true", default=True, help="JSON-RPC over stdio (default)")
@@ -194,10 +221,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-file", default=None, metavar="FILE", help="write the log here instead of stderr")
     p.set_defaults(handler=_dispatch("lsp_server.lsp.server", "serve"))
 
+
+def _completion_command(sub: SubParsers) -> None:
     p = sub.add_parser("completion", help="print a shell completion script (bash, zsh or tcsh)")
     p.add_argument("shell", choices=("bash", "zsh", "tcsh"), help="the shell to complete for")
     p.set_defaults(handler=cmd_completion)
-    return parser
+
+
+NO_EMBED = ("--no-embed", "no semantic retriever (no model load)")
+
+
+def _flags(p: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup, *flags: tuple[str, str]) -> None:
+    """On/off options (`store_true`): (name, help) each, in order."""
+    for name, help in flags:
+        p.add_argument(name, action="store_true", help=help)
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
