@@ -125,11 +125,12 @@ def sync_text(text: TextRetriever, store: IndexStore, chunks: list[Chunk], updat
 
 def build_view(index_dir: Path, chunks: Sequence[Chunk], definitions: Iterable[Definition],
                graph: CallGraph | None, files: int, synced_key: str | None, file_cards: bool,
-               later: list[Callable[[], object]] | None
+               later: list[Callable[[], object]] | None, previous: Snapshot | None = None
                ) -> tuple[Snapshot, StructuralRetriever, GraphRetriever | None]:
-    """The new snapshot and the retrievers of its own: structural (its tables loaded or built,
+    """The new snapshot (built after `previous`, the one it replaces: its file cards' term counts seed
+    the new cards) and the retrievers of its own: structural (its tables loaded or built,
     `retrievers.engine.derived`) and graph (None without a graph)."""
-    snap = Snapshot.build(chunks, definitions, graph, files)
+    snap = Snapshot.build(chunks, definitions, graph, files, previous)
     structural = StructuralRetriever(lambda: list(snap.definitions.values()), snap.chunk_for_definition)
     derived_structures.load_or_build(index_dir, snap, structural, chunks, synced_key, file_cards, later)
     graph_retriever = None

@@ -222,7 +222,7 @@ class SearchEngine:
         file_cards = any(p.priors.file_card_weight > 0 for p in self.profiles.values())
         snap, structural, graph_retriever = index_phase.build_view(
             self.workspace.index_dir, chunks, definitions, graph, files, synced_key, file_cards,
-            self.graphs.later)
+            self.graphs.later, self._view[0] if self._view else None)
         out.seconds["graph"] = graph_seconds + time.perf_counter() - started
         with self._lock:
             self._view = (snap, Retrievers(self.text, structural, graph_retriever, self.semantic))
