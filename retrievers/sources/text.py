@@ -1,13 +1,8 @@
 """The text retriever: a tantivy index beside the SQLite store, BM25 with field boosts plus exact strings.
 
-Fields (nothing but `chunk_id` is stored: the index never holds source text):
-- `chunk_id` (u64, indexed, fast, stored) and `fp` (u64, fast): a fingerprint of the chunk's
-  coordinates and content hash, so `index()` after a restart or a killed indexer re-adds only what
-  differs from the store.
-- `path`, `symbol`, `idents`: identifier terms (`retrievers.sources.tokenize`), whole and split, lowercased.
-- `body`: ordinary words (simple tokenizer, lowercase, English stemmer).
-- `trigram`: ngram(3, 3) + lowercase, for exact-string candidates: the chunk text, then the joined
-  runs of adjacent string literals (`retrievers.sources.literals`: `"abc " "def"` adds `abc def`).
+The index's fields, documents and fingerprints are `sources.text_schema`'s; this module opens the
+index (a read-only folder through a private copy, a full disk in memory), keeps it in step with the
+store, and searches it.
 
 BM25 queries are built programmatically from term queries (never parsed), so user text with tantivy
 syntax characters is safe. Exact strings: every trigram of the string must be present (ngram terms
@@ -18,7 +13,6 @@ literals it covers); case-sensitive matches rank above case-insensitive ones.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
@@ -26,7 +20,6 @@ import tempfile
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import tantivy
@@ -35,11 +28,21 @@ from indexing.integrity import is_disk_full
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError
 from retrievers.scope import EVERYWHERE, Scope
-from retrievers.sources.literals import joined_lines, joined_strings, match_lines
+from retrievers.sources.literals import joined_lines, match_lines
 from retrievers.sources.text_identity import foreign, matches, read_marker, write_marker
-from retrievers.sources.tokenize import identifier_terms, identifier_text, identifiers, terms_for_identifier
+from retrievers.sources.text_schema import (
+    SCHEMA_VERSION,
+    TextOptions,
+    analyzers,
+    document,
+    fingerprint,
+    schema,
+    writer_heap,
+)
+from retrievers.sources.tokenize import identifiers, terms_for_identifier
 
-SCHEMA_VERSION = 2  # 2: joined string literals in the trigram field
+__all__ = ["SCHEMA_VERSION", "STOPWORDS", "TextOptions", "TextRetriever", "fingerprint", "writer_heap"]
+
 log = logging.getLogger("codeseek.index")
 # Words that carry no meaning in a question; dropped from BM25 queries unless nothing else is left.
 STOPWORDS = frozenset(
@@ -47,74 +50,6 @@ STOPWORDS = frozenset(
     "me my of on or our that the their there this to use used uses using we what when where which "
     "who why will with you your".split()
 )
-
-@dataclass
-class TextOptions:
-    """Tuning of the text index; the defaults suit a workspace of up to a few hundred thousand chunks."""
-
-    # IndexWriter memory budget: heap_per_chunk x the chunks of its first write, within these bounds
-    # (tantivy flushes a segment each time it fills, and every segment is searched on every query)
-    heap_size: int = 15_000_000  # tantivy's minimum for one thread
-    max_heap_size: int = 64_000_000
-    heap_per_chunk: int = 4_000
-    boosts: dict[str, float] = field(
-        default_factory=lambda: {"symbol": 4.0, "path": 2.0, "idents": 1.5, "body": 1.0}
-    )
-    max_verify: int = 2000  # exact strings: candidates verified against the chunk text
-    max_trigrams: int = 24  # exact strings: the rarest N trigrams form the candidate query
-    max_query_terms: int = 48  # BM25: distinct query terms kept
-    max_index_chars: int = 500_000  # chunk text beyond this is not indexed
-
-
-def writer_heap(options: TextOptions, adding: int) -> int:
-    """The writer's memory budget for a first write of `adding` chunks (`TextOptions.heap_per_chunk`)."""
-    ceiling = max(options.max_heap_size, options.heap_size)
-    return min(max(options.heap_size, options.heap_per_chunk * adding), ceiling)
-
-
-def _analyzers() -> dict[str, tantivy.TextAnalyzer]:
-    return {
-        "cs_terms": tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
-        .filter(tantivy.Filter.remove_long(80))
-        .filter(tantivy.Filter.lowercase())
-        .build(),
-        "cs_body": tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.stemmer("english"))
-        .build(),
-        "cs_tri": tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.ngram(3, 3))
-        .filter(tantivy.Filter.lowercase())
-        .build(),
-    }
-
-
-def _schema() -> tantivy.Schema:
-    sb = tantivy.SchemaBuilder()
-    sb.add_unsigned_field("chunk_id", stored=True, indexed=True, fast=True)
-    sb.add_unsigned_field("fp", fast=True)
-    sb.add_text_field("path", tokenizer_name="cs_terms", index_option="freq")
-    sb.add_text_field("symbol", tokenizer_name="cs_terms", index_option="freq")
-    sb.add_text_field("idents", tokenizer_name="cs_terms", index_option="freq")
-    sb.add_text_field("body", tokenizer_name="cs_body", index_option="freq")
-    sb.add_text_field("trigram", tokenizer_name="cs_tri", index_option="basic")
-    return sb.build()
-
-
-def fingerprint(chunk: Chunk) -> int:
-    """A u64 naming this exact chunk version (id, coordinates, content), for reconciliation."""
-    key = "\0".join(
-        str(x)
-        for x in (chunk.id, chunk.path, chunk.start_line, chunk.end_line, chunk.content_hash, chunk.symbol)
-    )
-    return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "replace"), digest_size=8).digest(), "big")
-
-
-def symbol_terms(symbol: str) -> list[str]:
-    """Terms for a (qualified) symbol: the whole lowercased name plus each component's terms."""
-    out = [symbol.lower()] if "." in symbol else []
-    out.extend(identifier_terms(symbol))
-    return out
 
 
 class TextRetriever:
@@ -133,8 +68,8 @@ class TextRetriever:
         self._dir = Path(index_dir) / "tantivy"
         self._lock = threading.RLock()
         self._chunks: dict[int, Chunk] = {}
-        self._analyzers = _analyzers()
-        self._schema = _schema()
+        self._analyzers = analyzers()
+        self._schema = schema()
         self._writer: tantivy.IndexWriter | None = None
         self._reset = False
         self._copied = False  # searching a copy of a read-only index's folder (`_copy`)
@@ -241,20 +176,8 @@ class TextRetriever:
             return None
 
     def _document(self, chunk: Chunk, fp: int | None = None) -> tantivy.Document:
-        doc = tantivy.Document()
-        doc.add_unsigned("chunk_id", chunk.id)
-        doc.add_unsigned("fp", fingerprint(chunk) if fp is None else fp)
-        doc.add_text("path", identifier_text(chunk.path))
-        if chunk.symbol:
-            doc.add_text("symbol", " ".join(symbol_terms(chunk.symbol)))
-        text = self._text_of(chunk)
-        if text:
-            text = text[: self.options.max_index_chars]
-            doc.add_text("idents", identifier_text(text))
-            doc.add_text("body", text)
-            joined = joined_strings(text)
-            doc.add_text("trigram", "\n".join((text, *joined)) if joined else text)
-        return doc
+        fp = fingerprint(chunk) if fp is None else fp
+        return document(chunk, fp, self._text_of(chunk), self.options.max_index_chars)
 
     def _write(self, delete_ids: Iterable[int], add: Sequence[Chunk],
                fps: Mapping[int, int] | None = None) -> None:

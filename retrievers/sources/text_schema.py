@@ -1,0 +1,114 @@
+"""The text index's layout: its fields and their analyzers, a chunk's document, its fingerprint, and the
+tuning of the index (`TextOptions`, the writer's memory budget). `sources.text` searches it.
+
+Fields (nothing but `chunk_id` is stored: the index never holds source text):
+- `chunk_id` (u64, indexed, fast, stored) and `fp` (u64, fast): a fingerprint of the chunk's
+  coordinates and content hash, so `index()` after a restart or a killed indexer re-adds only what
+  differs from the store.
+- `path`, `symbol`, `idents`: identifier terms (`retrievers.sources.tokenize`), whole and split, lowercased.
+- `body`: ordinary words (simple tokenizer, lowercase, English stemmer).
+- `trigram`: ngram(3, 3) + lowercase, for exact-string candidates: the chunk text, then the joined
+  runs of adjacent string literals (`retrievers.sources.literals`: `"abc " "def"` adds `abc def`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import tantivy
+
+from indexing.records import Chunk
+from retrievers.sources.literals import joined_strings
+from retrievers.sources.tokenize import identifier_terms, identifier_text
+
+SCHEMA_VERSION = 2  # 2: joined string literals in the trigram field
+
+
+@dataclass
+class TextOptions:
+    """Tuning of the text index; the defaults suit a workspace of up to a few hundred thousand chunks."""
+
+    # IndexWriter memory budget: heap_per_chunk x the chunks of its first write, within these bounds
+    # (tantivy flushes a segment each time it fills, and every segment is searched on every query)
+    heap_size: int = 15_000_000  # tantivy's minimum for one thread
+    max_heap_size: int = 64_000_000
+    heap_per_chunk: int = 4_000
+    boosts: dict[str, float] = field(
+        default_factory=lambda: {"symbol": 4.0, "path": 2.0, "idents": 1.5, "body": 1.0}
+    )
+    max_verify: int = 2000  # exact strings: candidates verified against the chunk text
+    max_trigrams: int = 24  # exact strings: the rarest N trigrams form the candidate query
+    max_query_terms: int = 48  # BM25: distinct query terms kept
+    max_index_chars: int = 500_000  # chunk text beyond this is not indexed
+
+
+def writer_heap(options: TextOptions, adding: int) -> int:
+    """The writer's memory budget for a first write of `adding` chunks (`TextOptions.heap_per_chunk`)."""
+    ceiling = max(options.max_heap_size, options.heap_size)
+    return min(max(options.heap_size, options.heap_per_chunk * adding), ceiling)
+
+
+def analyzers() -> dict[str, tantivy.TextAnalyzer]:
+    """The fields' analyzers by name (tokenizers are not persisted: registered on every open)."""
+    return {
+        "cs_terms": tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
+        .filter(tantivy.Filter.remove_long(80))
+        .filter(tantivy.Filter.lowercase())
+        .build(),
+        "cs_body": tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build(),
+        "cs_tri": tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.ngram(3, 3))
+        .filter(tantivy.Filter.lowercase())
+        .build(),
+    }
+
+
+def schema() -> tantivy.Schema:
+    """The index's fields (see the module docstring)."""
+    sb = tantivy.SchemaBuilder()
+    sb.add_unsigned_field("chunk_id", stored=True, indexed=True, fast=True)
+    sb.add_unsigned_field("fp", fast=True)
+    sb.add_text_field("path", tokenizer_name="cs_terms", index_option="freq")
+    sb.add_text_field("symbol", tokenizer_name="cs_terms", index_option="freq")
+    sb.add_text_field("idents", tokenizer_name="cs_terms", index_option="freq")
+    sb.add_text_field("body", tokenizer_name="cs_body", index_option="freq")
+    sb.add_text_field("trigram", tokenizer_name="cs_tri", index_option="basic")
+    return sb.build()
+
+
+def fingerprint(chunk: Chunk) -> int:
+    """A u64 naming this exact chunk version (id, coordinates, content), for reconciliation."""
+    key = "\0".join(
+        str(x)
+        for x in (chunk.id, chunk.path, chunk.start_line, chunk.end_line, chunk.content_hash, chunk.symbol)
+    )
+    return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "replace"), digest_size=8).digest(), "big")
+
+
+def symbol_terms(symbol: str) -> list[str]:
+    """Terms for a (qualified) symbol: the whole lowercased name plus each component's terms."""
+    out = [symbol.lower()] if "." in symbol else []
+    out.extend(identifier_terms(symbol))
+    return out
+
+
+def document(chunk: Chunk, fp: int, text: str | None, max_index_chars: int) -> tantivy.Document:
+    """The index's document for a chunk with fingerprint `fp` and source `text` (None: unreadable; its
+    path and symbol are still indexed), the text cut at `max_index_chars`."""
+    doc = tantivy.Document()
+    doc.add_unsigned("chunk_id", chunk.id)
+    doc.add_unsigned("fp", fp)
+    doc.add_text("path", identifier_text(chunk.path))
+    if chunk.symbol:
+        doc.add_text("symbol", " ".join(symbol_terms(chunk.symbol)))
+    if text:
+        text = text[:max_index_chars]
+        doc.add_text("idents", identifier_text(text))
+        doc.add_text("body", text)
+        joined = joined_strings(text)
+        doc.add_text("trigram", "\n".join((text, *joined)) if joined else text)
+    return doc
