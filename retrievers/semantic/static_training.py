@@ -9,7 +9,8 @@ tokenlearn 0.2. The corpus is code the machine has offline: the Python standard 
 interpreter, chunked by codeseek's own chunker and shaped by `embed_text` as indexed chunks are, plus
 query-like texts (the first sentence of a docstring).
 
-`collect_texts` runs anywhere; `fit_embeddings` needs torch (the build's child process has it).
+`collect_texts` runs anywhere; `fit_embeddings` (semantic.token_fit) needs torch (the build's child
+process has it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import re
 import sysconfig
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-Progress = Callable[[str, int, int], None]
+from retrievers.semantic.token_fit import Progress, fit_embeddings
+from retrievers.semantic.token_fit import QueryPairs as QueryPairs  # (callers import it from here)
 
 # Stdlib folders that are tests, tools or vendored copies, not library code a user would search.
 STDLIB_SKIP = frozenset({"test", "tests", "idlelib", "lib2to3", "turtledemo", "site-packages",
@@ -199,153 +200,12 @@ def pca_targets(targets: np.ndarray, dims: int) -> np.ndarray:
     return (centred @ vt[:dims].T).astype(np.float32)
 
 
-@dataclass(frozen=True)
-class QueryPairs:
-    """Question/code pairs for the contrastive term: the token ids of each code text (its docstring
-    sentence removed) and the source model's vector of the question, in the targets' space."""
-
-    code_ids: Sequence[Sequence[int]]
-    query_vectors: np.ndarray
-    weight: float = 1.0
-    temperature: float = 0.05
-
-
 def projection_basis(targets: np.ndarray, dims: int) -> np.ndarray:
     """The (source dims, `dims`) basis of the top right singular vectors of `targets`, uncentred, so a
     source-model vector `v` maps to `v @ basis` and cosines in the subspace approximate full cosines
     (centring would move every query by the corpus mean)."""
     _, _, vt = np.linalg.svd(np.asarray(targets, dtype=np.float64), full_matrices=False)
     return np.ascontiguousarray(vt[:dims].T, dtype=np.float32)
-
-
-def fit_embeddings(embeddings: np.ndarray, token_ids: Sequence[Sequence[int]], targets: np.ndarray,
-                   pad_id: int, settings: TrainSettings, progress: Progress | None = None,
-                   time_budget_s: float | None = None, fold_head: bool = False,
-                   pairs: QueryPairs | None = None) -> np.ndarray:
-    """Token vectors fitted so mean-pooled texts approximate `targets` (rows of `token_ids`).
-
-    The last tenth of the texts (at most 2,000) is held out; the weights of the epoch with the lowest
-    held-out loss are kept. Returns the new (vocabulary, dims) float32 matrix: each row the token's
-    fitted vector times its fitted weight, so plain mean pooling (model2vec inference) reproduces it.
-
-    `fold_head`: the linear map to the target space has no bias and is folded into every row (mean
-    pooling is linear), so the returned rows live in the targets' space: a document's static vector is
-    comparable with the source model's own (projected) vector of a query. `pairs` adds an in-batch
-    contrastive term (InfoNCE) pulling each code text's pooled vector towards its question's vector;
-    it needs `fold_head` (both sides must be in one space).
-    """
-    import torch
-    from torch import nn
-
-    torch.manual_seed(settings.seed)
-    # Only the tokens the corpus uses are trained: a compact table keeps each step cheap.
-    full = np.asarray(embeddings, dtype=np.float32)
-    clipped = [np.asarray(ids[: settings.max_tokens], dtype=np.int64) for ids in token_ids]
-    pair_clipped = [np.asarray(ids[: settings.max_tokens], dtype=np.int64)
-                    for ids in (pairs.code_ids if pairs is not None else [])]
-    used = np.unique(np.concatenate([*clipped, *pair_clipped, np.array([pad_id], dtype=np.int64)]))
-    remap = np.full(len(full), -1, dtype=np.int64)
-    remap[used] = np.arange(len(used))
-    pad_id_full, pad_id = pad_id, int(remap[pad_id])
-    vectors = torch.from_numpy(full[used].copy())
-    norms = vectors.norm(dim=1).clamp_min(1e-8)
-    emb = nn.Embedding.from_pretrained(vectors / norms[:, None], freeze=False, padding_idx=pad_id)
-    weight = nn.Parameter(norms.clone())
-    out_layer = nn.Linear(vectors.shape[1], targets.shape[1], bias=not fold_head)
-    params = [*emb.parameters(), weight, *out_layer.parameters()]
-    optimizer = torch.optim.AdamW(params, lr=settings.lr)
-
-    rows = [remap[ids].tolist() or [pad_id] for ids in clipped]
-    y = torch.from_numpy(np.asarray(targets, dtype=np.float32))
-    order = np.random.default_rng(settings.seed).permutation(len(rows))
-    held = min(2000, len(rows) // 10)
-    val_idx, train_idx = order[:held], order[held:]
-
-    pair_rows = [remap[ids].tolist() or [pad_id] for ids in pair_clipped]
-    pair_y = torch.from_numpy(np.asarray(pairs.query_vectors if pairs is not None else np.zeros((0, 1)),
-                                         dtype=np.float32))
-    pair_order = np.random.default_rng(settings.seed + 2).permutation(len(pair_rows))
-
-    def padded(table: list[list[int]], indices: Any) -> Any:
-        width = max(len(table[i]) for i in indices)
-        ids = torch.full((len(indices), width), pad_id, dtype=torch.long)
-        for k, i in enumerate(indices):
-            ids[k, : len(table[i])] = torch.tensor(table[i], dtype=torch.long)
-        return ids
-
-    def batch(indices: Any) -> tuple[Any, Any]:
-        return padded(rows, indices), y[list(indices)]
-
-    def contrastive(step: int) -> Any:
-        """InfoNCE over one batch of pairs (the batch's other questions are the negatives)."""
-        assert pairs is not None
-        size = settings.batch_size
-        start = (step * size) % max(1, len(pair_order) - size + 1)
-        picked = pair_order[start : start + size]
-        code = nn.functional.normalize(out_layer(pooled(padded(pair_rows, picked))), dim=1)
-        question = nn.functional.normalize(pair_y[list(picked)], dim=1)
-        logits = question @ code.T / pairs.temperature
-        labels = torch.arange(len(picked))
-        return pairs.weight * nn.functional.cross_entropy(logits, labels)
-
-    def pooled(ids: Any) -> Any:
-        mask = (ids != pad_id).float()
-        w = weight[ids] * mask
-        summed = torch.bmm(w[:, None, :], emb(ids)).squeeze(1)
-        return summed / mask.sum(1).clamp_min(1.0)[:, None]
-
-    def fit_loss(predicted: Any, target: Any) -> Any:
-        if settings.loss == "cosine":
-            return (1.0 - nn.functional.cosine_similarity(predicted, target, dim=1)).mean()
-        return nn.functional.mse_loss(predicted, target)
-
-    def held_out_loss() -> float:
-        if not len(val_idx):
-            return 0.0
-        with torch.no_grad():
-            losses = [fit_loss(out_layer(pooled(ids)), target).item() * len(target)
-                      for ids, target in (batch(val_idx[s : s + 256]) for s in range(0, len(val_idx), 256))]
-        return float(sum(losses) / len(val_idx))
-
-    started = time.monotonic()
-    best_loss = held_out_loss()
-    best = (emb.weight.detach().clone(), weight.detach().clone(), out_layer.weight.detach().clone())
-    steps = max(1, -(-len(train_idx) // settings.batch_size)) * settings.epochs
-    step = 0
-    rng = np.random.default_rng(settings.seed + 1)
-    for _ in range(settings.epochs):
-        shuffled = rng.permutation(train_idx)
-        for s in range(0, len(shuffled), settings.batch_size):
-            ids, target = batch(shuffled[s : s + settings.batch_size])
-            optimizer.zero_grad()
-            loss = fit_loss(out_layer(pooled(ids)), target)
-            if pairs is not None and len(pair_rows) >= 2:
-                loss = loss + contrastive(step)
-            loss.backward()
-            optimizer.step()
-            step += 1
-            if progress is not None and step % 20 == 0:
-                progress("training", step, steps)
-        if progress is not None:
-            progress("training", step, steps)
-        loss_now = held_out_loss()
-        if loss_now < best_loss:
-            best_loss = loss_now
-            best = (emb.weight.detach().clone(), weight.detach().clone(),
-                    out_layer.weight.detach().clone())
-        if time_budget_s is not None and time.monotonic() - started > time_budget_s:
-            break
-    vectors_out, weights_out, head = best
-    if not fold_head:
-        fitted = full.copy()
-        fitted[used] = (vectors_out * weights_out[:, None]).numpy()
-        fitted[pad_id_full] = 0.0
-        return fitted
-    head_t = head.numpy().T.astype(np.float32)  # (static dims, target dims)
-    folded = full @ head_t  # tokens the corpus never used: their distilled vector through the head
-    folded[used] = (vectors_out * weights_out[:, None]).numpy() @ head_t
-    folded[pad_id_full] = 0.0
-    return np.ascontiguousarray(folded, dtype=np.float32)
 
 
 def minilm_targets(source: Path, texts: Sequence[str], progress: Progress | None = None,
