@@ -9,7 +9,7 @@ the service; a bad call gets a tool error (`isError: true`, the message says wha
 server keeps serving. Answers are compact JSON text, also sent as `structuredContent`.
 
 No `from __future__ import annotations` here: the SDK reads the tools' annotations at run time, and
-the parameter types are local to `build_server` (their bounds come from the service's `Limits`).
+the parameter types are local to `_tools` (their bounds come from the service's `Limits`).
 """
 
 import argparse
@@ -104,15 +104,33 @@ def _answer(call: Callable[[], dict[str, Any]]) -> Any:
 def build_server(service: McpService) -> Any:
     """An `MCPServer` with the seven tools over `service` (started and stopped by its lifespan)."""
     import anyio
+    from mcp.types import ToolAnnotations
+
+    @asynccontextmanager
+    async def lifespan(_: Any) -> AsyncIterator[None]:
+        service.start()
+        try:
+            yield None
+        finally:
+            await anyio.to_thread.run_sync(service.stop)
+
+    server: Any = _server_class()("codeseek", instructions=_flow(INSTRUCTIONS), version=_version(),
+                                  lifespan=lifespan)
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                open_world_hint=False)
+    for fn, doc in _tools(service):
+        server.add_tool(fn, description=_flow(doc), annotations=read_only)
+    return server
+
+
+def _server_class() -> Any:
+    """`MCPServer` whose schema-rejected arguments get one line naming each and what it allows (not
+    pydantic's report with its documentation URL)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-    from mcp.types import CallToolResult, ToolAnnotations
     from pydantic import ValidationError
 
     class _Server(MCPServer):  # type: ignore[misc]
-        """Arguments the schema rejects get one line naming each and what it allows (not pydantic's
-        report with its documentation URL)."""
-
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
             try:
                 return await super().call_tool(name, arguments, context)
@@ -124,6 +142,14 @@ def build_server(service: McpService) -> Any:
                 schema = tool.parameters if tool is not None else {}
                 raise ToolError(argument_errors(name, cause, schema)) from cause
 
+    return _Server
+
+
+def _tools(service: McpService) -> list[tuple[Callable[..., Any], str]]:
+    """The tool functions over `service` and their descriptions, in the order they are listed; their
+    parameters' bounds come from the service's `Limits`."""
+    from mcp.types import CallToolResult
+
     lim = service.options.limits
     Limit = Annotated[int, _field("how many results", ge=1, le=lim.max_results)]  # noqa: N806
     Sites = Annotated[int, _field("how many entries per definition", ge=1, le=lim.max_sites)]  # noqa: N806
@@ -131,18 +157,6 @@ def build_server(service: McpService) -> Any:
                                   ge=0, le=lim.max_snippet_lines)]
     Name = Annotated[str, _field("the symbol: a name (parse_date), Class.method, module.name or "  # noqa: N806
                                  "path:Symbol (shop/cart.py:Cart.total)", min_length=1, max_length=300)]
-
-    @asynccontextmanager
-    async def lifespan(_: Any) -> AsyncIterator[None]:
-        service.start()
-        try:
-            yield None
-        finally:
-            await anyio.to_thread.run_sync(service.stop)
-
-    server: Any = _Server("codeseek", instructions=_flow(INSTRUCTIONS), version=_version(), lifespan=lifespan)
-    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                                open_world_hint=False)
 
     def search(
         query: Annotated[str, _field("a question, a name, a quoted exact string, a traceback",
@@ -190,10 +204,8 @@ def build_server(service: McpService) -> Any:
     def status() -> CallToolResult:
         return _answer(service.status)
 
-    for fn, doc in ((search, SEARCH), (definition, DEFINITION), (callers, CALLERS), (callees, CALLEES),
-                    (impact, IMPACT), (related, RELATED), (status, STATUS)):
-        server.add_tool(fn, description=_flow(doc), annotations=read_only)
-    return server
+    return [(search, SEARCH), (definition, DEFINITION), (callers, CALLERS), (callees, CALLEES),
+            (impact, IMPACT), (related, RELATED), (status, STATUS)]
 
 
 def argument_errors(tool: str, error: Any, schema: dict[str, Any]) -> str:
