@@ -7,7 +7,8 @@ in one transaction (`replace_file`), so a killed indexer leaves every file fully
 Readers use their own per-thread connection and see the last committed state without waiting
 (WAL), so an LSP worker thread can search while the indexer writes. Several processes share one
 index: writers hold `writer` (an inter-process lock, `indexing/locking.py`); damage is detected and
-rebuilt (`indexing/integrity.py`, `indexing/store_health.py`).
+rebuilt (`indexing/integrity.py`, `indexing/store_health.py`). The reads of the records are
+`indexing/store_records.py`'s, those of the embedding cache `indexing/store_embeddings.py`'s.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from indexing.integrity import OpenMarker, describe, is_corruption, quick_check, read_only_uri
 from indexing.locking import WriterLock
-from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
+from indexing.records import Chunk, FileInfo, ParseResult
 from indexing.store_embeddings import EmbeddingCache
 from indexing.store_health import StoreHealth
+from indexing.store_records import RecordReads, labels_of
 
 SCHEMA_VERSION = "3"  # 3: embeddings in a rowid table (vectors appended, not spread by key)
 STALE = ""  # the hash of a file row marked for re-parsing
@@ -87,11 +88,7 @@ class FileRow:
     id: int = 0
 
 
-def _labels(text: str) -> tuple[str, ...]:
-    return tuple(text.split(",")) if text else ()
-
-
-class IndexStore(StoreHealth, EmbeddingCache):
+class IndexStore(StoreHealth, RecordReads, EmbeddingCache):
     """SQLite index at `<index_dir>/index.sqlite3`; created (or rebuilt on a schema change) on open."""
 
     def __init__(self, index_dir: Path) -> None:
@@ -268,12 +265,12 @@ class IndexStore(StoreHealth, EmbeddingCache):
     def files(self) -> dict[str, FileRow]:
         rows = self._reader.execute(
             "SELECT path, size, mtime_ns, hash, language, labels, status, error, id FROM files")
-        return {r[0]: FileRow(r[0], r[1], r[2], r[3], r[4], _labels(r[5]), r[6], r[7], r[8]) for r in rows}
+        return {r[0]: FileRow(r[0], r[1], r[2], r[3], r[4], labels_of(r[5]), r[6], r[7], r[8]) for r in rows}
 
     def file(self, path: str) -> FileRow | None:
         r = self._reader.execute("SELECT path, size, mtime_ns, hash, language, labels, status, error, id "
                                  "FROM files WHERE path=?", (path,)).fetchone()
-        return None if r is None else FileRow(r[0], r[1], r[2], r[3], r[4], _labels(r[5]), r[6], r[7], r[8])
+        return None if r is None else FileRow(r[0], r[1], r[2], r[3], r[4], labels_of(r[5]), r[6], r[7], r[8])
 
     def _delete_records(self, file_id: int) -> list[int]:
         ids = [r[0] for r in self._db.execute("SELECT id FROM chunks WHERE file_id=?", (file_id,))]
@@ -361,66 +358,6 @@ class IndexStore(StoreHealth, EmbeddingCache):
             removed = self._delete_records(int(row[0]))
             self._db.execute("DELETE FROM files WHERE id=?", (row[0],))
         return removed
-
-    # -- records -----------------------------------------------------------------------------------
-    _CHUNK_SQL = ("SELECT f.path, f.language, c.start_line, c.end_line, c.start_byte, c.end_byte, c.kind, "
-                  "c.symbol, f.labels, c.content_hash, c.header, c.id FROM chunks c JOIN files f "
-                  "ON f.id = c.file_id")
-
-    @staticmethod
-    def _chunk(r: Any) -> Chunk:
-        return Chunk(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], _labels(r[8]), r[9], r[10], r[11])
-
-    def chunks(self) -> list[Chunk]:
-        return [self._chunk(r) for r in self._reader.execute(self._CHUNK_SQL + " ORDER BY c.id")]
-
-    def chunk(self, chunk_id: int) -> Chunk | None:
-        r = self._reader.execute(self._CHUNK_SQL + " WHERE c.id=?", (chunk_id,)).fetchone()
-        return None if r is None else self._chunk(r)
-
-    def chunks_for_path(self, path: str) -> list[Chunk]:
-        rows = self._reader.execute(self._CHUNK_SQL + " WHERE f.path=? ORDER BY c.start_byte, c.id", (path,))
-        return [self._chunk(r) for r in rows]
-
-    _DEF_SQL = ("SELECT d.name, d.qualified_name, d.kind, f.path, d.start_line, d.end_line, d.start_byte, "
-                "d.end_byte, d.name_line, d.name_column, d.signature, d.doc, d.parent, d.bases, d.id "
-                "FROM definitions d JOIN files f ON f.id = d.file_id")
-
-    @staticmethod
-    def _definition(r: Any) -> Definition:
-        bases = tuple(json.loads(r[13])) if r[13] else ()
-        return Definition(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
-                          bases, r[14])
-
-    def definitions(self) -> list[Definition]:
-        return [self._definition(r) for r in self._reader.execute(self._DEF_SQL + " ORDER BY d.id")]
-
-    def definitions_for_path(self, path: str) -> list[Definition]:
-        rows = self._reader.execute(self._DEF_SQL + " WHERE f.path=? ORDER BY d.start_byte, d.id", (path,))
-        return [self._definition(r) for r in rows]
-
-    def calls(self) -> list[CallSite]:
-        rows = self._reader.execute("SELECT f.path, c.line, c.col, c.end_col, c.callee, c.receiver, "
-                                    "c.caller, c.receiver_type "
-                                    "FROM calls c JOIN files f ON f.id = c.file_id ORDER BY c.rowid")
-        return [CallSite(*r) for r in rows]
-
-    def imports(self) -> list[Import]:
-        rows = self._reader.execute("SELECT f.path, i.line, i.module, i.name, i.alias "
-                                    "FROM imports i JOIN files f ON f.id = i.file_id ORDER BY i.rowid")
-        return [Import(*r) for r in rows]
-
-    def counts(self) -> dict[str, int]:
-        """Row counts: files, chunks, definitions, calls, imports, embeddings."""
-        out = {}
-        for table in ("files", "chunks", "definitions", "calls", "imports", "embeddings"):
-            out[table] = int(self._reader.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-        return out
-
-    def languages(self) -> dict[str, int]:
-        """Indexed files per language (None counted as "unknown")."""
-        rows = self._reader.execute("SELECT coalesce(language, 'unknown'), count(*) FROM files GROUP BY 1")
-        return {str(r[0]): int(r[1]) for r in rows}
 
     def integrity_check(self) -> str:
         """`PRAGMA integrity_check` ("ok" when the database is sound)."""

@@ -1,0 +1,88 @@
+"""The record reads of the index store: chunks, definitions, call sites, imports, and row counts.
+
+`RecordReads` is the part of `indexing.store.IndexStore` that turns the rows of the record tables
+(schema in `indexing.store`) back into `indexing.records` values, over the store's per-thread reader
+connection (it sees the last committed state without waiting for a writer).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from indexing.records import CallSite, Chunk, Definition, Import
+
+__all__ = ["RecordReads", "labels_of"]
+
+
+def labels_of(text: str) -> tuple[str, ...]:
+    """A row's labels column (comma-separated) as a tuple."""
+    return tuple(text.split(",")) if text else ()
+
+
+class RecordReads:
+    """chunks, definitions, calls, imports, counts and languages over the store's reader connection."""
+
+    @property
+    def _reader(self) -> sqlite3.Connection:
+        raise NotImplementedError
+
+    _CHUNK_SQL = ("SELECT f.path, f.language, c.start_line, c.end_line, c.start_byte, c.end_byte, c.kind, "
+                  "c.symbol, f.labels, c.content_hash, c.header, c.id FROM chunks c JOIN files f "
+                  "ON f.id = c.file_id")
+
+    @staticmethod
+    def _chunk(r: Any) -> Chunk:
+        return Chunk(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], labels_of(r[8]), r[9], r[10], r[11])
+
+    def chunks(self) -> list[Chunk]:
+        return [self._chunk(r) for r in self._reader.execute(self._CHUNK_SQL + " ORDER BY c.id")]
+
+    def chunk(self, chunk_id: int) -> Chunk | None:
+        r = self._reader.execute(self._CHUNK_SQL + " WHERE c.id=?", (chunk_id,)).fetchone()
+        return None if r is None else self._chunk(r)
+
+    def chunks_for_path(self, path: str) -> list[Chunk]:
+        rows = self._reader.execute(self._CHUNK_SQL + " WHERE f.path=? ORDER BY c.start_byte, c.id", (path,))
+        return [self._chunk(r) for r in rows]
+
+    _DEF_SQL = ("SELECT d.name, d.qualified_name, d.kind, f.path, d.start_line, d.end_line, d.start_byte, "
+                "d.end_byte, d.name_line, d.name_column, d.signature, d.doc, d.parent, d.bases, d.id "
+                "FROM definitions d JOIN files f ON f.id = d.file_id")
+
+    @staticmethod
+    def _definition(r: Any) -> Definition:
+        bases = tuple(json.loads(r[13])) if r[13] else ()
+        return Definition(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+                          bases, r[14])
+
+    def definitions(self) -> list[Definition]:
+        return [self._definition(r) for r in self._reader.execute(self._DEF_SQL + " ORDER BY d.id")]
+
+    def definitions_for_path(self, path: str) -> list[Definition]:
+        rows = self._reader.execute(self._DEF_SQL + " WHERE f.path=? ORDER BY d.start_byte, d.id", (path,))
+        return [self._definition(r) for r in rows]
+
+    def calls(self) -> list[CallSite]:
+        rows = self._reader.execute("SELECT f.path, c.line, c.col, c.end_col, c.callee, c.receiver, "
+                                    "c.caller, c.receiver_type "
+                                    "FROM calls c JOIN files f ON f.id = c.file_id ORDER BY c.rowid")
+        return [CallSite(*r) for r in rows]
+
+    def imports(self) -> list[Import]:
+        rows = self._reader.execute("SELECT f.path, i.line, i.module, i.name, i.alias "
+                                    "FROM imports i JOIN files f ON f.id = i.file_id ORDER BY i.rowid")
+        return [Import(*r) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        """Row counts: files, chunks, definitions, calls, imports, embeddings."""
+        out = {}
+        for table in ("files", "chunks", "definitions", "calls", "imports", "embeddings"):
+            out[table] = int(self._reader.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        return out
+
+    def languages(self) -> dict[str, int]:
+        """Indexed files per language (None counted as "unknown")."""
+        rows = self._reader.execute("SELECT coalesce(language, 'unknown'), count(*) FROM files GROUP BY 1")
+        return {str(r[0]): int(r[1]) for r in rows}
