@@ -7,36 +7,32 @@ Vectors are cached in the store's `embeddings` table under `cache_key(model_id, 
 unchanged chunk is embedded once, across runs; a warm start reads vectors without loading the model
 (the model loads at the first query). The store meta records the model id, dims and normalization;
 when another model is configured `model_changed` is set (the engine announces it) and every chunk
-is embedded again under the new model's keys; vectors of two models never meet.
+is embedded again under the new model's keys; vectors of two models never meet. The embedding of
+pending chunks in batches (`embed_pending`) is `semantic.embed_pass`'s.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError
 from retrievers.scope import EVERYWHERE, Scope
-from retrievers.semantic.embedded_text import EMBED_TEXT_VERSION, cache_key, embed_text
+from retrievers.semantic.embed_pass import EmbedPass, Progress
+from retrievers.semantic.embedded_text import EMBED_TEXT_VERSION, cache_key
 from retrievers.semantic.vectors import VectorIndex, VectorOptions
 
 if TYPE_CHECKING:
     from retrievers.semantic.models import TextEmbedder
 
-log = logging.getLogger(__name__)
-WORKER_AHEAD = 8  # batches handed to the embedding worker before the oldest is stored
 VECTOR_STATE_VERSION = 3  # in the saved vectors' stamp (2: centre settled over every row; 3: in blocks)
-Progress = Callable[[int, int], None]
 
 
 class EmbeddingCache(Protocol):
@@ -71,25 +67,7 @@ class ChunkFiles(Protocol):
     def overlays(self) -> list[str]: ...
 
 
-@dataclass
-class _Queued:
-    """A batch handed to the embedding worker: its chunks, the pending result, its end in the run."""
-
-    chunks: list[Chunk]
-    submitted: Any
-    end: int
-
-
-@dataclass
-class _Batch:
-    """A step of `embed_pending`: its chunks, those with text, and their embedded texts."""
-
-    chunks: list[Chunk]
-    ready: list[Chunk]
-    texts: list[str]
-
-
-class SemanticRetriever:
+class SemanticRetriever(EmbedPass):
     """Embeds chunks (cache first), answers queries by cosine similarity; name "semantic"."""
 
     name = "semantic"
@@ -280,108 +258,6 @@ class SemanticRetriever:
     def has_vector(self, chunk_id: int) -> bool:
         with self._lock:
             return self._vectors is not None and chunk_id in self._vectors
-
-    def embed_pending(self, progress: Progress | None = None,
-                      should_stop: Callable[[], bool] | None = None,
-                      order: Callable[[Chunk], Any] | None = None) -> int:
-        """Embed pending chunks in batches (by `order`, default path and line), writing each batch to
-        the cache; returns how many. `should_stop` is asked between batches. With the workspace's
-        files known and an embedder that has a `document_worker` (the static tier on a large tree:
-        `retrievers.semantic.embed_worker`), a worker process reads and encodes a batch while this thread
-        stores the one before."""
-        with self._lock:
-            key = order or (lambda c: (c.path, c.start_line))
-            todo = sorted(self._pending, key=lambda i: key(self._chunks[i]))
-        total, embedded = len(todo), 0
-        step = max(1, self.options.write_batch or getattr(self.embedder, "write_batch", 64))
-        opener = getattr(self.embedder, "document_worker", None)
-        files = self._files
-        queued: deque[_Queued] = deque()  # submitted to the worker, not yet stored (oldest first)
-        with opener(total, files.root) if opener is not None and files is not None and total \
-                else nullcontext() as worker:
-            overlaid = set(files.overlays()) if worker is not None and files is not None else set()
-            for start in range(0, total, step):
-                if should_stop is not None and should_stop():
-                    break
-                end = min(start + step, total)
-                if worker is None:
-                    embedded += self._embed_here(todo[start:end], start, total, progress)
-                    continue
-                chunks = [c for c in (self._chunks.get(i) for i in todo[start:end]) if c is not None]
-                jobs = [(c, (self._text_of(c) or "") if c.path in overlaid else None) for c in chunks]
-                try:
-                    submitted = worker.submit(jobs, self.options.max_chars, self.options.max_path_chars)
-                except Exception as exc:  # a broken pool: this batch and the rest here
-                    log.warning("embedding worker unavailable (%s): embedding in process", exc)
-                    submitted, worker = None, None
-                queued.append(_Queued(chunks, submitted, end))
-                # Batches stay queued ahead of the worker: this thread shares the GIL with the main
-                # thread's graph and text index, and a worker fed one batch ahead waited for it.
-                while len(queued) > WORKER_AHEAD or (queued and worker is None):
-                    embedded += self._finish(queued.popleft(), progress, total)
-            while queued:
-                embedded += self._finish(queued.popleft(), progress, total)
-        with self._lock:
-            self._settle()
-        return embedded
-
-    def _embed_here(self, ids: Sequence[int], start: int, total: int, progress: Progress | None) -> int:
-        batch = self._prepare(ids)
-
-        def report(d: int, _t: int) -> None:
-            if progress is not None:
-                progress(start + d, total)
-
-        matrix = self.embedder.encode_documents(batch.texts, progress=report) if batch.texts else None
-        stored = self._store(batch, matrix)
-        if progress is not None:
-            progress(start + len(ids), total)
-        return stored
-
-    def _prepare(self, ids: Sequence[int]) -> _Batch:
-        batch = [self._chunks.get(i) for i in ids]
-        items = [(c, self._text_of(c)) for c in batch if c is not None]
-        ready = [(c, t) for c, t in items if t is not None and t.strip()]
-        texts = [embed_text(c, t, self.options.max_chars, self.options.max_path_chars) for c, t in ready]
-        return _Batch([c for c, _ in items], [c for c, _ in ready], texts)
-
-    def _finish(self, queued: _Queued, progress: Progress | None, total: int) -> int:
-        """Store what the worker made of a batch (or embed it here if the worker failed)."""
-        made = None
-        if queued.submitted is not None:
-            try:
-                made = queued.submitted.result()
-            except Exception as exc:  # killed, out of memory: this batch here
-                log.warning("embedding worker failed (%s): embedding in process", exc)
-        if made is None:
-            stored = self._embed_here([c.id for c in queued.chunks], 0, total, None)
-        else:
-            shown, matrix = made
-            ready = [c for c, ok in zip(queued.chunks, shown, strict=True) if ok]
-            stored = self._store(_Batch(queued.chunks, ready, []), matrix)
-        if progress is not None:
-            progress(queued.end, total)
-        return stored
-
-    def _store(self, batch: _Batch, matrix: np.ndarray | None) -> int:
-        """Cache and index a batch's vectors; returns how many were added."""
-        ready = batch.ready
-        with self._lock:
-            # A chunk removed or replaced while its batch was embedding is not added.
-            live = [k for k, c in enumerate(ready) if self._chunks.get(c.id) is c]
-            added = 0
-            if matrix is not None and live:
-                half = matrix[live].astype("<f2")
-                for k in live:
-                    if ready[k].id not in self._keys:
-                        self._keys[ready[k].id] = self._key(ready[k])
-                self.store.put_embeddings(self.model_id, {
-                    self._keys[ready[k].id]: half[n].tobytes() for n, k in enumerate(live)})
-                self._add_vectors([ready[k].id for k in live], half.astype(np.float32))
-                added = len(live)
-            for c in batch.chunks:  # unreadable or empty chunks are not retried until they change
-                self._pending.discard(c.id)
-        return added
 
     def search(self, query: Query, limit: int, scope: Scope = EVERYWHERE, *,
                skip: Callable[[int], bool] | None = None, tier: str | None = None) -> list[Hit]:

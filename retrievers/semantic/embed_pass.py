@@ -1,0 +1,181 @@
+"""Embedding a semantic retriever's pending chunks in batches: `EmbedPass.embed_pending`.
+
+A mixin of `semantic.retriever.SemanticRetriever`, which provides the attributes and methods declared
+here. Each batch is read, shaped (`embed_text`), encoded, written to the store's embedding cache and
+added to the vector index; with the workspace's files known and an embedder that has a
+`document_worker` (the static tier on a large tree: `semantic.embed_worker`), a worker process reads
+and encodes batches ahead while this thread stores the ones before.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from indexing.records import Chunk
+from retrievers.semantic.embedded_text import embed_text
+
+if TYPE_CHECKING:
+    from retrievers.semantic.models import TextEmbedder
+    from retrievers.semantic.retriever import ChunkFiles, EmbeddingCache, SemanticOptions
+
+__all__ = ["WORKER_AHEAD", "EmbedPass", "Progress"]
+
+log = logging.getLogger("retrievers.semantic.retriever")  # the retriever's: its warnings keep their name
+WORKER_AHEAD = 8  # batches handed to the embedding worker before the oldest is stored
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class _Queued:
+    """A batch handed to the embedding worker: its chunks, the pending result, its end in the run."""
+
+    chunks: list[Chunk]
+    submitted: Any
+    end: int
+
+
+@dataclass
+class _Batch:
+    """A step of `embed_pending`: its chunks, those with text, and their embedded texts."""
+
+    chunks: list[Chunk]
+    ready: list[Chunk]
+    texts: list[str]
+
+
+class EmbedPass:
+    """`embed_pending` over the retriever's chunks, pending ids, cache keys and vector index."""
+
+    store: EmbeddingCache
+    embedder: TextEmbedder
+    options: SemanticOptions
+    _files: ChunkFiles | None
+    _lock: Any
+    _chunks: dict[int, Chunk]
+    _keys: dict[int, str]
+    _pending: set[int]
+
+    @property
+    def model_id(self) -> str:
+        raise NotImplementedError
+
+    def _key(self, chunk: Chunk) -> str:
+        raise NotImplementedError
+
+    def _text_of(self, chunk: Chunk) -> str | None:
+        raise NotImplementedError
+
+    def _add_vectors(self, ids: list[int], matrix: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _settle(self) -> None:
+        raise NotImplementedError
+
+    def embed_pending(self, progress: Progress | None = None,
+                      should_stop: Callable[[], bool] | None = None,
+                      order: Callable[[Chunk], Any] | None = None) -> int:
+        """Embed pending chunks in batches (by `order`, default path and line), writing each batch to
+        the cache; returns how many. `should_stop` is asked between batches. With the workspace's
+        files known and an embedder that has a `document_worker` (the static tier on a large tree:
+        `retrievers.semantic.embed_worker`), a worker process reads and encodes a batch while this thread
+        stores the one before."""
+        with self._lock:
+            key = order or (lambda c: (c.path, c.start_line))
+            todo = sorted(self._pending, key=lambda i: key(self._chunks[i]))
+        total, embedded = len(todo), 0
+        step = max(1, self.options.write_batch or getattr(self.embedder, "write_batch", 64))
+        opener = getattr(self.embedder, "document_worker", None)
+        files = self._files
+        queued: deque[_Queued] = deque()  # submitted to the worker, not yet stored (oldest first)
+        with opener(total, files.root) if opener is not None and files is not None and total \
+                else nullcontext() as worker:
+            overlaid = set(files.overlays()) if worker is not None and files is not None else set()
+            for start in range(0, total, step):
+                if should_stop is not None and should_stop():
+                    break
+                end = min(start + step, total)
+                if worker is None:
+                    embedded += self._embed_here(todo[start:end], start, total, progress)
+                    continue
+                chunks = [c for c in (self._chunks.get(i) for i in todo[start:end]) if c is not None]
+                jobs = [(c, (self._text_of(c) or "") if c.path in overlaid else None) for c in chunks]
+                try:
+                    submitted = worker.submit(jobs, self.options.max_chars, self.options.max_path_chars)
+                except Exception as exc:  # a broken pool: this batch and the rest here
+                    log.warning("embedding worker unavailable (%s): embedding in process", exc)
+                    submitted, worker = None, None
+                queued.append(_Queued(chunks, submitted, end))
+                # Batches stay queued ahead of the worker: this thread shares the GIL with the main
+                # thread's graph and text index, and a worker fed one batch ahead waited for it.
+                while len(queued) > WORKER_AHEAD or (queued and worker is None):
+                    embedded += self._finish(queued.popleft(), progress, total)
+            while queued:
+                embedded += self._finish(queued.popleft(), progress, total)
+        with self._lock:
+            self._settle()
+        return embedded
+
+    def _embed_here(self, ids: Sequence[int], start: int, total: int, progress: Progress | None) -> int:
+        batch = self._prepare(ids)
+
+        def report(d: int, _t: int) -> None:
+            if progress is not None:
+                progress(start + d, total)
+
+        matrix = self.embedder.encode_documents(batch.texts, progress=report) if batch.texts else None
+        stored = self._store(batch, matrix)
+        if progress is not None:
+            progress(start + len(ids), total)
+        return stored
+
+    def _prepare(self, ids: Sequence[int]) -> _Batch:
+        batch = [self._chunks.get(i) for i in ids]
+        items = [(c, self._text_of(c)) for c in batch if c is not None]
+        ready = [(c, t) for c, t in items if t is not None and t.strip()]
+        texts = [embed_text(c, t, self.options.max_chars, self.options.max_path_chars) for c, t in ready]
+        return _Batch([c for c, _ in items], [c for c, _ in ready], texts)
+
+    def _finish(self, queued: _Queued, progress: Progress | None, total: int) -> int:
+        """Store what the worker made of a batch (or embed it here if the worker failed)."""
+        made = None
+        if queued.submitted is not None:
+            try:
+                made = queued.submitted.result()
+            except Exception as exc:  # killed, out of memory: this batch here
+                log.warning("embedding worker failed (%s): embedding in process", exc)
+        if made is None:
+            stored = self._embed_here([c.id for c in queued.chunks], 0, total, None)
+        else:
+            shown, matrix = made
+            ready = [c for c, ok in zip(queued.chunks, shown, strict=True) if ok]
+            stored = self._store(_Batch(queued.chunks, ready, []), matrix)
+        if progress is not None:
+            progress(queued.end, total)
+        return stored
+
+    def _store(self, batch: _Batch, matrix: np.ndarray | None) -> int:
+        """Cache and index a batch's vectors; returns how many were added."""
+        ready = batch.ready
+        with self._lock:
+            # A chunk removed or replaced while its batch was embedding is not added.
+            live = [k for k, c in enumerate(ready) if self._chunks.get(c.id) is c]
+            added = 0
+            if matrix is not None and live:
+                half = matrix[live].astype("<f2")
+                for k in live:
+                    if ready[k].id not in self._keys:
+                        self._keys[ready[k].id] = self._key(ready[k])
+                self.store.put_embeddings(self.model_id, {
+                    self._keys[ready[k].id]: half[n].tobytes() for n, k in enumerate(live)})
+                self._add_vectors([ready[k].id for k in live], half.astype(np.float32))
+                added = len(live)
+            for c in batch.chunks:  # unreadable or empty chunks are not retried until they change
+                self._pending.discard(c.id)
+        return added
