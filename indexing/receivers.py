@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from tree_sitter import Node
 
@@ -238,6 +238,22 @@ def add_local(out: list[tuple[Node, str, str, bool]], source: bytes, caps: dict[
         out.append((node, _text(source, caps["local.name"][0]), ev, field))
 
 
+D = TypeVar("D", bound=DefLike)
+
+
+def sweep_to(pos: int, defs: Sequence[D], stack: list[D], di: int) -> int:
+    """Advance a sweep over `defs` (sorted by start) to byte `pos`: `stack` then holds the definitions
+    around `pos`, outermost first; returns the index of the next definition not yet reached."""
+    while di < len(defs) and defs[di].node.start_byte <= pos:
+        while stack and stack[-1].node.end_byte <= defs[di].node.start_byte:
+            stack.pop()
+        stack.append(defs[di])
+        di += 1
+    while stack and stack[-1].node.end_byte <= pos:
+        stack.pop()
+    return di
+
+
 def file_evidence(raw: list[tuple[Node, str, str, bool]], defs: Sequence[DefLike],
                   class_kinds: frozenset[str]) -> Evidence:
     """File the evidence under the innermost definition around it (fields under their owner)."""
@@ -247,14 +263,7 @@ def file_evidence(raw: list[tuple[Node, str, str, bool]], defs: Sequence[DefLike
     index = {id(d): k for k, d in enumerate(defs)}
     di = 0
     for node, name, ev, is_field in raw:
-        pos = node.start_byte
-        while di < len(defs) and defs[di].node.start_byte <= pos:
-            while stack and stack[-1].node.end_byte <= defs[di].node.start_byte:
-                stack.pop()
-            stack.append(defs[di])
-            di += 1
-        while stack and stack[-1].node.end_byte <= pos:
-            stack.pop()
+        di = sweep_to(node.start_byte, defs, stack, di)
         chain = [index[id(d)] for d in stack]
         if ev.startswith(ALIAS):  # `x = y`: what is known of y here
             found = evidence.lookup(ev[len(ALIAS):], chain)

@@ -22,7 +22,15 @@ from tree_sitter import Node, QueryCursor
 
 from indexing.doc_text import collapse, docstring, leading_comment, node_text
 from indexing.languages import LangSpec, load_query, spec_for
-from indexing.receivers import CLASS_BODY_LANGS, LOCAL, Evidence, add_local, file_evidence, receiver_type
+from indexing.receivers import (
+    CLASS_BODY_LANGS,
+    LOCAL,
+    Evidence,
+    add_local,
+    file_evidence,
+    receiver_type,
+    sweep_to,
+)
 from indexing.records import CallSite, Definition, Import
 
 CLASS_KINDS = frozenset(
@@ -262,14 +270,7 @@ def _calls(
         if key in seen:
             continue
         seen.add(key)
-        pos = call.start_byte
-        while di < len(defs) and defs[di].node.start_byte <= pos:
-            while stack and stack[-1].node.end_byte <= defs[di].node.start_byte:
-                stack.pop()
-            stack.append(defs[di])
-            di += 1
-        while stack and stack[-1].node.end_byte <= pos:
-            stack.pop()
+        di = sweep_to(call.start_byte, defs, stack, di)
         caller = stack[-1].qualified if stack else None
         receiver_text = None  # Haskell's qualified `M.size`: the module `M.` is the receiver `M`
         if receiver is not None:
