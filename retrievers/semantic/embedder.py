@@ -113,10 +113,23 @@ def prefixes_for(model_name: str) -> tuple[str, str] | None:
 
 
 class LazyModel:
-    """`loaded` / `loading` of an embedder whose `load()` sets `_model` while holding `_load_lock`."""
+    """`load`, `loaded` and `loading` of an embedder whose `_load_model()` sets `_model` (`load` calls it
+    once, holding `_load_lock`)."""
 
     _model: Any
     _load_lock: threading.Lock
+
+    def load(self) -> None:
+        """Load the model (idempotent, thread-safe: the first caller loads it, the others wait for it);
+        raises EmbedderError with the reason."""
+        if self._model is not None:
+            return
+        with self._load_lock:
+            if self._model is None:
+                self._load_model()
+
+    def _load_model(self) -> None:
+        raise NotImplementedError
 
     @property
     def loaded(self) -> bool:
@@ -164,41 +177,36 @@ class Embedder(LazyModel):
             raise EmbedderError(f"cannot load embedding model {self.model!r}: no such directory")
         return self.model
 
-    def load(self) -> None:
-        """Load the model (idempotent, thread-safe); raises EmbedderError with the reason."""
-        if self._model is not None:
+    def _load_model(self) -> None:
+        """Load the model: on numpy when it can run there, else with sentence-transformers."""
+        source = self._source()
+        if self._load_numpy(source):
             return
-        with self._load_lock:
-            if self._model is not None:
-                return
-            source = self._source()
-            if self._load_numpy(source):
-                return
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # stdout/stderr stay quiet
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle torch threads sleep, not spin
-            try:
-                import torch
-                from sentence_transformers import SentenceTransformer
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # stdout/stderr stay quiet
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle torch threads sleep, not spin
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
 
-                torch.set_num_threads(self.options.threads or default_threads())
-                model = SentenceTransformer(source, device=self.options.device, local_files_only=True)
-            except Exception as exc:  # the library raises OSError, ValueError, HF errors...
-                raise EmbedderError(
-                    f"cannot load embedding model {self.model or DEFAULT_MODEL_ID!r} from {source!r}: "
-                    f"{type(exc).__name__}: {exc}. The Hugging Face hub is offline (HF_HUB_OFFLINE=1): "
-                    "give a local model directory or a model already in the local cache."
-                ) from exc
-            if model.max_seq_length is None or model.max_seq_length > self.options.max_tokens:
-                model.max_seq_length = self.options.max_tokens
-            if self._prefixes is None:
-                prompts = getattr(model, "prompts", None) or {}
-                document = prompts.get("document", prompts.get("passage", ""))
-                self._prefixes = (prompts.get("query", ""), document)
-            self._model = model
-            self.backend = "torch"
+            torch.set_num_threads(self.options.threads or default_threads())
+            model = SentenceTransformer(source, device=self.options.device, local_files_only=True)
+        except Exception as exc:  # the library raises OSError, ValueError, HF errors...
+            raise EmbedderError(
+                f"cannot load embedding model {self.model or DEFAULT_MODEL_ID!r} from {source!r}: "
+                f"{type(exc).__name__}: {exc}. The Hugging Face hub is offline (HF_HUB_OFFLINE=1): "
+                "give a local model directory or a model already in the local cache."
+            ) from exc
+        if model.max_seq_length is None or model.max_seq_length > self.options.max_tokens:
+            model.max_seq_length = self.options.max_tokens
+        if self._prefixes is None:
+            prompts = getattr(model, "prompts", None) or {}
+            document = prompts.get("document", prompts.get("passage", ""))
+            self._prefixes = (prompts.get("query", ""), document)
+        self._model = model
+        self.backend = "torch"
 
     def _load_numpy(self, source: str) -> bool:
         """Load a supported BERT model on numpy (False: the model needs sentence-transformers)."""

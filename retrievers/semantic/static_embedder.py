@@ -155,26 +155,21 @@ class StaticEmbedder(LazyModel):
         with embed_worker.document_worker(self._directory(), self.batch_size, root) as worker:
             yield worker
 
-    def load(self) -> None:
-        """Build (first use only) and load the model; raises EmbedderError with the reason."""
-        if self._model is not None:
-            return
-        with self._load_lock:
-            if self._model is not None:
-                return
-            try:
-                directory = self._directory()
-                if self.model_dir is not None and not is_complete(directory):
-                    raise EmbedderError(f"{directory} is not a model2vec model (model.safetensors and "
-                                        "tokenizer.json expected)")
-                self._projection = read_query_projection(directory)
-                self._model = _TokenVectors(directory, self.max_tokens)
-                if self._projection is not None and self._projection.shape[1] != self._model.dims:
-                    log.warning("ignoring the query projection of %s: %d columns, %d dims", directory,
-                                self._projection.shape[1], self._model.dims)
-                    self._projection = None
-            except (OSError, ValueError, KeyError) as exc:  # an unreadable or malformed model folder
-                raise EmbedderError(f"cannot load the static embedding model: {exc}") from exc
+    def _load_model(self) -> None:
+        """Build (first use only) and load the model."""
+        try:
+            directory = self._directory()
+            if self.model_dir is not None and not is_complete(directory):
+                raise EmbedderError(f"{directory} is not a model2vec model (model.safetensors and "
+                                    "tokenizer.json expected)")
+            self._projection = read_query_projection(directory)
+            self._model = _TokenVectors(directory, self.max_tokens)
+            if self._projection is not None and self._projection.shape[1] != self._model.dims:
+                log.warning("ignoring the query projection of %s: %d columns, %d dims", directory,
+                            self._projection.shape[1], self._model.dims)
+                self._projection = None
+        except (OSError, ValueError, KeyError) as exc:  # an unreadable or malformed model folder
+            raise EmbedderError(f"cannot load the static embedding model: {exc}") from exc
 
     @property
     def dims(self) -> int:
