@@ -65,6 +65,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.corpora import combine_trees, fetch_sdist  # noqa: E402
+from indexing.roots import folder_bytes  # noqa: E402
 
 SEMBLE_VERSION = "0.7.0"
 SAMPLE_S = 0.05
@@ -375,14 +376,7 @@ def count_python_lines(root: Path) -> tuple[int, int]:
 
 
 def dir_mib(path: Path) -> float:
-    total = 0
-    for dirpath, _, names in os.walk(path):
-        for name in names:
-            try:
-                total += os.lstat(os.path.join(dirpath, name)).st_size
-            except OSError:
-                pass
-    return total / 2**20
+    return folder_bytes(path) / 2**20
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -109,7 +109,8 @@ class StoredIndex:
                 "bytes": self.bytes, "stale": self.stale}
 
 
-def _size(folder: Path) -> int:
+def folder_bytes(folder: Path) -> int:
+    """The bytes of the files under `folder` (links counted as themselves; unreadable entries skipped)."""
     total = 0
     for dirpath, _, names in os.walk(folder):
         for name in names:
@@ -158,7 +159,7 @@ def stored_indexes(base: Path | None = None) -> list[StoredIndex]:
             when = float(updated) if updated else None
         except ValueError:
             when = None
-        out.append(StoredIndex(folder, root, when, _size(folder), stale))
+        out.append(StoredIndex(folder, root, when, folder_bytes(folder), stale))
     return sorted(out, key=lambda s: (s.root or "", str(s.index_dir)))
 
 
