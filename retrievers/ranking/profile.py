@@ -5,7 +5,7 @@ and their weights per intent, the RRF k, how far each retriever over-fetches, ho
 graph expands, the priors' constants (`RankingConfig`), the per-file saturation, and the confidence
 at which an intent takes the direct route. `PROFILES` maps the preset names (`PRESETS`, what the
 request, the CLI, the server and the editors accept) to the shipped profiles, tuned on the query sets
-(docs/design.md "Fusion in practice"). The engine reads the profile a request names; the one way to
+(docs/tuning/2026-11-29-fusion-tuning.md). The engine reads the profile a request names; the one way to
 change it is `with_overrides` (`EngineOptions.ranking`, `bench/eval_public.py --opt`, A/B runs).
 """
 
@@ -29,10 +29,10 @@ def _frozen(table: Mapping[str, Mapping[str, float]]) -> Mapping[str, Mapping[st
 
 # Weights per intent (semantic / text / structural / graph): the brief's starting points, with
 # understand_code tuned on the query sets from 0.5 / 0.2 / 0.2 / 0.1 (for questions the embeddings are
-# the strongest single signal; docs/design.md "Fusion in practice"), then 0.6 / 0.1 / 0.2 / 0.1 ->
+# the strongest single signal; docs/tuning/2026-11-29-fusion-tuning.md), then 0.6 / 0.1 / 0.2 / 0.1 ->
 # 0.6 / 0.2 / 0.1 / 0.1 for the static tier with file cards: a question's words matched inside
-# definition names (the structural list) are noisier than BM25 over the code (docs/design.md "Issue 9:
-# the low repositories").
+# definition names (the structural list) are noisier than BM25 over the code
+# (docs/tuning/2026-11-30-issue-9-session-4.md, "Issue 9: the low repositories").
 INTENT_WEIGHTS = _frozen({
     "find_definition": {"semantic": 0.2, "text": 0.1, "structural": 0.6, "graph": 0.1},
     "find_references": {"semantic": 0.1, "text": 0.2, "structural": 0.2, "graph": 0.5},
@@ -81,7 +81,7 @@ class RankingConfig:
     coherence_bonus: float = 0.2  # best chunk of a file with several hits, by the file's summed score
     # Each folder level a candidate file sits below the shallowest candidate file scores x (1 - this); a
     # module file (`pkg/__init__.py`, `router/index.js`, `persistence/persistence.py`) counts at its
-    # folder's level (0: off; docs/design.md "Issue 9: path depth").
+    # folder's level (0: off; docs/tuning/2026-11-30-issue-9-session-5.md, "Issue 9: path depth").
     path_depth_penalty: float = 0.08
     reexport_factor: float = 0.6  # module-level code of __init__.py / index.js / mod.rs ...
     reexport_names: tuple[str, ...] = (
@@ -101,8 +101,8 @@ class RankingConfig:
     copy_tree_min_share: float = 0.2  # ... judged so when this share of its names is defined there too
     # File cards (retrievers.sources.filecards): the `file_card_top` files whose card (path, definition names,
     # docs; BM25 x a centrality factor) best matches a question form one more RRF list, weighted this
-    # share of the weights of the retrievers that ran, for these intents (0: off; docs/design.md
-    # "Issue 9 mechanisms", step 8).
+    # share of the weights of the retrievers that ran, for these intents (0: off;
+    # docs/tuning/2026-11-30-issue-9-session-3.md, "Issue 9 mechanisms", step 8).
     file_card_weight: float = 0.3
     file_card_top: int = 3
     file_card_pagerank: float = 0.4  # card score x (1 + this x ln(1 + the file's highest chunk PageRank))
@@ -187,7 +187,7 @@ class RankingProfile:
         return weights
 
 
-# RRF k tuned on the query sets (docs/design.md "Fusion in practice"); the brief started at 40 / 40 / 60,
+# RRF k tuned on the query sets (docs/tuning/2026-11-29-fusion-tuning.md); the brief started at 40 / 40 / 60,
 # which flattens the lists so much (rank 1 scores 1/41, rank 10 1/50) that the priors decide; k = 10
 # lets a retriever's first ranks count.
 PROFILES: Mapping[str, RankingProfile] = MappingProxyType({

@@ -51,9 +51,10 @@ class DistillSettings:
     token_remove_pattern: str = r"\[unused\d+\]"
     # Training on code (retrievers.semantic.static_training): this many chunks of the running interpreter's
     # standard library (plus docstring sentences, `train_query_share` of that), embedded by the source
-    # model, fit the token vectors; 0 builds the plain distillation. docs/design.md "Static model
-    # training" has the figures (6,000 code chunks, no query texts: fused hit@10 at or above the plain
-    # model on every eval set, semantic MRR up on every set; 2,000 or query texts helped less).
+    # model, fit the token vectors; 0 builds the plain distillation.
+    # docs/tuning/2026-11-30-static-model-training.md has the figures (6,000 code chunks, no query
+    # texts: fused hit@10 at or above the plain model on every eval set, semantic MRR up on every set;
+    # 2,000 or query texts helped less).
     train_chunks: int = 6000
     train_query_share: float = 0.0
     train_epochs: int = 4

@@ -32,8 +32,9 @@ def test_every_intent_has_a_weight_profile_over_the_four_modalities() -> None:
     assert INTENT_WEIGHTS["find_definition"] == {"semantic": 0.2, "text": 0.1, "structural": 0.6,
                                                  "graph": 0.1}
     assert INTENT_WEIGHTS["exact_match"]["text"] == 0.9
-    # tuned on the query sets (docs/design.md "Fusion in practice", "Issue 9: the low repositories"), from
-    # the brief's 0.5 / 0.2 / 0.2 / 0.1
+    # tuned on the query sets (docs/tuning/2026-11-29-fusion-tuning.md and
+    # 2026-11-30-issue-9-session-4.md, "Issue 9: the low repositories"), from the brief's
+    # 0.5 / 0.2 / 0.2 / 0.1
     assert INTENT_WEIGHTS["understand_code"] == {"semantic": 0.6, "text": 0.2, "structural": 0.1,
                                                  "graph": 0.1}
 
@@ -43,7 +44,7 @@ def test_presets() -> None:
     assert get_args(PresetName) == PRESETS  # the annotation the MCP tool schema is built from
     assert all(PROFILES[name].name == name for name in PRESETS)
     assert PROFILES["quick"].modalities == ("semantic", "structural")
-    # tuned k (docs/design.md "Fusion in practice"), from the brief's 40 / 40 / 60
+    # tuned k (docs/tuning/2026-11-29-fusion-tuning.md), from the brief's 40 / 40 / 60
     assert (PROFILES["quick"].k, PROFILES["default"].k, PROFILES["thorough"].k) == (10, 10, 20)
     assert PROFILES["thorough"].fetch_limit(10) > PROFILES["default"].fetch_limit(10)
     assert PROFILES["default"].fetch_limit(10) == 50 and PROFILES["default"].fetch_limit(20) == 80
