@@ -7,8 +7,8 @@ vector) or `text-only` (no vectors: embeddings off, none yet, or some missing); 
 nothing to index, `error` when the last job failed, `stopped` once the root is closed.
 
 Two owners report it, with these words only: `SearchEngine.index_info()` (what the engine has
-finished: `ENGINE_STATES`) and the language server's per-root worker (`lsp_server.lsp.indexer.RootIndex`,
-which knows what is running: `WORKER_STATES`). `reported` combines them for one root and
+finished: `ENGINE_STATES`) and the index keeper's worker (`retrievers.engine.keeper.IndexKeeper`, one
+per root, which knows what is running: `WORKER_STATES`). `reported` combines them for one root and
 `least_advanced` for several roots.
 """
 
@@ -29,7 +29,7 @@ ERROR: Final = "error"
 STOPPED: Final = "stopped"
 
 ENGINE_STATES: tuple[IndexState, ...] = (EMPTY, INDEXING, TEXT_ONLY, EMBEDDING, READY)  # index_info()
-WORKER_STATES: tuple[IndexState, ...] = (STARTING, INDEXING, EMBEDDING, READY, ERROR, STOPPED)  # RootIndex
+WORKER_STATES: tuple[IndexState, ...] = (STARTING, INDEXING, EMBEDDING, READY, ERROR, STOPPED)  # IndexKeeper
 # Least advanced first: several roots report the first of their states in this order (others count
 # as the least advanced).
 PROGRESS_ORDER: tuple[IndexState, ...] = (ERROR, STARTING, INDEXING, EMBEDDING, TEXT_ONLY, READY)

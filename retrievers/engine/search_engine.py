@@ -6,7 +6,7 @@
   structural index and the call graph (its one holder: `self.graphs`, `retrievers.engine.graph_state`) up
   to date (searches answer from then on, without semantic: `retrievers.engine.index_phase`); phase 2
   embeds the chunks that have no cached vector (when one refresh does both, on a thread beside phase 1:
-  `retrievers.engine.embedding_phase`).
+  `retrievers.engine.embedding_phase`). Who runs refreshes, and when: `retrievers.engine.keeper`.
 - `search(request) -> dict`: validate (the scope is built once, here), classify the intent (or take
   the request's), take the preset's `RankingProfile` (`retrievers.ranking.profile`), route direct
   (`retrievers.engine.direct_route`) or fused (`retrievers.engine.fused_route`), and build the result document
