@@ -2,13 +2,13 @@
 answer as a small JSON document (protocol-free; `lsp_server.mcp.server` registers the tools).
 
 `McpService(root, options)` opens the same index as `codeseek search --root ROOT` (`--index-dir`, else
-`$CODESEEK_INDEX_DIR`, else the user cache per root) and a `SearchEngine` over it. A worker thread
-refreshes it as the language server does: phase 1 (changed files, text index, call graph), then phase 2
-(embeddings for new chunks, then the model is loaded). A tool call made `refresh_interval` seconds or
-more after the last refresh starts another one and waits up to `fresh_wait` seconds for its phase 1 (on
-a small change that is enough for the agent's own edits to be in the answer); past that, and while
-embeddings run, tools answer from the current snapshot. Before the first phase 1 has finished they wait
-for it up to `first_wait` seconds.
+`$CODESEEK_INDEX_DIR`, else the user cache per root) with an index keeper over it
+(`retrievers.engine.keeper`, the language server's too): its worker runs phase 1 (changed files, text
+index, call graph), then phase 2 (embeddings for new chunks, then the model is loaded). A tool call
+made `refresh_interval` seconds or more after the last refresh starts another one and waits up to
+`fresh_wait` seconds for its phase 1 (on a small change that is enough for the agent's own edits to be
+in the answer); past that, and while embeddings run, tools answer from the current snapshot. Before
+the first phase 1 has ended they wait for it up to `first_wait` seconds.
 
 Answers stay small for an agent's context: few results and trimmed snippets by default, with
 parameters to ask for more (bounds in `Limits`). Bad arguments raise `ToolInputError` with a message
@@ -17,32 +17,24 @@ saying what is wrong; nothing here raises for a name that matches nothing (the a
 
 from __future__ import annotations
 
-import logging
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from indexing.records import Definition
-from indexing.workspace import Workspace, WorkspaceError, WorkspaceOptions
+from indexing.workspace import WorkspaceError, WorkspaceOptions
 from lsp_server.process_tuning import release_memory
-from lsp_server.worker import StoppableWorker
 from retrievers.base import QueryError
 from retrievers.codebase import Codebase
+from retrievers.engine.keeper import IndexKeeper, KeeperOptions
+from retrievers.engine.options import EngineOptions
+from retrievers.engine.request import SearchRequest
 from retrievers.engine.results import SNIPPET_MAX_LINE_CHARS, SourceCache, match_fields, snippet_for
-from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
 from retrievers.navigation import graph_queries
-
-log = logging.getLogger("codeseek.mcp")
 
 
 class ToolInputError(ValueError):
     """A tool was called with arguments it cannot use; the message says which and why."""
-
-
-class RefreshStopped(Exception):
-    """Raised from a progress callback to abandon a refresh when the service stops."""
 
 
 @dataclass(frozen=True)
@@ -75,123 +67,58 @@ class McpOptions:
     limits: Limits = field(default_factory=Limits)
 
 
-class McpService(StoppableWorker):
-    """A workspace, its engine and a background refresher; one method per tool."""
+class McpService:
+    """A workspace, its engine and index keeper (a background refresher); one method per tool."""
 
     def __init__(self, root: Path, options: McpOptions | None = None) -> None:
         self.options = options or McpOptions()
-        self.workspace = Workspace(root, WorkspaceOptions(index_dir=self.options.index_dir,
-                                                          index_base=self.options.index_base,
-                                                          parse_workers=None))
         # One engine per process: it builds its own embedder from `model` (nothing to share).
-        self.engine = SearchEngine(self.workspace, EngineOptions(
-            model=self.options.model, embeddings=self.options.embeddings))
+        self.keeper = IndexKeeper.open(
+            root, WorkspaceOptions(index_dir=self.options.index_dir, index_base=self.options.index_base,
+                                   parse_workers=None),
+            EngineOptions(model=self.options.model, embeddings=self.options.embeddings),
+            KeeperOptions(after_work=release_memory))  # collect, trim and freeze what a refresh left
+        self.workspace = self.keeper.workspace
+        self.engine = self.keeper.engine
         self.codebase = Codebase.of(self.engine)  # every tool asks the domain facade
         self.root = self.workspace.root
-        self.phase1_done = threading.Event()
-        self.error: str | None = None
-        self.last_refresh: dict[str, Any] = {}
-        self._cond = threading.Condition()
-        self._pending = False
-        self._busy = False
-        self._stop = False
-        self._finished_at = 0.0
-        self._phase1_runs = 0  # phase 1 ends (done or failed) so far
-        self._thread = threading.Thread(target=self._run, name="codeseek-mcp-refresh", daemon=True)
+        self.phase1_done = self.keeper.attempted  # a failed first refresh answers from what exists
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def start(self) -> None:
-        self.request_refresh()
-        self._thread.start()
+        self.keeper.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        if not self._halt(timeout):  # stuck in one long step (a model load): leave the store open
-            log.warning("the refresh of %s did not stop within %.1f s", self.root, timeout)
-            return
-        self.engine.close()
-        self.workspace.close()
+        self.keeper.stop(timeout)  # stuck in one long step (a model load): the store stays open
 
     def request_refresh(self) -> None:
-        with self._cond:
-            self._pending = True
-            self._cond.notify_all()
+        self.keeper.request_full()
 
     def refreshing(self) -> bool:
-        with self._cond:
-            return self._busy or self._pending
+        return not self.keeper.idle()
+
+    @property
+    def error(self) -> str | None:
+        """What the last refresh failed with (None once one succeeds)."""
+        return self.keeper.error
+
+    @property
+    def last_refresh(self) -> dict[str, Any]:
+        """What the last refresh did: its counts, phase 1's seconds, its notes, what it embedded."""
+        report = self.keeper.last
+        if report is None:
+            return {}
+        out: dict[str, Any] = {"parsed": report.parsed, "unchanged": report.unchanged,
+                               "phase1_s": report.phase1_s, "notes": report.notes}
+        if report.embedded is not None:
+            out.update(notes=report.notes + report.embed_notes, embedded=report.embedded)
+        return out
 
     def _touch(self) -> None:
         """Before each tool call: start a refresh when the last one is old and wait briefly for its
         phase 1; wait for the very first phase 1."""
-        with self._cond:
-            idle = not (self._busy or self._pending)
-            stale = time.monotonic() - self._finished_at >= self.options.refresh_interval
-            if idle and stale and self.phase1_done.is_set():
-                self._pending = True
-                self._cond.notify_all()
-                target = self._phase1_runs + 1
-                self._cond.wait_for(lambda: self._phase1_runs >= target or self._stop,
-                                    self.options.fresh_wait)
-        self.phase1_done.wait(self.options.first_wait)
-
-    def _phase1_end(self) -> None:
-        self.phase1_done.set()  # a failed first refresh answers from what exists, not never
-        with self._cond:
-            self._phase1_runs += 1
-            self._cond.notify_all()
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._pending and not self._stop:
-                    self._busy = False
-                    self._cond.notify_all()
-                    self._cond.wait()
-                if self._stop:
-                    self._busy = False
-                    return
-                self._pending, self._busy = False, True
-                runs = self._phase1_runs
-            try:
-                self._refresh()
-                self.error = None
-            except RefreshStopped:
-                return
-            except Exception as exc:  # keep serving the last snapshot; status says what failed
-                if self._stop:
-                    return
-                log.exception("refreshing the index of %s failed", self.root)
-                self.error = f"{type(exc).__name__}: {exc}"
-                if self._phase1_runs == runs:  # failed in phase 1: its waiters stop waiting
-                    self._phase1_end()
-            finally:
-                with self._cond:
-                    self._finished_at = time.monotonic()
-
-    def _progress(self, phase: str, done: int, total: int) -> None:
-        if self._stop:
-            raise RefreshStopped()  # each file is committed atomically: stopping here loses nothing
-
-    def _refresh(self) -> None:
-        started = time.perf_counter()
-        result = self.engine.refresh(embed=False, progress=self._progress)
-        self._phase1_end()
-        self.last_refresh = {"parsed": result.parsed, "unchanged": result.unchanged,
-                             "phase1_s": round(time.perf_counter() - started, 3), "notes": result.notes}
-        changed = result.reconciled or bool(result.update is not None and result.update.changed)
-        semantic = self.engine.semantic
-        if semantic is not None and not self._stop:
-            if semantic.pending():
-                done = self.engine.refresh(embed=True, progress=self._progress, paths=[])
-                self.last_refresh["embedded"] = done.embedded
-                self.last_refresh["notes"] = result.notes + done.notes
-                changed = changed or done.embedded > 0
-            semantic.embedder.load()  # so the first semantic query does not wait for it
-            deep = semantic.deep  # transformer vectors the language server or the CLI made are used
-            if deep is not None and deep.embedded():
-                deep.embedder.load()
-        if changed:  # collect, trim and freeze what the refresh left, as the language server does
-            release_memory()
+        self.keeper.refresh_if_stale(self.options.refresh_interval, self.options.fresh_wait)
+        self.keeper.attempted.wait(self.options.first_wait)
 
     # -- tools ---------------------------------------------------------------------------------------
     def search(self, query: str, limit: int | None = None, preset: str | None = None,
