@@ -27,6 +27,8 @@ from indexing.gc_pause import paused_collection
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import QueryError
 from retrievers.codebase import Codebase
+from retrievers.engine.keeper import IndexKeeper
+from retrievers.engine.keeper_events import KeeperEvent, Listener, StepAdvanced
 from retrievers.engine.search_engine import EngineOptions, RefreshResult, SearchEngine, SearchRequest
 from retrievers.semantic.embedder import foreground_options
 from retrievers.semantic.models import make_embedder
@@ -73,15 +75,24 @@ def _no_collection() -> Iterator[None]:
 
 
 def refresh(engine: SearchEngine, show_progress: bool, plain: bool = False) -> RefreshResult:
-    """Refresh with labelled progress bars (counts, ETA) on stderr when it is a terminal, else (`plain`)
-    plain lines once the refresh has run for a few seconds."""
+    """Refresh (the index keeper's one-call refresh: `retrievers.engine.keeper`) with labelled progress
+    bars (counts, ETA) on stderr when it is a terminal, else (`plain`) plain lines once the refresh has
+    run for a few seconds."""
     from lsp_server.cli.embed import progress_bar
 
     with progress_bar(show_progress, plain) as progress, _no_collection():
-        result = engine.refresh(embed=engine.semantic is not None, progress=progress)
+        result = IndexKeeper(engine, listener=_bars(progress)).refresh()
     for note in result.notes:
         print(f"codeseek: note: {note}", file=sys.stderr)
     return result
+
+
+def _bars(progress: Callable[[str, int, int], None]) -> Listener:
+    """The keeper's progress events as the progress bars' (phase, done, total)."""
+    def listen(event: KeeperEvent) -> None:
+        if isinstance(event, StepAdvanced):
+            progress(event.phase, event.done, event.total)
+    return listen
 
 
 def _choose(args: argparse.Namespace) -> Path:
@@ -262,10 +273,9 @@ def print_human(result: dict[str, Any], stream: TextIO, context: int | None = No
     """One block per result under a line naming the intent and the route (`context`: N lines around
     each result's line, read with `read`, instead of the snippet)."""
     from rich.console import Console
-    from rich.syntax import Syntax
     from rich.text import Text
 
-    from lsp_server.cli.output import context_lines, file_lines, no_results_note, result_line
+    from lsp_server.cli.output import file_lines, no_results_note
 
     class _Console(Console):
         def on_broken_pipe(self) -> None:  # rich would exit 1; cli.main ends quietly with 0, as rg
@@ -274,23 +284,11 @@ def print_human(result: dict[str, Any], stream: TextIO, context: int | None = No
 
     tty = stream.isatty()
     console = _Console(file=stream, highlight=False, soft_wrap=not tty, width=None if tty else 160)
-    intent = result["intent"]
     index = result["index"]
     said = no_match_line(result)
     if said:  # before anything else: what follows are no matches
         console.print(Text(said, style="bold yellow"))
-    head = Text()
-    head.append(f"{intent['name']}", style="bold")
-    head.append(f" ({intent['confidence']:.2f}, {intent['source']})  ")
-    route = result["strategy"] + (": " + " + ".join(result["modalities"]) if result["modalities"] else "")
-    head.append(f"route {route}  ", style="cyan")
-    total_ms = result["timings_ms"].get("total", 0)
-    shown, total = len(result["results"]), int(result.get("total") or 0)
-    count = f"{shown} of {total}" if total > shown else f"{shown}"
-    head.append(f"{count} {'related ' if said else ''}results in {total_ms:.0f} ms", style="dim")
-    if "process" in result["timings_ms"]:
-        head.append(f" (process {result['timings_ms']['process'] / 1000:.2f} s)", style="dim")
-    console.print(head)
+    console.print(_head(result, said))
     basis = semantic_basis(result)
     if basis:
         console.print(Text(basis, style="dim"))
@@ -310,41 +308,71 @@ def print_human(result: dict[str, Any], stream: TextIO, context: int | None = No
             console.print(Text(str(note), style="dim"))
     lines_of = file_lines(Path("."), read) if read is not None else None
     for n, r in enumerate(result["results"], 1):
-        console.print()
-        line = Text()
-        line.append(f"{n:>2}. ", style="dim")
-        at = result_line(r)
-        line.append(f"{r['path']}:{at}", style="bold green")
-        total = r.get("lines_total", r["end_line"] - r["start_line"] + 1)
-        shown = r["end_line"] - r["start_line"] + 1
-        of = f", {shown} of its {total} lines" if total > shown else ""  # a long span's best window
-        line.append(f" ({r['start_line']}-{r['end_line']}{of})", style="dim")
-        if r.get("symbol"):
-            line.append(f"  {r['symbol']}", style="bold")
-        line.append(f"  {r['kind']}", style="magenta")
-        if r.get("depth") is not None:
-            line.append(f"  depth {r['depth']}", style="yellow")
-        if r["labels"] and r["labels"] != ["source"]:
-            line.append(f"  [{', '.join(r['labels'])}]", style="yellow")
-        line.append(f"  score {r['score']:.4f}", style="dim")
-        console.print(line)
-        blocks = snippet_blocks(r)
-        if context is not None and lines_of is not None:
-            first, picked = context_lines(lines_of(r["path"]), at, context)
-            blocks = [("\n".join(picked), first)]
-        language = r["language"]
-        lexer = language if language and language not in ("text", "markdown", "rst") else "text"
-        for snippet, first in blocks:
-            if snippet and not tty:  # no colours to show: skip the lexer (~0.25 s to compile its rules)
-                console.print(Text(numbered(snippet, first)))
-            elif snippet:
-                console.print(Syntax(snippet, lexer, start_line=first, line_numbers=True,
-                                     theme="ansi_dark", word_wrap=False, background_color="default"))
-        also = r.get("also") or []
-        if also:
-            names = ", ".join(f"{a.get('symbol') or 'lines'} {a['start_line']}-{a['end_line']}"
-                              for a in also[:3])
-            console.print(Text(f"    also in this file: {names}", style="dim"))
+        _print_entry(console, n, r, context, lines_of, tty)
+
+
+def _head(result: dict[str, Any], said: str | None) -> Any:
+    """The line naming the intent, the route, the count and the time (a rich `Text`)."""
+    from rich.text import Text
+
+    intent = result["intent"]
+    head = Text()
+    head.append(f"{intent['name']}", style="bold")
+    head.append(f" ({intent['confidence']:.2f}, {intent['source']})  ")
+    route = result["strategy"] + (": " + " + ".join(result["modalities"]) if result["modalities"] else "")
+    head.append(f"route {route}  ", style="cyan")
+    total_ms = result["timings_ms"].get("total", 0)
+    shown, total = len(result["results"]), int(result.get("total") or 0)
+    count = f"{shown} of {total}" if total > shown else f"{shown}"
+    head.append(f"{count} {'related ' if said else ''}results in {total_ms:.0f} ms", style="dim")
+    if "process" in result["timings_ms"]:
+        head.append(f" (process {result['timings_ms']['process'] / 1000:.2f} s)", style="dim")
+    return head
+
+
+def _print_entry(console: Any, n: int, r: dict[str, Any], context: int | None,
+                 lines_of: Callable[[str], list[str] | None] | None, tty: bool) -> None:
+    """One result: its location line, then its snippet (or `context` lines around it)."""
+    from rich.syntax import Syntax
+    from rich.text import Text
+
+    from lsp_server.cli.output import context_lines, result_line
+
+    console.print()
+    line = Text()
+    line.append(f"{n:>2}. ", style="dim")
+    at = result_line(r)
+    line.append(f"{r['path']}:{at}", style="bold green")
+    total = r.get("lines_total", r["end_line"] - r["start_line"] + 1)
+    shown = r["end_line"] - r["start_line"] + 1
+    of = f", {shown} of its {total} lines" if total > shown else ""  # a long span's best window
+    line.append(f" ({r['start_line']}-{r['end_line']}{of})", style="dim")
+    if r.get("symbol"):
+        line.append(f"  {r['symbol']}", style="bold")
+    line.append(f"  {r['kind']}", style="magenta")
+    if r.get("depth") is not None:
+        line.append(f"  depth {r['depth']}", style="yellow")
+    if r["labels"] and r["labels"] != ["source"]:
+        line.append(f"  [{', '.join(r['labels'])}]", style="yellow")
+    line.append(f"  score {r['score']:.4f}", style="dim")
+    console.print(line)
+    blocks = snippet_blocks(r)
+    if context is not None and lines_of is not None:
+        first, picked = context_lines(lines_of(r["path"]), at, context)
+        blocks = [("\n".join(picked), first)]
+    language = r["language"]
+    lexer = language if language and language not in ("text", "markdown", "rst") else "text"
+    for snippet, first in blocks:
+        if snippet and not tty:  # no colours to show: skip the lexer (~0.25 s to compile its rules)
+            console.print(Text(numbered(snippet, first)))
+        elif snippet:
+            console.print(Syntax(snippet, lexer, start_line=first, line_numbers=True,
+                                 theme="ansi_dark", word_wrap=False, background_color="default"))
+    also = r.get("also") or []
+    if also:
+        names = ", ".join(f"{a.get('symbol') or 'lines'} {a['start_line']}-{a['end_line']}"
+                          for a in also[:3])
+        console.print(Text(f"    also in this file: {names}", style="dim"))
 
 
 def numbered(snippet: str, first: int) -> str:
