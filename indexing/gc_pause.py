@@ -2,9 +2,10 @@
 
 Indexing and loading an index create hundreds of thousands of objects that live on (chunks,
 definitions, the call graph). Each young-generation collection traverses the ones made since the
-last; a cold index of the Django sdist spent ~10% of its main thread in the collector. Reference
-counting still frees everything acyclic at once, so pausing the collector for such a phase costs
-only the cycles it makes, which the first collection after it reclaims.
+last, so a bulk phase spends a real share of its time in the collector (figures:
+docs/tuning/2026-12-02-module-docstrings.md). Reference counting still frees everything acyclic at
+once, so pausing the collector for such a phase costs only the cycles it makes, which the first
+collection after it reclaims.
 
 `paused_collection()` nests and is shared by threads: the collector resumes when the last pause
 ends, and only if it was running when the first began.

@@ -1,4 +1,4 @@
-"""Symlinks inside the root (issue 9): each real file is indexed once.
+"""Symlinks inside the root: each real file is indexed once.
 
 The scanner records every accepted file it reached through a link (a file link, or a folder link on
 its way) with its resolved path; `link_copies` says which of those paths to drop: all of them when the

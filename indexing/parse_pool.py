@@ -8,10 +8,11 @@ the order the plans came, reading ahead a few files per worker; the caller keeps
 writing to SQLite on its own process meanwhile. A plan without data (a file that needs no parse)
 passes straight through in its place, with the result None.
 
-Only worth it for a large update: the pool costs ~0.5 s to start. `worker_count(files)` says how many
-workers an update of that many files gets (0: parse in process). If the pool breaks (a worker killed),
-the remaining files are parsed in process; `parse_file` itself never raises. A worker ends itself
-within a second of its owner's death (a killed indexer leaves no worker or fork server behind).
+Only worth it for a large update: the pool takes a fraction of a second to start. `worker_count(files)`
+says how many workers an update of that many files gets (0: parse in process). If the pool breaks (a
+worker killed), the remaining files are parsed in process; `parse_file` itself never raises. A worker
+ends itself within a second of its owner's death (a killed indexer leaves no worker or fork server
+behind).
 """
 
 from __future__ import annotations

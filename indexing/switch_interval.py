@@ -4,10 +4,10 @@ A cold index builds the call graph and the text index on its main thread (pure P
 GIL) while its embedding thread feeds the tokenizer or the embedding worker process
 (`retrievers.semantic.embed_worker`) and stores vectors in SQLite. Every SQLite row and every wait on the
 worker releases the GIL, and taking it back from a busy thread waits out the switch interval (5 ms by
-default): the embedding thread got the GIL a few times per batch, so the worker sat idle while the
-graph was built (it used 0.1-0.3 of a core where it can use 0.9). At 0.5 ms the Django sdist's cold
-index took 26.8 s instead of 29.5-30.6 s and `django/` 9.9-10.6 s instead of 10.8-11.5 s. The
-language server's request threads get the GIL sooner during indexing too.
+default): with the default, the embedding thread gets the GIL only a few times per batch and the
+worker idles while the graph is built. A short interval keeps the worker fed (figures:
+docs/tuning/2026-12-02-module-docstrings.md); the language server's request threads get the GIL
+sooner during indexing too.
 
 `short_switch_interval()` nests and is shared by threads: the interval is restored when the last
 block ends, to what it was when the first began.

@@ -1,4 +1,4 @@
-"""Exact-case identifier preference (issue 9): a definition named exactly as the query is typed ranks
+"""Exact-case identifier preference: a definition named exactly as the query is typed ranks
 above a definition whose name differs from it only in case (`Session` over `session`, `getUser` over
 `GetUser`), in the fused route.
 

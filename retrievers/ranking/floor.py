@@ -4,17 +4,13 @@ Semantic search always answers with the nearest chunks, however far they are, so
 ("xyzzy plugh frobnicate") used to return a full page. A fused result is kept when the text or structural
 retriever found it, or the graph directly (a neighbour the graph added from a seed counts only when
 that seed is kept); one found by the semantic retriever alone is kept only when its cosine reaches
-`SEMANTIC_FLOOR`. Measured with all-MiniLM-L6-v2: nonsense queries top out at cosine 0.18 on requests
-2.32.3 (0.26 for the one-line docstring chunk of a tiny package), real questions' first results sit
-at 0.4-0.65, and a relevant semantic-only answer can sit at 0.27 (express-12, `decode_param`): at
-0.25 no query of the requests seed, click, flask or express sets changes rank; at 0.3 express-12
-loses its target. A query whose every candidate falls below the floor answers with no results and a
-note that says so. The floor applies to the final ranked list, so survivors keep their order.
+`SEMANTIC_FLOOR`, set between the cosines nonsense queries reach and those of relevant
+semantic-only answers (the figures it was set from: docs/tuning/2026-12-02-module-docstrings.md).
+A query whose every candidate falls below the floor answers with no results and a note that says so.
+The floor applies to the final ranked list, so survivors keep their order.
 
 The cosine floor is the transformer's: it reads the cosine of the tier that ranked the hit
-(`detail.tier`, `detail.cosine`). The static model's cosines do not separate nonsense from answers
-(on requests and click: nonsense queries top out at 0.54-0.69, real questions' targets sit at
-0.45-0.80; the top hit's z-score over all chunks is 2.6-5.9 for nonsense and 2.7-6.9 for answers),
+(`detail.tier`, `detail.cosine`). The static model's cosines do not separate nonsense from answers,
 so a static-ranked hit is judged by the words instead: a static model is a smoothed bag of tokens,
 and when the text retriever found no query word anywhere in the workspace (`lexical` False) its
 nearest chunks are noise, so static semantic-only hits are left out; otherwise they are kept.

@@ -3,8 +3,8 @@
 `NumpyBertEncoder(model_dir)` runs a sentence-transformers BERT model (BertModel + mean pooling +
 normalization, such as the packaged all-MiniLM-L6-v2) from its `model.safetensors` and
 `tokenizer.json` with numpy's BLAS: importing it costs milliseconds instead of torch's seconds, a
-query encodes in ~10 ms (`encode_one`), and its vectors stay within cosine 0.99999 of
-sentence-transformers' (GELU in its tanh form; tests/unit/test_bert_numpy.py). `supports(model_dir)`
+query encodes on its own (`encode_one`) without a batch, and its vectors match sentence-transformers'
+(GELU in its tanh form; the tolerance is tests/unit/test_bert_numpy.py's). `supports(model_dir)`
 says whether a directory is such a model; others (other architectures, other pooling) go through
 sentence-transformers.
 """

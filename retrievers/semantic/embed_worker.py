@@ -1,19 +1,19 @@
 """A large static-tier embedding runs its tokenizer in a worker process, beside the text index and graph.
 
 A cold index builds the text index and the call graph on its main thread (Python: it holds the GIL)
-while its embedding phase runs on a second thread (`retrievers.engine.embedding_phase`). The static model's
-tokenizer releases the GIL, but every call back into Python then waits for the main thread to give the
-GIL up, and the two compete for the same two cores: on the Django sdist (45,433 chunks) the phase took
-~2x as long beside the main thread as alone. `DocumentWorker` moves the tokenizing and mean pooling
-(`StaticEmbedder.encode_documents`) into one process of its own, started from the parse pool's fork
-server (`indexing.parse_pool`), together with reading each chunk's bytes and shaping its embedded text
-(`embedded_text.embed_text`): the embedding thread sends chunk records (with the text of a chunk whose file
-an editor buffer overlays), waits with the GIL released, and writes the vectors it gets back. The
-worker reads a chunk's file as `Workspace.read_bytes` does (the workspace root joined with the
-indexed relative path; a path that is not plainly inside the root is read as nothing).
+while its embedding phase runs on a second thread (`retrievers.engine.embedding_phase`). The static
+model's tokenizer releases the GIL, but every call back into Python then waits for the main thread to
+give the GIL up, and the two compete for the same cores: beside the main thread the phase runs much
+slower than alone (figures: docs/tuning/2026-12-02-module-docstrings.md). `DocumentWorker` moves the
+tokenizing and mean pooling (`StaticEmbedder.encode_documents`) into one process of its own, started
+from the parse pool's fork server (`indexing.parse_pool`), together with reading each chunk's bytes and
+shaping its embedded text (`embedded_text.embed_text`): the embedding thread sends chunk records (with
+the text of a chunk whose file an editor buffer overlays), waits with the GIL released, and writes the
+vectors it gets back. The worker reads a chunk's file as `Workspace.read_bytes` does (the workspace root
+joined with the indexed relative path; a path that is not plainly inside the root is read as nothing).
 
-A process costs ~0.4 s to start and the model's memory a second time (the main process loads it only
-for its first query), so only an embedding of at least `MIN_CHUNKS` chunks uses one
+A process takes a fraction of a second to start and the model's memory a second time (the main process
+loads it only for its first query), so only an embedding of at least `MIN_CHUNKS` chunks uses one
 (`$CODESEEK_EMBED_WORKER=0` turns it off, `=1` forces it). If the worker cannot start or dies, the
 caller embeds the batch in process: the vectors are the same either way (same model file, same code).
 """

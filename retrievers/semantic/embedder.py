@@ -4,7 +4,7 @@
 takes any sentence-transformers id (from the local Hugging Face cache only) or a local directory.
 A local BERT model with mean pooling (the packaged MiniLM among them) runs on numpy
 (`retrievers.semantic.bert_numpy`, the "numpy" backend: same vectors, no torch import); any other model goes
-through sentence-transformers ("torch" backend), imported (about 5 s) only in `load()`, which may run
+through sentence-transformers ("torch" backend), imported (seconds) only in `load()`, which may run
 in a background thread. The hub is never contacted: `HF_HUB_OFFLINE=1` is set before the import and
 models load with `local_files_only=True`.
 

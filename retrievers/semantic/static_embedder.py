@@ -4,12 +4,12 @@
 all-MiniLM-L6-v2 (built on first use, then cached); `StaticEmbedder(path)` takes any model2vec
 model directory. It has the interface of `retrievers.semantic.embedder.Embedder` (`encode_documents`,
 `encode_query`, `load`, `dims`, `model_id`...), so the semantic retriever takes either. Inference is
-a tokenizer call and a mean of embedding rows: about 0.1 ms a query and thousands of chunks a second
-on one core, which is what makes semantic search ready in seconds.
+a tokenizer call and a mean of embedding rows, cheap enough on one core to make semantic search ready
+in seconds.
 
 A model trained in the packaged MiniLM's space (the shipped one: its folder holds
 `query_projection.npy`) has MiniLM itself read a question (`encode_query_for`: the numpy encoder, one
-BLAS thread, ~10 ms), projected onto the static vectors' space; identifiers and lookups keep the
+BLAS thread), projected onto the static vectors' space; identifiers and lookups keep the
 static query. The projection is made for the packaged MiniLM only: a projection whose shape does not
 fit is ignored, and a MiniLM that cannot load leaves queries static, with one warning.
 """

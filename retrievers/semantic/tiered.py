@@ -7,11 +7,11 @@ the background, most valuable chunks first (`embed_deep(order=...)`), `codeseek 
 in the foreground; both persist in the embedding cache, so every process uses what any has made.
 
 A query ranks each chunk with the best model that has embedded it: the transformer's ranking of the
-chunks it covers and the static ranking of the others meet by weighted reciprocal rank (`TierBlend`).
-So a complete transformer tier answers exactly as the transformer alone (measured: no static blend
-beat it), and a partial one is completed by static evidence. While the deep model is loading on
-another thread, or when it has no vector yet, the fast tier answers alone. `similar(chunk)` prefers
-the transformer's vector of the chunk when there is one.
+chunks it covers and the static ranking of the others meet by weighted reciprocal rank (`TierBlend`). So
+a complete transformer tier answers exactly as the transformer alone (no static blend beat it:
+docs/tuning/2026-11-30-tier-figures.md), and a partial one is completed by static evidence. While the
+deep model is loading on another thread, or when it has no vector yet, the fast tier answers alone.
+`similar(chunk)` prefers the transformer's vector of the chunk when there is one.
 """
 
 from __future__ import annotations

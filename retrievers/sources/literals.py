@@ -1,4 +1,4 @@
-"""Split string literals (issue 9): a message written as several adjacent literals (Python and C
+"""Split string literals: a message written as several adjacent literals (Python and C
 implicit concatenation `"abc " "def"`, `"abc " + "def"` in JS, Java, Go, C#, Kotlin...) is found by an
 exact-string query of the whole message.
 
