@@ -19,7 +19,7 @@ references fallback. PageRank (call edges only, mean 1 over definition nodes) is
 
 The lookups and traversals read the DiGraph's own node and adjacency dicts (`nodes_data`, `succ`,
 `pred`), and a pickled `CallGraph` keeps only those dicts. The build fills them itself, in the
-layout and order `networkx.DiGraph.add_node`/`add_edge` would (`_Storage`), so neither a build nor a
+layout and order `networkx.DiGraph.add_node`/`add_edge` would (`DiGraphStorage`), so neither a build nor a
 process that loads a saved graph and searches imports networkx (~0.3 s of a cold index of a small
 repository, ~0.12 s of a warm CLI start). `graph` hands out the networkx DiGraph over the same dicts,
 made on first use, for whatever needs networkx itself.
@@ -39,14 +39,13 @@ from graph import centrality, positions, traversal
 from graph.errors import DuplicateIdError, GraphError, UnknownDefinitionError
 from graph.lookup import resolve_name
 from graph.resolution import Resolver, SymbolIndex
+from graph.storage import Adjacency, DiGraphStorage, NodeData
 from graph.symbol_index import CONFIDENT, EVIDENCE_RANK
 from indexing.records import CallSite, Definition, Import
 
 if TYPE_CHECKING:
     import networkx as nx
 
-NodeData = dict[int, dict[str, Any]]
-Adjacency = dict[int, dict[int, dict[str, Any]]]
 
 @dataclass
 class GraphOptions:
@@ -62,7 +61,7 @@ __all__ = ["CallGraph", "DuplicateIdError", "GraphError", "GraphOptions", "Unkno
 class CallGraph:
     """A resolved call graph with lookups and traversals (see the module docstring)."""
 
-    def __init__(self, storage: _Storage, index: SymbolIndex, resolver: Resolver,
+    def __init__(self, storage: DiGraphStorage, index: SymbolIndex, resolver: Resolver,
                  incoming: dict[int, list[tuple[CallSite, int | None, str]]], unresolved: list[CallSite],
                  outcomes: Counter[str], module_nodes: dict[str, int]) -> None:
         self._nx: nx.DiGraph | None = None
@@ -306,7 +305,7 @@ def _build(definitions: Sequence[Definition], calls: Sequence[CallSite], imports
            options: GraphOptions) -> CallGraph:
     index = SymbolIndex(definitions, imports, extra_paths=[c.path for c in calls])
     resolver = Resolver(index, options.max_candidates)
-    g = _Storage()
+    g = DiGraphStorage()
     for d in definitions:
         g.add_node(d.id, definition=d)
     module_nodes: dict[str, int] = {}
@@ -365,37 +364,6 @@ def _build(definitions: Sequence[Definition], calls: Sequence[CallSite], imports
             else:
                 g.add_edge(src, dst, type="imports", weight=1.0, imports=[imp])
     return CallGraph(g, index, resolver, dict(incoming), unresolved, outcomes, module_nodes)
-
-
-class _Storage:
-    """A directed graph held in networkx's DiGraph storage (`_node`, `_succ`, `_pred`), filled the way
-    `DiGraph.add_node` / `add_edge` fill it (same dicts, same insertion order, one attribute dict per
-    edge shared by both directions), without importing networkx."""
-
-    def __init__(self) -> None:
-        self.nodes: NodeData = {}
-        self.succ: Adjacency = {}
-        self.pred: Adjacency = {}
-
-    def add_node(self, node: int, **attrs: Any) -> None:
-        if node not in self.succ:
-            self.succ[node] = {}
-            self.pred[node] = {}
-            self.nodes[node] = attrs
-        else:
-            self.nodes[node].update(attrs)
-
-    def add_edge(self, u: int, v: int, **attrs: Any) -> None:
-        for node in (u, v):
-            if node not in self.succ:
-                self.add_node(node)
-        data = self.succ[u].get(v, {})
-        data.update(attrs)
-        self.succ[u][v] = data
-        self.pred[v][u] = data
-
-    def has_edge(self, u: int, v: int) -> bool:
-        return v in self.succ.get(u, {})
 
 
 def _import_files(resolver: Resolver, imp: Import) -> list[str]:

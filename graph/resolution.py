@@ -253,7 +253,6 @@ class Resolver(ClassHierarchy):
         return list(found)
 
     def resolve_call(self, site: CallSite) -> Resolution:
-        ix = self.ix
         caller = self.caller_of(site)
         name = site.callee.strip()
         receiver = (site.receiver or "").strip()
@@ -261,80 +260,99 @@ class Resolver(ClassHierarchy):
             return Resolution(caller, [], "unresolved", "empty")
         classes = self.enclosing_classes(caller)
         if not receiver:
-            if site.receiver_type == LOCAL:  # a parameter or local variable holding a callable
-                return Resolution(caller, [], "unresolved", "local")
-            if classes and site.path.endswith(CLASS_BODY_EXTS):
-                for cls in classes:
-                    ids = [i for i in self.mro_lookup(cls, (name,)) if ix.callable(i)]
-                    if ids:
-                        return self.finish(caller, ids, "class")
-            ids, external = self.lookup_bare(name, site.path, ix.callable)
-            if external:
-                return Resolution(caller, [], "external", "bare")
-            if self.last_global and not ix.same_package(ids, site.path):
-                return self.finish(caller, ids, "global", "by-name")
-            return self.finish(caller, ids, "bare")
+            return self._resolve_bare(site, caller, name, classes)
         is_super = receiver in SUPER_RECEIVERS or receiver.startswith("super(")
-        rtype = site.receiver_type
-        if receiver in SELF_RECEIVERS or is_super or rtype == "S" or (
+        if receiver in SELF_RECEIVERS or is_super or site.receiver_type == "S" or (
                 site.path.endswith(".go") and receiver == self._go_receiver(caller)):
-            if not classes:  # `this` in a function assigned to an object: `app.x = function`
-                parent = ix.defs[caller].parent if caller is not None else None
-                ids = list(ix.by_path_qname.get((site.path, f"{parent}.{name}"), ())) if parent else []
-                if not ids:  # `this.route()` in a callback: the one object method of the file
-                    ids = [i for i in ix.by_path_name.get((site.path, name), ()) if i in ix.member_ids]
-                    if len(ids) != 1:
-                        return self._by_name(caller, name, site.path)
-                return self.finish(caller, ids, "method")
-            cls = classes[0]
-            ids = [i for i in self.mro_lookup(cls, (name,), not is_super) if ix.callable(i)]
-            if ids:
-                return self.finish(caller, ids, "self")
-            if not is_super:  # a mixin or abstract base calling what its subclasses define
-                ids = [i for sub in self.descendants(cls)
-                       for i in ix.members.get(sub, {}).get(name, ()) if ix.callable(i)]
-                if ids:
-                    return self.finish(caller, ids, "subclass")
-            if is_super or self.has_open_bases(cls):
-                return Resolution(caller, [], "external", "self")
-            return self._by_name(caller, name, site.path)
+            return self._resolve_self(site, caller, name, classes, is_super)
         if _LITERAL.match(receiver):  # ", ".join(...), [1, 2].index(...), `x`.trim()
             return Resolution(caller, [], "external", "literal")
-        if rtype:
-            typed = resolve_typed(self, site, caller, name, rtype)
+        if site.receiver_type:
+            typed = resolve_typed(self, site, caller, name, site.receiver_type)
             if typed is not None:
                 return typed
         root = _ROOT_SPLIT.split(receiver, 1)[0]
         if _IDENT_PATH.match(receiver) and root not in SELF_RECEIVERS:
-            dotted = receiver.replace("::", ".")
-            files, external = self._module_paths_for_local(dotted, site.path)
-            if files:
-                ids = [i for i in self.names_in_module(files, name) if ix.callable(i)]
-                if ids:
-                    return self.finish(caller, ids, "module")
-                members = [i for f in files for i in ix.by_path_name.get((f, name), ()) if ix.callable(i)]
-                return self.finish(caller, members, "module")
-            if external or self._external_root(root, site.path):
-                return Resolution(caller, [], "external", "module")
-            qualified = f"{dotted}.{name}"  # `res.send` where the code defines `res.send = ...`
-            ids = list(ix.by_path_qname.get((site.path, qualified), ()) or ix.by_qname.get(qualified, ()))
-            if ids and len(ids) <= self.max_candidates:
-                return self.finish(caller, ids, "qualified")
-            cls_ids, cls_external = self.lookup_class(dotted, site.path)
-            if cls_external:
-                return Resolution(caller, [], "external", "class")
-            if cls_ids and len(cls_ids) <= self.max_candidates:
-                ids = [i for c in cls_ids for i in self.mro_lookup(c, (name,)) if ix.callable(i)]
-                if ids:
-                    return self.finish(caller, ids, "class")
-            if site.path.endswith(".go") and "." not in dotted:  # Go: pkg.Func, pkg = directory name
-                files = [p for p in ix.modules.dir_keys.get((dotted,), ()) if p.endswith(".go")]
-                ids = [i for i in ix.top_level_named(files, name) if ix.callable(i)]
-                if ids:
-                    return self.finish(caller, ids, "module")
+            found = self._resolve_dotted(site, caller, name, receiver, root)
+            if found is not None:
+                return found
         elif self._external_root(root, site.path):
             return Resolution(caller, [], "external", "method")
         return self._by_name(caller, name, site.path)
+
+    def _resolve_bare(self, site: CallSite, caller: int | None, name: str, classes: list[int]) -> Resolution:
+        """A call without a receiver: `f()`, a method of the enclosing class, a local callable."""
+        ix = self.ix
+        if site.receiver_type == LOCAL:  # a parameter or local variable holding a callable
+            return Resolution(caller, [], "unresolved", "local")
+        if classes and site.path.endswith(CLASS_BODY_EXTS):
+            for cls in classes:
+                ids = [i for i in self.mro_lookup(cls, (name,)) if ix.callable(i)]
+                if ids:
+                    return self.finish(caller, ids, "class")
+        ids, external = self.lookup_bare(name, site.path, ix.callable)
+        if external:
+            return Resolution(caller, [], "external", "bare")
+        if self.last_global and not ix.same_package(ids, site.path):
+            return self.finish(caller, ids, "global", "by-name")
+        return self.finish(caller, ids, "bare")
+
+    def _resolve_self(self, site: CallSite, caller: int | None, name: str, classes: list[int],
+                      is_super: bool) -> Resolution:
+        """`self.f()`, `this.f()`, `super().f()`, a Go method's receiver."""
+        ix = self.ix
+        if not classes:  # `this` in a function assigned to an object: `app.x = function`
+            parent = ix.defs[caller].parent if caller is not None else None
+            ids = list(ix.by_path_qname.get((site.path, f"{parent}.{name}"), ())) if parent else []
+            if not ids:  # `this.route()` in a callback: the one object method of the file
+                ids = [i for i in ix.by_path_name.get((site.path, name), ()) if i in ix.member_ids]
+                if len(ids) != 1:
+                    return self._by_name(caller, name, site.path)
+            return self.finish(caller, ids, "method")
+        cls = classes[0]
+        ids = [i for i in self.mro_lookup(cls, (name,), not is_super) if ix.callable(i)]
+        if ids:
+            return self.finish(caller, ids, "self")
+        if not is_super:  # a mixin or abstract base calling what its subclasses define
+            ids = [i for sub in self.descendants(cls)
+                   for i in ix.members.get(sub, {}).get(name, ()) if ix.callable(i)]
+            if ids:
+                return self.finish(caller, ids, "subclass")
+        if is_super or self.has_open_bases(cls):
+            return Resolution(caller, [], "external", "self")
+        return self._by_name(caller, name, site.path)
+
+    def _resolve_dotted(self, site: CallSite, caller: int | None, name: str, receiver: str,
+                        root: str) -> Resolution | None:
+        """`mod.f()`, `pkg.sub.f()`, `Class.f()`, Go's `pkg.Func()`; None: fall back to the name."""
+        ix = self.ix
+        dotted = receiver.replace("::", ".")
+        files, external = self._module_paths_for_local(dotted, site.path)
+        if files:
+            ids = [i for i in self.names_in_module(files, name) if ix.callable(i)]
+            if ids:
+                return self.finish(caller, ids, "module")
+            members = [i for f in files for i in ix.by_path_name.get((f, name), ()) if ix.callable(i)]
+            return self.finish(caller, members, "module")
+        if external or self._external_root(root, site.path):
+            return Resolution(caller, [], "external", "module")
+        qualified = f"{dotted}.{name}"  # `res.send` where the code defines `res.send = ...`
+        ids = list(ix.by_path_qname.get((site.path, qualified), ()) or ix.by_qname.get(qualified, ()))
+        if ids and len(ids) <= self.max_candidates:
+            return self.finish(caller, ids, "qualified")
+        cls_ids, cls_external = self.lookup_class(dotted, site.path)
+        if cls_external:
+            return Resolution(caller, [], "external", "class")
+        if cls_ids and len(cls_ids) <= self.max_candidates:
+            ids = [i for c in cls_ids for i in self.mro_lookup(c, (name,)) if ix.callable(i)]
+            if ids:
+                return self.finish(caller, ids, "class")
+        if site.path.endswith(".go") and "." not in dotted:  # Go: pkg.Func, pkg = directory name
+            files = [p for p in ix.modules.dir_keys.get((dotted,), ()) if p.endswith(".go")]
+            ids = [i for i in ix.top_level_named(files, name) if ix.callable(i)]
+            if ids:
+                return self.finish(caller, ids, "module")
+        return None
 
     def _go_receiver(self, def_id: int | None) -> str | None:
         """The receiver variable of the Go method around `def_id` (`s` in `func (s *Server) ...`)."""
