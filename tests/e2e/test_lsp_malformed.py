@@ -127,8 +127,15 @@ class RawReader:
 
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stdout is not None
+        self.proc = proc
         self.fd = proc.stdout.fileno()
         self.buffer = b""
+
+    def send(self, data: bytes) -> None:
+        """Write raw bytes to the server's stdin."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
 
     def _fill(self, deadline: float) -> None:
         left = deadline - time.monotonic()
@@ -162,18 +169,18 @@ class RawReader:
                 return message
 
 
+def _raw_server(tmp_path: Path, *args: str, **env: str) -> tuple[subprocess.Popen[bytes], RawReader]:
+    """The real server on pipes (stderr dropped, its index under `tmp_path`) and a reader of its stdout."""
+    proc = subprocess.Popen([*S.SERVER_CMD, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=S.server_env(tmp_path / "index", **env),
+                            cwd=str(S.REPO))
+    return proc, RawReader(proc)
+
+
 def test_garbage_json_rpc_bytes(tmp_path: Path) -> None:
     root = S.copy_sample(tmp_path)
-    proc = subprocess.Popen(S.SERVER_CMD, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=S.server_env(tmp_path / "index"), cwd=str(S.REPO))
-    assert proc.stdin is not None
-    reader = RawReader(proc)
-
-    def send(data: bytes) -> None:
-        assert proc.stdin is not None
-        proc.stdin.write(data)
-        proc.stdin.flush()
-
+    proc, reader = _raw_server(tmp_path)
+    send = reader.send
     try:
         send(_message(1, "initialize", {"processId": None, "rootUri": S.uri(root, ""), "capabilities": {},
                                         "initializationOptions": {"embeddings": False}}))
@@ -292,17 +299,8 @@ def test_hostile_requests_get_answers_without_tracebacks_and_exit_status(tmp_pat
     reply or log line carries a traceback, and `exit` without `shutdown` ends the process with 1."""
     root = S.copy_sample(tmp_path)
     log_file = tmp_path / "server.log"
-    proc = subprocess.Popen([*S.SERVER_CMD, "--log-file", str(log_file)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=S.server_env(tmp_path / "index", CODESEEK_LOG="INFO"), cwd=str(S.REPO))
-    assert proc.stdin is not None
-    reader = RawReader(proc)
-
-    def send(data: bytes) -> None:
-        assert proc.stdin is not None
-        proc.stdin.write(data)
-        proc.stdin.flush()
-
+    proc, reader = _raw_server(tmp_path, "--log-file", str(log_file), CODESEEK_LOG="INFO")
+    send = reader.send
     try:
         send(_message(1, "workspace/symbol", {"query": "x"}))
         assert reader.response(1)["error"]["code"] == -32002
