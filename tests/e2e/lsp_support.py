@@ -152,8 +152,17 @@ async def search(client: LanguageClient, params: dict[str, Any]) -> Any:
     return await client.protocol.send_request_async("workspace/semanticSearch", params)
 
 
-def open_doc(client: LanguageClient, root: Path, rel: str, language: str = "python") -> str:
-    text = (root / rel).read_text()
+async def overlays_and_symbols(client: LanguageClient, query: str) -> tuple[int, list[str]]:
+    """Once the index is text-only (settled): the editor buffers it holds and the symbols `query` finds."""
+    held = (await wait_state(client, ("text-only",)))["roots"][0]["overlays"]
+    answer = await search(client, {"query": query})
+    return held, [r["symbol"] for r in answer["results"]]
+
+
+def open_doc(client: LanguageClient, root: Path, rel: str, language: str = "python",
+             text: str | None = None) -> str:
+    """didOpen of `rel` with `text` (default: the file's own), which it returns."""
+    text = (root / rel).read_text() if text is None else text
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(
         text_document=lsp.TextDocumentItem(uri=uri(root, rel), language_id=language, version=1, text=text)))
     return text

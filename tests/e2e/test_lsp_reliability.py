@@ -60,12 +60,10 @@ async def test_a_buffer_over_max_file_size_is_not_indexed(tmp_path: Path) -> Non
     options = {"embeddings": False, "maxFileSize": 200_000}
     async with S.served_sample(tmp_path, options=options) as (client, root):
         big = "def walrus_overflow_marker():\n    return 1\n" + "# padding line\n" * 40_000
-        client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
-            uri=S.uri(root, PARSER), language_id="python", version=1, text=big)))
-        status = await S.wait_state(client, ("text-only",))
-        assert status["roots"][0]["overlays"] == 0
-        answer = await S.search(client, {"query": "walrus_overflow_marker"})
-        assert all(r["symbol"] != "walrus_overflow_marker" for r in answer["results"])
+        S.open_doc(client, root, PARSER, text=big)
+        overlays, symbols = await S.overlays_and_symbols(client, "walrus_overflow_marker")
+        assert overlays == 0
+        assert "walrus_overflow_marker" not in symbols
         small = "def walrus_small_marker():\n    return 1\n"
         S.replace_all(client, root, PARSER, small)
         found = await _search_until(client, "walrus_small_marker", "walrus_small_marker")

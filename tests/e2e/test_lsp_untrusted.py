@@ -10,8 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-from lsprotocol import types as lsp
-
 from tests.e2e import lsp_support as S
 from tests.e2e.cli_support import write_many_modules
 
@@ -25,12 +23,10 @@ async def test_a_40_mb_buffer_is_not_indexed_under_the_default_limit(tmp_path: P
                + "# padding line of a huge buffer\n" * 1_300_000)
         assert len(big) > 40_000_000
         for rel in (PARSER, "feedreader/brand_new_buffer.py"):  # a file on disk, and one only in the editor
-            client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
-                uri=S.uri(root, rel), language_id="python", version=1, text=big)))
-        status = await S.wait_state(client, ("text-only",))
-        assert status["roots"][0]["overlays"] == 0
-        answer = await S.search(client, {"query": "walrus_forty_megabytes"})
-        assert all(r["symbol"] != "walrus_forty_megabytes" for r in answer["results"])
+            S.open_doc(client, root, rel, text=big)
+        overlays, symbols = await S.overlays_and_symbols(client, "walrus_forty_megabytes")
+        assert overlays == 0
+        assert "walrus_forty_megabytes" not in symbols
         assert (await S.search(client, {"query": "parse_date"}))["results"]  # still serving
 
 
