@@ -161,26 +161,24 @@ def read_rss_kib(pid: int) -> int:
         return 0
 
 
-def read_pss_kib(pid: int) -> int:
+def _proc_field_kib(path: str, field: bytes) -> int:
+    """The kB figure of the line starting with `field` in a /proc file (0: unreadable or absent)."""
     try:
-        with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
+        with open(path, "rb") as fh:
             for line in fh:
-                if line.startswith(b"Pss:"):
+                if line.startswith(field):
                     return int(line.split()[1])
     except (OSError, IndexError, ValueError):
         pass
     return 0
+
+
+def read_pss_kib(pid: int) -> int:
+    return _proc_field_kib(f"/proc/{pid}/smaps_rollup", b"Pss:")
 
 
 def read_hwm_kib(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status", "rb") as fh:
-            for line in fh:
-                if line.startswith(b"VmHWM:"):
-                    return int(line.split()[1])
-    except (OSError, IndexError, ValueError):
-        pass
-    return 0
+    return _proc_field_kib(f"/proc/{pid}/status", b"VmHWM:")
 
 
 class TreeSampler:
