@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
 
@@ -24,6 +25,7 @@ from retrievers.codebase import DefinitionKey, Target
 from retrievers.engine.lifecycle import STARTING
 
 log = logging.getLogger("codeseek.lsp")
+T = TypeVar("T")
 INDEX_OPTIONS = ("model", "index_dir", "excludes", "max_file_size", "embeddings", "transformer",
                  "transformer_background")
 BIG_BUFFER = 1 << 20  # closing a buffer this large returns freed memory to the OS
@@ -241,20 +243,24 @@ def _item(ls: CodeseekServer, item: lsp.CallHierarchyItem) -> tuple[RootIndex, D
     return None if root is None or key is None else (root, key)
 
 
+async def _hierarchy_calls(ls: CodeseekServer, item: lsp.CallHierarchyItem,
+                           calls: Callable[[RootIndex, DefinitionKey, str], list[T] | None]
+                           ) -> list[T] | None:
+    """`calls` of the definition a call-hierarchy item names (None when it names none any more)."""
+    def run() -> list[T] | None:
+        found = _item(ls, item)
+        return None if found is None else calls(*found, ls.encoding())
+    return await ls.run_query(run)
+
+
 async def incoming_calls(ls: CodeseekServer, params: lsp.CallHierarchyIncomingCallsParams
                          ) -> list[lsp.CallHierarchyIncomingCall] | None:
-    def run() -> list[lsp.CallHierarchyIncomingCall] | None:
-        found = _item(ls, params.item)
-        return None if found is None else navigation.incoming_calls(*found, ls.encoding())
-    return await ls.run_query(run)
+    return await _hierarchy_calls(ls, params.item, navigation.incoming_calls)
 
 
 async def outgoing_calls(ls: CodeseekServer, params: lsp.CallHierarchyOutgoingCallsParams
                          ) -> list[lsp.CallHierarchyOutgoingCall] | None:
-    def run() -> list[lsp.CallHierarchyOutgoingCall] | None:
-        found = _item(ls, params.item)
-        return None if found is None else navigation.outgoing_calls(*found, ls.encoding())
-    return await ls.run_query(run)
+    return await _hierarchy_calls(ls, params.item, navigation.outgoing_calls)
 
 
 async def on_hover(ls: CodeseekServer, params: lsp.HoverParams) -> lsp.Hover | None:
