@@ -26,6 +26,7 @@ from indexing.location import index_dir_for
 from indexing.locking import LockTimeout
 from indexing.workspace import StoreError, WorkspaceError, set_aside_damaged
 from lsp_server.cli.index_commands import CliError, cmd_chunks, cmd_graph, cmd_index, cmd_status
+from lsp_server.process_tuning import reap_worker_processes
 from retrievers.base import RetrieverError
 
 
@@ -287,6 +288,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _run_command(argv)
+    finally:  # the pools' fork server, waited for: `time codeseek ...` then counts the workers' CPU
+        reap_worker_processes()
+
+
+def _run_command(argv: Sequence[str] | None) -> int:
     args = parse_args(argv)
     if getattr(args, "command", None) != "serve":  # the server logs notices and shows them
         _notices()
