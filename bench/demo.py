@@ -24,6 +24,7 @@ if str(REPO) not in sys.path:
 
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
 from lsp_server.cli.search import foreground_engine_options, print_human, refresh  # noqa: E402
+from retrievers.engine.keeper import IndexKeeper  # noqa: E402
 from retrievers.engine.search_engine import SearchEngine, SearchRequest  # noqa: E402
 
 SEARCHES = [
@@ -58,9 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"indexed {root} in {time.perf_counter() - started:.1f} s: {info['files']} files, "
                       f"{info['chunks']} chunks, {info['embedded']} embedded ({result.embedded} new), "
                       f"index at {workspace.index_dir}")
-        if engine.semantic is not None:
-            with console.status("loading the embedding model"):
-                engine.semantic.embedder.load()
+        with console.status("loading the embedding model"):
+            IndexKeeper(engine).warm_up()
         for kind, query in SEARCHES:
             console.print()
             console.print(Rule(f"{kind}: {query}", align="left"))

@@ -5,7 +5,8 @@ beside the class `Cache/Repository.php`). An interface not named so is the API i
 codebases (Kotlin's `Deferred`, ktor's `HttpClientEngine`) and is left alone.
 
 A question about how something works is answered by the implementation; the contract repeats its
-vocabulary in doc comments over bodiless signatures and used to outrank it (docs/design.md "Issue 9").
+vocabulary in doc comments over bodiless signatures and used to outrank it
+(docs/tuning/2026-11-30-issue-9-*.md).
 `contract_factors` scores the chunks of such files x `RankingConfig.contract_factor` for questions
 that do not ask for an interface, contract, protocol, type or options (a question about the shape of
 something is answered by its declarations: immer's "what types describe a patch" by `Patch` in

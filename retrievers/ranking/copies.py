@@ -2,7 +2,7 @@
 
 A workspace often holds the same API twice: a versioned tree kept beside the current one (`v1/`,
 `v3/`), an `old/` or `classic/` variant, generated re-declarations. Two mechanisms keep those from
-outranking the real definition (docs/design.md "Issue 9"):
+outranking the real definition (docs/tuning/2026-11-30-issue-9-session-3.md and -session-4.md):
 
 - `share_definition_bonus`: the definition bonus goes in full to one of the same-named definitions
   among the candidates (the best by PageRank, then the shallowest path, then the fused score) and
