@@ -224,6 +224,17 @@ class CallGraph:
     def impact(self, def_id: int, depth: int = 2, confident: bool = False) -> list[tuple[int, int]]:
         return traversal.impact(self, def_id, depth, confident)
 
+    def neighbours(self, def_id: int) -> list[tuple[int, bool, float]]:
+        """The definitions `def_id` calls, then those calling it (each once; no module nodes): (id,
+        whether it is a caller, the call edge's weight, 1.0 when there is none): a seed's expansion."""
+        out = [(c, False, self._weight(def_id, c)) for c in self.callees(def_id) if c >= 0]
+        callers = dict.fromkeys(c for _, c in self.callers(def_id) if c is not None)
+        return out + [(c, True, self._weight(c, def_id)) for c in callers if c >= 0]
+
+    def _weight(self, caller: int, callee: int) -> float:
+        data = self.succ.get(caller, {}).get(callee)
+        return 1.0 if data is None else float(data.get("weight", 1.0))
+
     def edge_evidence(self, caller: int, callee: int) -> str | None:
         """The evidence of the call edge caller -> callee, None if there is none."""
         data = self.succ.get(caller, {}).get(callee)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 UNRESOLVED = "callgraph-unresolved"  # saved apart from the graph (CallGraph.without_unresolved)
+DEFINITIONS = "callgraph-definitions"  # what a graph opened from its flat form holds (graph.flat)
 
 __all__ = ["GraphState", "graph_code"]
 
@@ -64,19 +65,58 @@ class GraphState:
                 return self._graph
             key = self.derived_key() if self.persist else ""
             cache = SignedCache(ws.index_dir, self.later)
-            graph = cache.load("callgraph", key) if key and cache.holds(UNRESOLVED, key) else None
+            graph = self._open_saved(cache, key) if key else None
             self.loaded = graph is not None
-            if graph is not None:
-                graph.unresolved_from(lambda: self._load_unresolved(cache, key))
-            else:
+            if graph is None:
                 graph = self._build_from_store(build_call_graph)
                 if key:
                     graph.pagerank  # noqa: B018 (computed before saving, so it is saved too)
                     head, unresolved = graph.without_unresolved()
                     if cache.save(UNRESOLVED, key, unresolved):  # first: a saved graph finds its sites
                         cache.save("callgraph", key, head)
+                        self._save_flat(cache, key, graph)
             self._graph, self._generation = graph, generation
             return graph
+
+    def _open_saved(self, cache: SignedCache, key: str) -> CallGraph | None:
+        """The graph saved for `key`: opened from its flat arrays and definitions when they are there
+        (`graph.flat`: the rest loads on first use), else the whole pickle (then the flat form is saved
+        for the next process); None when nothing usable is saved."""
+        from graph.flat import SavedCallGraph, open_flat
+
+        if not (cache.holds(UNRESOLVED, key) and cache.holds("callgraph", key)):
+            return None
+        arrays = open_flat(cache.folder, key)
+        definitions = cache.load(DEFINITIONS, key) if arrays is not None else None
+        if arrays is not None and isinstance(definitions, list) and len(definitions) == len(arrays["ids"]):
+            return SavedCallGraph(arrays, definitions, lambda: self._load_whole(cache, key))
+        graph = cache.load("callgraph", key)
+        if graph is not None:
+            graph.unresolved_from(lambda: self._load_unresolved(cache, key))
+            self._save_flat(cache, key, graph)
+        return graph  # type: ignore[no-any-return]
+
+    def _load_whole(self, cache: SignedCache, key: str) -> CallGraph:
+        """The whole saved graph behind a `SavedCallGraph` (built from the store if it went missing)."""
+        from graph.callgraph import build_call_graph
+
+        graph = cache.load("callgraph", key)
+        if graph is None:
+            log.warning("the saved call graph of %s is gone: rebuilding it", self.workspace.root)
+            return self._build_from_store(build_call_graph)
+        graph.unresolved_from(lambda: self._load_unresolved(cache, key))
+        return graph  # type: ignore[no-any-return]
+
+    def _save_flat(self, cache: SignedCache, key: str, graph: CallGraph) -> None:
+        """Save what `SavedCallGraph` opens: the definitions (signed) and the flat arrays (queued on
+        `later` like the pickles)."""
+        from graph.flat import save_flat
+
+        if cache.save(DEFINITIONS, key, graph.definitions()):
+            if self.later is not None:
+                self.later.append(lambda: save_flat(cache.folder, key, graph))
+            else:
+                save_flat(cache.folder, key, graph)
 
     def _build_from_store(self, build: Callable[..., CallGraph]) -> CallGraph:
         store = self.workspace.store

@@ -143,3 +143,30 @@ def test_unresolved_sites_saved_apart(tree: Path, tmp_path: Path, monkeypatch: p
         assert late.loaded
         sites.unlink()
         assert [s.callee for s in graph.unresolved_named("nowhere")] == ["nowhere"]
+
+
+def test_a_warm_graph_opens_from_its_flat_arrays(tree: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm process opens the saved graph from its mapped arrays and definitions: PageRank, the
+    definitions around a line and each definition's neighbours answer as the built graph's do, without
+    the whole pickle; anything else (name resolution) loads it then, and the answers stay the same."""
+    from graph.flat import SavedCallGraph
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with open_ws(tree, tmp_path) as ws:
+        ws.update()
+        built = GraphState(ws, persist=True).build()
+    with open_ws(tree, tmp_path) as ws:
+        ws.update()
+        warm = GraphState(ws, persist=True)
+        opened = warm.build()
+        assert warm.loaded and isinstance(opened, SavedCallGraph)
+        ids = [d.id for d in built.definitions()]
+        assert [d.id for d in opened.definitions()] == ids and opened.pagerank == built.pagerank
+        assert [opened.neighbours(i) for i in ids] == [built.neighbours(i) for i in ids]
+        assert opened.definitions_at("gamma.py", 6) == built.definitions_at("gamma.py", 6)
+        assert opened.definition(ids[0]) == built.definition(ids[0])
+        assert opened.__dict__["_whole"] is None  # nothing above needed the pickle
+        assert callers(opened, "beta") == {"alpha"} and opened.__dict__["_whole"] is not None
+        assert [opened.neighbours(i) for i in ids] == [built.neighbours(i) for i in ids]
+        assert opened.stats() == built.stats()

@@ -1,0 +1,182 @@
+"""The call graph's flat form: what a search reads of a saved graph, as arrays mapped from disk.
+
+A question's search reads four things of the call graph: each definition's PageRank, the definitions
+around a line (`definitions_at`), a definition by id, and the callees and callers of the few seed
+definitions it expands (`CallGraph.neighbours`). Unpickling the whole graph for that cost a warm CLI
+call on the whole Django sdist about a second and most of its memory (every edge's call sites, the
+symbol index, the resolver's tables). `save` writes, beside the signed pickles, one folder per index
+revision (`<derived>/flatgraph-<digest of the key>/`): the definition ids in the graph's order, their
+PageRank, and the neighbour lists as CSR (`indptr`, `other`, `caller`, `weight`), all `.npy` read with
+`allow_pickle=False` (no code can run from them) and memory-mapped, with the key itself in `key`.
+The folder is written under a temporary name and renamed whole, so a reader never sees half of it.
+
+`SavedCallGraph` answers those four from the arrays and the definitions (saved apart as a signed
+pickle by `retrievers.engine.graph_state`), and loads the whole graph on first use of anything else
+(name resolution, call sites, the networkx view), after which it is that graph.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graph.callgraph import CallGraph
+from indexing.records import Definition
+
+__all__ = ["SavedCallGraph", "flat_arrays", "open_flat", "save_flat"]
+
+ARRAYS = ("ids", "pagerank", "indptr", "other", "caller", "weight")
+PREFIX = "flatgraph-"
+
+
+def _folder(derived: Path, key: str) -> Path:
+    return derived / (PREFIX + hashlib.blake2b(key.encode(), digest_size=8).hexdigest())
+
+
+def flat_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
+    """The arrays `save_flat` writes: per definition (in `graph.definitions()` order) its PageRank
+    and its `neighbours` (CSR)."""
+    ids = [d.id for d in graph.definitions()]
+    rank = graph.pagerank
+    indptr = [0]
+    other: list[int] = []
+    caller: list[bool] = []
+    weight: list[float] = []
+    for def_id in ids:
+        for node, is_caller, w in graph.neighbours(def_id):
+            other.append(node)
+            caller.append(is_caller)
+            weight.append(w)
+        indptr.append(len(other))
+    return {"ids": np.asarray(ids, dtype=np.int64),
+            "pagerank": np.asarray([rank.get(i, np.nan) for i in ids], dtype=np.float64),
+            "indptr": np.asarray(indptr, dtype=np.int64), "other": np.asarray(other, dtype=np.int64),
+            "caller": np.asarray(caller, dtype=np.bool_), "weight": np.asarray(weight, dtype=np.float64)}
+
+
+def save_flat(derived: Path, key: str, graph: CallGraph) -> bool:
+    """Write the flat form of `graph` for `key` (module docstring); False when it could not be
+    written. Folders of other keys are removed (a reader that mapped their files keeps them)."""
+    target = _folder(derived, key)
+    tmp = derived / f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        arrays = flat_arrays(graph)
+        tmp.mkdir(parents=True)
+        for name in ARRAYS:
+            np.save(tmp / f"{name}.npy", arrays[name], allow_pickle=False)
+        (tmp / "key").write_text(key, encoding="utf-8")
+        if target.exists():
+            shutil.rmtree(tmp)  # another process wrote the same revision's arrays first
+        else:
+            tmp.rename(target)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return False
+    for stale in derived.glob(PREFIX + "*"):
+        if stale != target:
+            shutil.rmtree(stale, ignore_errors=True)
+    return True
+
+
+def open_flat(derived: Path, key: str) -> dict[str, np.ndarray] | None:
+    """The arrays saved for `key`, memory-mapped; None when absent, of another key or inconsistent."""
+    folder = _folder(derived, key)
+    try:
+        if (folder / "key").read_text(encoding="utf-8") != key:
+            return None
+        arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+                  for name in ARRAYS}
+    except (OSError, ValueError):
+        return None
+    n, edges = len(arrays["ids"]), len(arrays["other"])
+    if len(arrays["pagerank"]) != n or len(arrays["indptr"]) != n + 1 or \
+            len(arrays["caller"]) != edges or len(arrays["weight"]) != edges or \
+            (n and int(arrays["indptr"][-1]) != edges):
+        return None
+    return arrays
+
+
+class SavedCallGraph(CallGraph):
+    """A saved call graph opened from its flat arrays (module docstring): PageRank, `definitions`,
+    `definitions_at`, `definition` and `neighbours` from them; anything else loads `whole()` (the
+    pickled graph) once, whose state this object then takes on."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], definitions: Sequence[Definition],
+                 load_whole: Callable[[], CallGraph]) -> None:  # (no CallGraph.__init__: its state is lazy)
+        ids = arrays["ids"].tolist()
+        flat = {"defs": {d.id: d for d in definitions}, "position": {i: k for k, i in enumerate(ids)},
+                "arrays": arrays, "load": load_whole, "lock": threading.Lock(), "by_path": None}
+        self.__dict__.update(_flat=flat, _whole=None, _nx=None, _around={},
+                             _pagerank=dict(zip(ids, arrays["pagerank"].tolist(), strict=True)))
+
+    def __getattr__(self, name: str) -> Any:
+        """An attribute of the whole graph, loading it on first use."""
+        if name.startswith("__") or "_flat" not in self.__dict__:
+            raise AttributeError(name)
+        return getattr(self.whole(), name)
+
+    def whole(self) -> CallGraph:
+        """The whole graph (loaded once); this object holds its state from then on."""
+        flat = self.__dict__["_flat"]
+        with flat["lock"]:
+            whole = self.__dict__["_whole"]
+            if whole is None:
+                whole = flat["load"]()
+                state = dict(whole.__dict__)
+                state.pop("_around", None)  # (the answers already given stay true)
+                self.__dict__.update(state)
+                self.__dict__["_whole"] = whole
+        return whole  # type: ignore[no-any-return]
+
+    def __reduce_ex__(self, protocol: Any) -> Any:  # a copy or a pickle is of the whole graph
+        return self.whole().__reduce_ex__(protocol)
+
+    def _flat_only(self) -> dict[str, Any] | None:
+        return self.__dict__["_flat"] if self.__dict__["_whole"] is None else None
+
+    def definitions(self) -> list[Definition]:
+        flat = self._flat_only()
+        return list(flat["defs"].values()) if flat is not None else super().definitions()
+
+    def definition(self, def_id: int) -> Definition:
+        flat = self._flat_only()
+        if flat is not None and def_id in flat["defs"]:
+            return flat["defs"][def_id]  # type: ignore[no-any-return]
+        return super().definition(def_id)
+
+    def definitions_at(self, path: str, line: int) -> list[Definition]:
+        flat = self._flat_only()
+        if flat is None:
+            return super().definitions_at(path, line)
+        known = self._around.get((path, line))
+        if known is None:
+            if flat["by_path"] is None:  # the symbol index's by_path: the file's in start order
+                by_path: dict[str, list[Definition]] = {}
+                for d in flat["defs"].values():
+                    by_path.setdefault(d.path, []).append(d)
+                for defs in by_path.values():
+                    defs.sort(key=lambda d: (d.start_line, -d.end_line))
+                flat["by_path"] = by_path
+            known = [d for d in flat["by_path"].get(path, ()) if d.start_line <= line <= d.end_line]
+            known.sort(key=lambda d: (d.end_line - d.start_line, -d.start_line))
+            if len(self._around) < 65536:
+                self._around[(path, line)] = known
+        return list(known)
+
+    def neighbours(self, def_id: int) -> list[tuple[int, bool, float]]:
+        flat = self._flat_only()
+        k = flat["position"].get(def_id) if flat is not None else None
+        if flat is None or k is None:
+            return super().neighbours(def_id)
+        arrays = flat["arrays"]
+        start, stop = int(arrays["indptr"][k]), int(arrays["indptr"][k + 1])
+        return list(zip(arrays["other"][start:stop].tolist(), arrays["caller"][start:stop].tolist(),
+                        arrays["weight"][start:stop].tolist(), strict=True))
+
