@@ -14,7 +14,8 @@ the VM's speed drifts between minutes, so only ratios from one run mean anything
 
 Before timing, each checkout answers the same queries (the bench's plus those of the evaluation's
 default sets: the public ones in the shared eval folder and `bench/queries`) and the result documents, without
-`timings_ms`, are compared as JSON: "same answers for N of M queries" and the first that differ.
+`timings_ms`, are compared as JSON text (keys in their order, so byte for byte): "same answers for N of M
+queries" and the first that differ.
 """
 
 from __future__ import annotations
@@ -60,10 +61,11 @@ def child(checkout: Path, root: Path, index_base: Path, queries: list[str], pass
     if dump is not None:
         answers = {}
         for q in queries:
-            doc = engine.search(SearchRequest(q, limit=10))
+            answer = engine.search(SearchRequest(q, limit=10))
+            doc = answer.to_json() if hasattr(answer, "to_json") else answer  # a dict before issue 31
             doc.pop("timings_ms", None)
-            answers[q] = doc
-        dump.write_text(json.dumps(answers, sort_keys=True, default=str))
+            answers[q] = json.dumps(doc, ensure_ascii=False, default=str)
+        dump.write_text(json.dumps(answers))
     if passes:  # one untimed pass first
         for q in queries:
             engine.search(SearchRequest(q, limit=10))

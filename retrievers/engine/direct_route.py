@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from retrievers.base import Hit, Query
+from retrievers.base import Hit, Query, StructuralDetail, TextDetail
 from retrievers.engine.results import Located
 from retrievers.engine.route_context import DEFINING_MATCHES, NAME_TIERS, RouteContext, graph_located
 from retrievers.sources.literals import line_groups
@@ -48,7 +48,7 @@ def direct(ctx: RouteContext) -> tuple[str, list[Located]] | None:
 
 def _explain(modality: str, rank: int, hit: Hit) -> dict[str, Any]:
     entry: dict[str, Any] = {"rank": rank, "weight": 1.0, "raw": hit.score}
-    if hit.detail:
+    if hit.detail is not None:
         entry["detail"] = hit.detail
     return {"route": "direct", modality: entry}
 
@@ -63,9 +63,11 @@ def _direct_exact(ctx: RouteContext) -> list[Located]:
         chunk = ctx.snap.chunks.get(hit.chunk_id)
         if chunk is None:
             continue
-        lines = [int(n) for n in hit.detail.get("lines", [])] or [chunk.start_line]
+        detail = hit.detail
+        found = detail.lines if isinstance(detail, TextDetail) else None
+        lines = list(found) if found else [chunk.start_line]
         starts = [n for n in lines if n - 1 not in lines] if span else lines
-        pairs = line_groups(lines) if hit.detail.get("split_literals") else \
+        pairs = line_groups(lines) if isinstance(detail, TextDetail) and detail.split_literals else \
             [(n, min(n + span, chunk.end_line)) for n in starts]
         for line, end in pairs:
             key = (-hit.score, -ctx.label_rank(chunk), chunk.path, line)
@@ -80,12 +82,13 @@ def _direct_definition(ctx: RouteContext) -> list[Located]:
     symbol = ctx.query.symbol or ""
     query = Query(symbol, ctx.query.intent, symbol, None)
     hits = ctx.search("structural", query, MAX_DIRECT_FETCH)
-    ctx.matched = any(h.detail.get("match") in DEFINING_MATCHES for h in hits)
-    hits = [h for h in hits if h.detail.get("match") in NAME_TIERS]
+    ctx.matched = any(_match(h) in DEFINING_MATCHES for h in hits)
+    hits = [h for h in hits if _match(h) in NAME_TIERS]
     out: list[Located] = []
     for rank, hit in enumerate(hits, 1):
         chunk = ctx.snap.chunks.get(hit.chunk_id)
-        d = ctx.snap.definitions.get(int(hit.detail.get("def_id", -1)))
+        detail = hit.detail
+        d = ctx.snap.definitions.get(detail.def_id) if isinstance(detail, StructuralDetail) else None
         if chunk is None:
             continue
         located = Located(chunk, hit.score, _explain("structural", rank, hit))
@@ -95,6 +98,11 @@ def _direct_definition(ctx: RouteContext) -> list[Located]:
         out.append(located)
     ctx.total = len(out)
     return out[: ctx.checked.limit]
+
+
+def _match(hit: Hit) -> str | None:
+    """How a structural hit's name matched the query."""
+    return hit.detail.match if isinstance(hit.detail, StructuralDetail) else None
 
 
 def _direct_graph(ctx: RouteContext) -> list[Located]:

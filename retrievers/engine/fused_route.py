@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from indexing.records import Chunk
-from retrievers.base import Hit
+from retrievers.base import GraphDetail, Hit, StructuralDetail, TextDetail
 from retrievers.engine.results import Located
 from retrievers.engine.route_context import DEFINING_MATCHES, NAME_TIERS, RouteContext, graph_located
 from retrievers.ranking import floor, rrf
@@ -113,7 +113,7 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
 def _names_a_definition(hits: list[Hit]) -> bool:
     """True when the structural retriever found a definition of the queried name itself (any case,
     or its last part), not only names that contain its words."""
-    return any(h.detail.get("match") in DEFINING_MATCHES for h in hits)
+    return any(isinstance(h.detail, StructuralDetail) and h.detail.match in DEFINING_MATCHES for h in hits)
 
 
 def _lookup_found(ctx: RouteContext, ranked: dict[str, list[Hit]]) -> bool | None:
@@ -122,11 +122,12 @@ def _lookup_found(ctx: RouteContext, ranked: dict[str, list[Hit]]) -> bool | Non
     it reached from another list's seed); None when the query is no lookup or its retriever did not run."""
     intent = ctx.intent
     if intent.name == "exact_match" and intent.exact and "text" in ranked:
-        return any(h.detail.get("match") == "exact" for h in ranked["text"])
+        return any(isinstance(h.detail, TextDetail) and h.detail.match == "exact" for h in ranked["text"])
     if intent.name == "find_definition" and intent.symbol and "structural" in ranked:
         return _names_a_definition(ranked["structural"])
     if intent.name in ("find_references", "impact_analysis") and intent.symbol and "graph" in ranked:
-        return any(h.detail.get("relation") in ("call", "inherits", "impact") for h in ranked["graph"])
+        return any(isinstance(h.detail, GraphDetail) and h.detail.relation in ("call", "inherits", "impact")
+                   for h in ranked["graph"])
     return None
 
 
@@ -207,23 +208,22 @@ def _fused_located(ctx: RouteContext, item: rrf.Fused) -> Located:
         located.start_line = min(d.start_line, chunk.start_line)
         located.end_line = max(d.end_line, chunk.end_line)
     detail = item.detail_of("graph")
-    if detail is not None and ctx.intent.name in ("find_references", "impact_analysis"):
-        relation = detail.get("relation")
-        if relation in ("call", "impact"):
-            located = graph_located(ctx, chunk, Hit(item.chunk_id, item.score, detail), item.explain)
-    structural_detail = item.detail_of("structural")
-    if ctx.intent.name == "find_definition" and structural_detail is not None \
-            and structural_detail.get("match") in NAME_TIERS:
-        d = ctx.snap.definitions.get(structural_detail.get("def_id", -1))
+    if isinstance(detail, GraphDetail) and ctx.intent.name in ("find_references", "impact_analysis") \
+            and detail.relation in ("call", "impact"):
+        located = graph_located(ctx, chunk, Hit(item.chunk_id, item.score, detail), item.explain)
+    structural = item.detail_of("structural")
+    if ctx.intent.name == "find_definition" and isinstance(structural, StructuralDetail) \
+            and structural.match in NAME_TIERS:
+        d = ctx.snap.definitions.get(structural.def_id)
         if d is not None:  # the definition itself, not the whole chunk around it
             located.start_line, located.end_line = d.start_line, d.end_line
             located.symbol, located.kind = d.qualified_name, d.kind
-    text_detail = item.detail_of("text")
-    if ctx.intent.name == "exact_match" and text_detail is not None and text_detail.get("lines"):
-        line = int(text_detail["lines"][0])
+    text = item.detail_of("text")
+    if ctx.intent.name == "exact_match" and isinstance(text, TextDetail) and text.lines:
+        line = text.lines[0]
         located.start_line = located.end_line = line
-        if text_detail.get("split_literals"):  # a split message: all the lines of its literals
-            located.end_line = line_groups([int(n) for n in text_detail["lines"]])[0][1]
+        if text.split_literals:  # a split message: all the lines of its literals
+            located.end_line = line_groups(list(text.lines))[0][1]
     if item.also:
         located.also = _also(ctx, item.also)
     return located

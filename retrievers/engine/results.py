@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from indexing.records import Chunk
+from retrievers.base import DETAILS
 from retrievers.engine.spans import MAX_SPAN_LINES, Span, best_part_line, choose_span
 
 if TYPE_CHECKING:
@@ -178,7 +179,8 @@ _PLAIN = frozenset({str, int, bool, type(None)})  # leaves _round returns as the
 
 
 def _round(value: Any) -> Any:
-    """Floats rounded to 6 places all through nested dicts and lists (tuples become lists). (Plain loops
+    """Floats rounded to 6 places all through nested dicts and lists (tuples become lists), a
+    retriever's detail record (`retrievers.base.DETAILS`) written out as its dict. (Plain loops
     with the leaf types tested first: an explain record is ~30 small values, and this runs for every
     result of every search.)"""
     kind = type(value)
@@ -198,6 +200,8 @@ def _round(value: Any) -> Any:
     if kind is list or kind is tuple:
         return [round(item, 6) if (leaf := type(item)) is float else item if leaf in _PLAIN else _round(item)
                 for item in value]
+    if isinstance(value, DETAILS):
+        return _round(value.as_dict())
     if isinstance(value, float):  # subclasses: what the exact-type tests above leave
         return round(value, 6)
     if isinstance(value, dict):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from indexing.records import Chunk
-from retrievers.base import Hit, Query, QueryError, Retriever, RetrieverError
+from retrievers.base import GraphDetail, Hit, Query, QueryError, Retriever, RetrieverError
 from retrievers.engine.request import CheckedRequest
 from retrievers.engine.results import Located
 from retrievers.ranking.intent import Intent
@@ -143,21 +143,21 @@ def graph_located(ctx: RouteContext, chunk: Chunk, hit: Hit, explain: dict[str, 
     """A graph hit as a result: a call site's line, an inheriting class, or an affected definition."""
     detail = hit.detail
     located = Located(chunk, hit.score, explain)
-    relation = detail.get("relation")
-    if relation == "call" and isinstance(detail.get("line"), int):
-        located.start_line = located.end_line = int(detail["line"])
-        caller = detail.get("caller")
-        located.symbol = caller if isinstance(caller, str) else chunk.symbol
-        caller_id = detail.get("caller_def_id")
-        d = ctx.snap.definitions.get(caller_id) if isinstance(caller_id, int) else None
+    if not isinstance(detail, GraphDetail):
+        return located
+    if detail.relation == "call":
+        located.start_line = located.end_line = detail.line
+        located.symbol = detail.caller if detail.caller is not None else chunk.symbol
+        caller_id = detail.caller_def_id
+        d = ctx.snap.definitions.get(caller_id) if caller_id is not None else None
         if d is not None:  # the caller's own kind, not that of the chunk around the call (a class, a block)
             located.kind = d.kind
         return located
-    def_id = detail.get("def_id", detail.get("caller_def_id"))
-    d = ctx.snap.definitions.get(def_id) if isinstance(def_id, int) else None
+    def_id = detail.def_id if detail.def_id is not None else detail.caller_def_id
+    d = ctx.snap.definitions.get(def_id) if def_id is not None else None
     if d is not None:
         located.start_line, located.end_line = d.start_line, d.end_line
         located.symbol, located.kind = d.qualified_name, d.kind
-    if relation == "impact" and isinstance(detail.get("depth"), int):
-        located.depth = int(detail["depth"])
+    if detail.relation == "impact" and detail.depth is not None:
+        located.depth = detail.depth
     return located

@@ -103,9 +103,8 @@ def best_part_line(explain: Mapping[str, Any], chunk_start: Mapping[int, int]) -
     `parts` (semantic first, then text), when it is known."""
     for modality in ("semantic", "text", "structural"):
         detail = detail_in(explain, modality)
-        parts = detail.get("parts") if detail is not None else None
-        if parts:
-            line = chunk_start.get(int(parts[0]))
+        if detail is not None and detail.parts:
+            line = chunk_start.get(detail.parts[0])
             if line is not None:
                 return line
     return None

@@ -13,10 +13,12 @@ from collections.abc import Iterable, Mapping
 from operator import attrgetter
 from typing import Any
 
+from retrievers.base import DETAILS, Detail
+
 __all__ = ["BOOST", "PATH_KEYWORD", "Entry", "Fused", "PriorTerms", "best_first", "detail_in", "write_priors"]
 
 # A list's contribution, pending: (rank 1-based, weight, contribution, the retriever's score, detail).
-Entry = tuple[int, float, float, float, dict[str, Any]]
+Entry = tuple[int, float, float, float, Detail | None]
 
 
 # `fusion.apply_priors`'s terms for one candidate, pending, as a list (made per candidate: a list
@@ -27,12 +29,13 @@ RRF, DEFINITION, COHERENCE, PATH_KEYWORD, FIXED, COPY, CONTRACT, DEPTH, BOOST, L
 PriorTerms = list[Any]
 
 
-def detail_in(explain: Mapping[str, Any], modality: str) -> dict[str, Any] | None:
+def detail_in(explain: Mapping[str, Any], modality: str) -> Detail | None:
     """The detail of the hit a list found a result by, in a written explain record (None when the
-    list did not find it, or gave no detail)."""
+    list did not find it, or gave no detail). The record holds the retriever's own detail record
+    (`retrievers.base`), written out as JSON with the result (`retrievers.engine.results`)."""
     entry = explain.get(modality)
     detail = entry.get("detail") if isinstance(entry, dict) else None
-    return detail if isinstance(detail, dict) else None
+    return detail if isinstance(detail, DETAILS) else None
 
 
 def write_priors(terms: PriorTerms, explain: dict[str, Any]) -> None:
@@ -85,12 +88,12 @@ class Fused:
             self._write_pending()
         return self._explain
 
-    def detail_of(self, modality: str) -> dict[str, Any] | None:
+    def detail_of(self, modality: str) -> Detail | None:
         """The detail of the hit a list found this chunk by (None when it did not, or gave none),
         without building the explain record."""
         if self.entries is not None:
             entry = self.entries.get(modality)
-            return entry[4] if entry is not None and entry[4] else None
+            return entry[4] if entry is not None else None
         return detail_in(self._explain, modality)
 
     def _write_pending(self) -> None:
@@ -99,7 +102,7 @@ class Fused:
             counts = self.counts
             for modality, (rank, weight, contribution, raw, detail) in self.entries.items():
                 entry: dict[str, Any] = {"rank": rank, "weight": weight, "score": contribution, "raw": raw}
-                if detail:
+                if detail is not None:
                     entry["detail"] = detail
                 if counts is not None and modality in counts:
                     entry["count"] = counts[modality]

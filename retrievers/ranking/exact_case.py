@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from indexing.records import Chunk
+from retrievers.base import StructuralDetail
 from retrievers.ranking.rrf import Fused
 
 _SEPARATORS = re.compile(r"\.|::|#")  # between the parts of a qualified name
@@ -37,12 +38,11 @@ def queried_name(text: str) -> str | None:
 def _name_of(item: Fused, chunk: Chunk | None) -> str:
     """The definition a fused result stands for: the structural match's name, else the chunk's symbol."""
     detail = item.detail_of("structural")
-    name = detail.get("name") if detail is not None else None
+    name = detail.name if isinstance(detail, StructuralDetail) else None
     if not name and chunk is not None and chunk.symbol and chunk.kind not in ("block", "text"):
         name = chunk.symbol
     if not name:
         return ""
-    name = str(name)
     return _SEPARATORS.split(name)[-1] if "." in name or ":" in name or "#" in name else name
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Container, Sequence
 from typing import Any
 
+from retrievers.base import GraphDetail, SemanticDetail
 from retrievers.ranking.candidate import detail_in
 
 SEMANTIC_FLOOR = 0.25
@@ -42,17 +43,18 @@ def _own_evidence(explain: dict[str, Any], floor: float, lexical: bool | None = 
     """Found by a lexical or structural retriever, by the graph directly, or semantically above `floor`."""
     if "text" in explain or "structural" in explain:
         return True
-    if isinstance(explain.get("graph"), dict):
-        detail = detail_in(explain, "graph")
-        if not (detail is not None and "via" in detail):
-            return True
+    if isinstance(explain.get("graph"), dict) and _via(explain) is None:
+        return True
     semantic = explain.get("semantic")
     if not isinstance(semantic, dict):
         return False
-    hit = detail_in(explain, "semantic") or {}
-    cosine = hit.get("cosine", semantic.get("raw"))
-    if hit.get("tier") == "static":
-        if hit.get("query") == "transformer":
+    hit = detail_in(explain, "semantic")
+    if not isinstance(hit, SemanticDetail):
+        cosine = semantic.get("raw")
+        return isinstance(cosine, (int, float)) and cosine >= floor
+    cosine = hit.cosine
+    if hit.tier == "static":
+        if hit.query == "transformer":
             return isinstance(cosine, (int, float)) and cosine >= STATIC_QUERY_FLOOR
         return lexical is not False  # no cosine floor for the static model (module docstring)
     return isinstance(cosine, (int, float)) and cosine >= floor
@@ -62,14 +64,15 @@ def _static_reader(explain: dict[str, Any]) -> str | None:
     """Which model read the question of a hit the static vectors ranked: "transformer" (its cosine
     meets `STATIC_QUERY_FLOOR`) or "static" (the words rule); None for any other hit."""
     detail = detail_in(explain, "semantic")
-    if detail is None or detail.get("tier") != "static":
+    if not isinstance(detail, SemanticDetail) or detail.tier != "static":
         return None
-    return "transformer" if detail.get("query") == "transformer" else "static"
+    return "transformer" if detail.query == "transformer" else "static"
 
 
-def _via(explain: dict[str, Any]) -> Any:
+def _via(explain: dict[str, Any]) -> int | None:
+    """The seed a graph neighbour was reached from (its chunk id), else None."""
     detail = detail_in(explain, "graph")
-    return detail.get("via") if detail is not None else None
+    return detail.via if isinstance(detail, GraphDetail) else None
 
 
 def apply(items: Sequence[Any], notes: list[str], floor: float | None = None,

@@ -9,8 +9,9 @@
 from __future__ import annotations
 
 import heapq
+from dataclasses import replace
 
-from retrievers.base import Hit
+from retrievers.base import Detail, Hit
 from retrievers.ranking import rrf
 from retrievers.snapshot import Snapshot
 
@@ -49,15 +50,20 @@ def collapse_definitions(ranked: dict[str, list[Hit]], snap: Snapshot) -> dict[s
             place = seen.get(target)
             if place is None:
                 if target != hit.chunk_id:  # a later part speaks for the definition
-                    hit = Hit(target, hit.score, {**hit.detail, "parts": [hit.chunk_id]})
+                    hit = Hit(target, hit.score, _with_parts(hit.detail, (hit.chunk_id,)))
                 seen[target] = len(collapsed)
                 collapsed.append(hit)
             elif hit.chunk_id != target:  # a new hit: the retriever's own hits stay as they were
                 first = collapsed[place]
-                parts = [*first.detail.get("parts", []), hit.chunk_id]
-                collapsed[place] = Hit(target, first.score, {**first.detail, "parts": parts})
+                parts = (*first.detail.parts, hit.chunk_id) if first.detail is not None else (hit.chunk_id,)
+                collapsed[place] = Hit(target, first.score, _with_parts(first.detail, parts))
         out[modality] = collapsed
     return out
+
+
+def _with_parts(detail: Detail | None, parts: tuple[int, ...]) -> Detail | None:
+    """`detail` naming the parts that matched (a hit without detail has none to name them in)."""
+    return replace(detail, parts=parts) if detail is not None else None
 
 
 def saturate(items: list[rrf.Fused], limit: int, decay: float) -> list[rrf.Fused]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from indexing.records import Chunk
+from retrievers.base import StructuralDetail
 from retrievers.ranking.candidate import BOOST, PATH_KEYWORD, Fused, best_first
 from retrievers.ranking.contracts import contract_factors
 from retrievers.ranking.copies import share_definition_bonus, tree_factors
@@ -278,10 +279,12 @@ def _add_path_bonus(items: Sequence[Fused], shares: Mapping[str, float], top: fl
 def _structural_match(item: Fused, symbol: str | None = None) -> str | None:
     """The structural retriever's match kind for the item; `folded_apart` for a case-folded match whose
     words differ from the queried symbol's (`LaTeX` and `latex`), not just their case (`urlSession`)."""
-    detail = item.detail_of("structural") or {}
-    match = detail.get("match")
-    if match == "exact_folded" and symbol and isinstance(name := detail.get("name"), str):
-        last = name.replace("::", ".").split(".")[-1]
+    detail = item.detail_of("structural")
+    if not isinstance(detail, StructuralDetail):
+        return None
+    match = detail.match
+    if match == "exact_folded" and symbol:
+        last = detail.name.replace("::", ".").split(".")[-1]
         if split_identifier(last) != split_identifier(symbol.replace("::", ".").split(".")[-1]):
             return "folded_apart"
-    return match if isinstance(match, str) else None
+    return match

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from indexing.records import Chunk
-from retrievers.base import Hit, Query, RetrieverError
+from retrievers.base import Hit, Query, RetrieverError, SemanticDetail
 from retrievers.scope import EVERYWHERE, Scope
 from retrievers.semantic.embed_pass import EmbedPass, Progress
 from retrievers.semantic.embedded_text import EMBED_TEXT_VERSION, cache_key
@@ -261,7 +261,7 @@ class SemanticRetriever(EmbedPass):
 
     def search(self, query: Query, limit: int, scope: Scope = EVERYWHERE, *,
                skip: Callable[[int], bool] | None = None, tier: str | None = None) -> list[Hit]:
-        """Chunks within `scope` nearest to the query's embedding (`detail["cosine"]`, and `tier` when
+        """Chunks within `scope` nearest to the query's embedding (`detail.cosine`, and `tier` when
         given), leaving out the ids `skip` names (the tiered retriever's chunks another tier ranks);
         loads the model if needed."""
         with self._lock:
@@ -288,13 +288,9 @@ class SemanticRetriever(EmbedPass):
         plain = scope.unrestricted and skip is None and not exclude  # then only a chunk's presence matters
         with self._lock:
             found = vectors.search(q, limit, allowed=chunks.__contains__ if plain else allowed)
-        if tier is None:
-            return [Hit(cid, score, {"cosine": round(score, 4)}) for cid, score in found]
         # A static model trained in the source model's space reads the question with the transformer.
-        if reader == "transformer":
-            return [Hit(cid, score, {"cosine": round(score, 4), "tier": tier, "query": "transformer"})
-                    for cid, score in found]
-        return [Hit(cid, score, {"cosine": round(score, 4), "tier": tier}) for cid, score in found]
+        read_by = "transformer" if tier is not None and reader == "transformer" else None
+        return [Hit(cid, score, SemanticDetail(round(score, 4), tier, read_by)) for cid, score in found]
 
     def similar(self, chunk_id: int, limit: int) -> list[Hit]:
         """Chunks nearest to a chunk's own vector (itself excluded)."""
@@ -305,4 +301,4 @@ class SemanticRetriever(EmbedPass):
             if vec is None:
                 return []
             found = self._vectors.search(vec, limit, allowed=lambda i: i != chunk_id)
-        return [Hit(cid, score, {"cosine": round(score, 4)}) for cid, score in found]
+        return [Hit(cid, score, SemanticDetail(round(score, 4))) for cid, score in found]

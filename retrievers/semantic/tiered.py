@@ -17,12 +17,12 @@ deep model is loading on another thread, or when it has no vector yet, the fast 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from indexing.records import Chunk
-from retrievers.base import Hit, Query
+from retrievers.base import Hit, Query, SemanticDetail
 from retrievers.scope import EVERYWHERE, Scope
 from retrievers.semantic.retriever import Progress, SemanticRetriever
 from retrievers.semantic.static_embedder import is_static_id
@@ -136,7 +136,7 @@ class TieredSemantic:
         assert deep_tier is not None
         deep = deep_tier.search(query, limit, scope)
         if deep_tier.pending() == 0 or self.blend.fast <= 0:
-            return [Hit(h.chunk_id, h.score, {**h.detail, "tier": "transformer"}) for h in deep]
+            return [Hit(h.chunk_id, h.score, _tiered(h, "transformer")) for h in deep]
         fast = self.fast.search(query, limit, scope, skip=deep_tier.has_vector)
         return blend_rankings(fast, deep, self.blend, limit)
 
@@ -146,20 +146,32 @@ class TieredSemantic:
         return self.fast.similar(chunk_id, limit)
 
 
+def _cosine(hit: Hit) -> float:
+    return hit.detail.cosine if isinstance(hit.detail, SemanticDetail) else round(hit.score, 4)
+
+
+def _tiered(hit: Hit, tier: str) -> SemanticDetail:
+    """A tier's hit, its detail naming the tier."""
+    if isinstance(hit.detail, SemanticDetail):
+        return replace(hit.detail, tier=tier)
+    return SemanticDetail(_cosine(hit), tier)
+
+
 def blend_rankings(fast: list[Hit], deep: list[Hit], blend: TierBlend, limit: int) -> list[Hit]:
     """Weighted RRF of two rankings; each hit's detail keeps both cosines and ranks."""
     scores: dict[int, float] = {}
-    detail: dict[int, dict[str, Any]] = {}
+    ranks: dict[int, dict[str, tuple[int, float]]] = {}  # chunk -> tier -> (its rank there, cosine)
     for tier, hits, weight in (("static", fast, blend.fast), ("transformer", deep, blend.deep)):
         for rank, hit in enumerate(hits, start=1):
             scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight / (blend.k + rank)
-            entry = detail.setdefault(hit.chunk_id, {})
-            entry[f"{tier}_rank"] = rank
-            entry[f"{tier}_cosine"] = hit.detail.get("cosine", round(hit.score, 4))
+            ranks.setdefault(hit.chunk_id, {})[tier] = (rank, _cosine(hit))
     order = sorted(scores, key=lambda cid: -scores[cid])[:limit]
     out = []
     for cid in order:
-        tier = "transformer" if "transformer_rank" in detail[cid] else "static"
-        cosine = detail[cid].get(f"{tier}_cosine")
-        out.append(Hit(cid, scores[cid], {"cosine": cosine, "tier": tier, **detail[cid]}))
+        static, transformer = ranks[cid].get("static"), ranks[cid].get("transformer")
+        tier, (_, cosine) = ("transformer", transformer) if transformer else ("static", static or (0, 0.0))
+        out.append(Hit(cid, scores[cid], SemanticDetail(
+            cosine, tier, static_rank=static and static[0], static_cosine=static and static[1],
+            transformer_rank=transformer and transformer[0],
+            transformer_cosine=transformer and transformer[1])))
     return out

@@ -39,7 +39,7 @@ import numpy as np
 import tantivy
 
 from indexing.records import Chunk, Definition
-from retrievers.base import Hit
+from retrievers.base import FileCardDetail, Hit
 from retrievers.scope import EVERYWHERE, Scope
 from retrievers.snapshot import Snapshot
 from retrievers.sources.text import STOPWORDS
@@ -251,7 +251,7 @@ def card_hits(
             if not chunks:
                 continue
             chunk_id = max(chunks, key=lambda c: (pagerank(c.id), -c.start_line)).id
-        hits.append(Hit(chunk_id, score, {"match": "file_card", "path": path}))
+        hits.append(Hit(chunk_id, score, FileCardDetail(path)))
     return hits
 
 

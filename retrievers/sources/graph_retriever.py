@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from graph.callgraph import CallGraph
 from graph.errors import GraphError
 from indexing.records import CallSite, Chunk, Definition
-from retrievers.base import Hit, Query, RetrieverError
+from retrievers.base import GraphDetail, Hit, Query, RetrieverError, StructuralDetail
 from retrievers.scope import EVERYWHERE, Scope
 
 
@@ -71,13 +70,12 @@ class GraphRetriever:
         elif symbol:
             cg = self._graph()
             defs = cg.resolve(symbol)[: self.options.max_resolved]
-            seeds = [Hit(cid, 1.0, {"def_id": d.id, "relation": "definition", "path": d.path,
-                                    "line": d.name_line})
+            seeds = [Hit(cid, 1.0, GraphDetail("definition", d.path, d.name_line, def_id=d.id))
                      for d in defs if (cid := self._chunk_at(d.path, d.name_line)) is not None]
             hits = _dedupe(seeds) + self.expand(seeds, limit, scope)
         else:
             hits = []
-        return [h for h in hits if scope.admits(h.detail.get("path", ""))][:limit]
+        return [h for h in hits if scope.admits(_path(h))][:limit]
 
     # -- references and impact -------------------------------------------------------------------------
 
@@ -102,28 +100,27 @@ class GraphRetriever:
                 sd = cg.definition(sub)
                 chunk_id = self._chunk_at(sd.path, sd.name_line)
                 if chunk_id is not None:
-                    detail = {"relation": "inherits", "path": sd.path, "line": sd.name_line,
-                              "column": sd.name_column, "caller_def_id": sub, "callee_def_id": d.id}
+                    detail = GraphDetail("inherits", sd.path, sd.name_line, column=sd.name_column,
+                                         caller_def_id=sub, callee_def_id=d.id)
                     hits.append(Hit(chunk_id, 0.5, detail))
         if not defs:
             name = symbol.replace("::", ".").replace("#", ".").split(".")[-1].removesuffix("()")
             for site in cg.unresolved_named(name):
                 around = cg.definitions_at(site.path, site.line)
-                hit = self._site_hit(site, around[0].id if around else None, None, 0.25)
+                hit = self._site_hit(site, around[0].id if around else None, None, 0.25, resolved=False)
                 if hit is not None:
-                    hit.detail["resolved"] = False
                     hits.append(hit)
-        hits.sort(key=lambda h: (-h.score, h.detail["path"], h.detail["line"], h.detail.get("column", 0)))
+        hits.sort(key=_site_order)
         return hits
 
-    def _site_hit(self, site: CallSite, caller: int | None, callee: int | None, score: float) -> Hit | None:
+    def _site_hit(self, site: CallSite, caller: int | None, callee: int | None, score: float,
+                  resolved: bool = True) -> Hit | None:
         chunk_id = self._chunk_at(site.path, site.line)
         if chunk_id is None:
             return None
-        detail: dict[str, Any] = {"relation": "call", "path": site.path, "line": site.line,
-                                  "column": site.column, "end_column": site.end_column,
-                                  "callee": site.callee, "caller": site.caller,
-                                  "caller_def_id": caller, "callee_def_id": callee}
+        detail = GraphDetail("call", site.path, site.line, column=site.column, end_column=site.end_column,
+                             callee=site.callee, caller=site.caller, caller_def_id=caller,
+                             callee_def_id=callee, resolved=resolved)
         return Hit(chunk_id, score, detail)
 
     def impact(self, symbol: str, depth: int = 2) -> list[Hit]:
@@ -144,8 +141,8 @@ class GraphRetriever:
             ad = cg.definition(affected)
             chunk_id = self._chunk_at(ad.path, ad.name_line)
             if chunk_id is not None:
-                detail = {"relation": "impact", "depth": dist, "def_id": affected, "target_def_id": target,
-                          "name": ad.qualified_name, "path": ad.path, "line": ad.name_line}
+                detail = GraphDetail("impact", ad.path, ad.name_line, def_id=affected, depth=dist,
+                                     target_def_id=target, name=ad.qualified_name)
                 hits.append(Hit(chunk_id, 1.0 / dist, detail))
         return hits
 
@@ -171,8 +168,8 @@ class GraphRetriever:
         ordered = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[1][3].path, kv[1][3].name_line))
         # The scope applies to the best `limit` neighbours, not before the cut: that is how the fused
         # route has always ranked (filtering first would let more in-scope neighbours in).
-        return [Hit(chunk_id, score, {"relation": relation, "via": via, "def_id": other,
-                                      "name": od.qualified_name, "path": od.path, "line": od.name_line})
+        return [Hit(chunk_id, score, GraphDetail(relation, od.path, od.name_line, def_id=other,
+                                                 name=od.qualified_name, via=via))
                 for chunk_id, (score, relation, via, od, other) in ordered[:limit] if scope.admits(od.path)]
 
     def _neighbours(self, cg: CallGraph, def_id: int) -> list[tuple[int, str, float, Definition, int]]:
@@ -197,8 +194,9 @@ class GraphRetriever:
 
     def _seed_definitions(self, cg: CallGraph, seed: Hit) -> list[Definition]:
         """The definition(s) a seed hit stands for: its def id, else the chunk's own definition."""
-        def_id = seed.detail.get("def_id") if seed.detail else None
-        if isinstance(def_id, int):
+        detail = seed.detail
+        def_id = detail.def_id if isinstance(detail, (StructuralDetail, GraphDetail)) else None
+        if def_id is not None:
             try:
                 return [cg.definition(def_id)]
             except GraphError:
@@ -213,6 +211,17 @@ class GraphRetriever:
                 return named[:1]
         inside = [d for d in around if d.start_line >= chunk.start_line]
         return inside[:1] or around[:1]
+
+
+def _path(hit: Hit) -> str:
+    return hit.detail.path if isinstance(hit.detail, GraphDetail) else ""
+
+
+def _site_order(hit: Hit) -> tuple[float, str, int, int]:
+    """Call sites and subclasses: best first, then by path, line and column."""
+    detail = hit.detail
+    assert isinstance(detail, GraphDetail)  # (the graph's own hits)
+    return -hit.score, detail.path, detail.line, detail.column or 0
 
 
 def _edge_weight(cg: CallGraph, caller: int | None, callee: int | None) -> float:

@@ -26,7 +26,7 @@ import numpy as np
 from indexing.labels import labels_for
 from indexing.records import Chunk, Definition
 from indexing.symbols import CLASS_KINDS
-from retrievers.base import Hit, Query
+from retrievers.base import Hit, Query, StructuralDetail
 from retrievers.scope import EVERYWHERE, Scope
 from retrievers.sources.split_scoring import ranked_matches, split_scores
 from retrievers.sources.tokenize import split_identifier
@@ -143,8 +143,8 @@ class StructuralRetriever:
             chunk_id = self._chunk_id(idx)
             if chunk_id is None or chunk_id in hits or chunk_id in exclude:
                 continue  # the best-scored definition in a chunk speaks for it
-            hits[chunk_id] = Hit(chunk_id, score, {"def_id": d.id, "match": kind, "name": d.qualified_name,
-                                                   "kind": d.kind, "path": d.path, "line": d.name_line})
+            detail = StructuralDetail(d.id, kind, d.qualified_name, d.kind, d.path, d.name_line)
+            hits[chunk_id] = Hit(chunk_id, score, detail)
             if len(hits) >= limit:
                 break
         return list(hits.values())

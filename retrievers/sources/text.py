@@ -26,7 +26,7 @@ import tantivy
 
 from indexing.integrity import is_disk_full
 from indexing.records import Chunk
-from retrievers.base import Hit, Query, RetrieverError
+from retrievers.base import Hit, Query, RetrieverError, TextDetail
 from retrievers.scope import EVERYWHERE, Scope
 from retrievers.sources.literals import joined_lines, match_lines
 from retrievers.sources.text_identity import foreign, matches, read_marker, write_marker
@@ -44,6 +44,7 @@ from retrievers.sources.tokenize import identifiers, terms_for_identifier
 __all__ = ["SCHEMA_VERSION", "STOPWORDS", "TextOptions", "TextRetriever", "fingerprint", "writer_heap"]
 
 log = logging.getLogger("codeseek.index")
+BM25 = TextDetail("bm25")  # every BM25 hit's detail (one record: it is never changed)
 # Words that carry no meaning in a question; dropped from BM25 queries unless nothing else is left.
 STOPWORDS = frozenset(
     "a an and are as at be by can code do does for from function get has have how i in is it its "
@@ -325,19 +326,19 @@ class TextRetriever:
 
     def bm25(self, text: str, limit: int, symbol: str | None = None, scope: Scope = EVERYWHERE,
              exclude: frozenset[int] = frozenset()) -> list[Hit]:
-        """Ranked BM25 hits within `scope`, none of the `exclude` ids (`detail["match"] == "bm25"`)."""
+        """Ranked BM25 hits within `scope`, none of the `exclude` ids (`detail.match == "bm25"`)."""
         q = self.bm25_query(text, symbol)
         if q is None or limit <= 0:
             return []
         if scope.unrestricted and not exclude:
-            return [Hit(cid, score, {"match": "bm25"}) for cid, score in self._run(q, limit)]
+            return [Hit(cid, score, BM25) for cid, score in self._run(q, limit)]
         admits = None if scope.unrestricted else self._admits(scope)
         # Over-fetched (the scope and `exclude` may leave some out), then twice as many while too few
         # are left and more exist: the limit counts hits the scope admits.
         want = limit + min(len(exclude), limit) + (0 if admits is None else limit * 3 + 50)
         while True:
             found = self._run(q, want)
-            kept = [Hit(cid, score, {"match": "bm25"}) for cid, score in found
+            kept = [Hit(cid, score, BM25) for cid, score in found
                     if cid not in exclude and (admits is None or admits(cid))][:limit]
             if len(kept) >= limit or len(found) < want:
                 return kept
@@ -362,7 +363,7 @@ class TextRetriever:
         return [cid for cid, _ in self._run(tantivy.Query.boolean_query(musts), limit)]
 
     def exact(self, text: str, limit: int, scope: Scope = EVERYWHERE) -> list[Hit]:
-        """Chunks within `scope` containing `text` verbatim, `detail["lines"]` the absolute matching lines.
+        """Chunks within `scope` containing `text` verbatim, `detail.lines` the absolute matching lines.
 
         Case-sensitive matches score 2, case-insensitive 1 (plus a small bonus per occurrence line);
         ties go to the shorter chunk. A string found nowhere gives []. Candidates are verified in
@@ -391,9 +392,7 @@ class TextRetriever:
                 continue
             sensitive_hits += sensitive
             score = (2.0 if sensitive else 1.0) + min(len(lines), 20) * 0.001
-            detail = {"match": "exact", "lines": lines, "case_sensitive": sensitive}
-            if split:
-                detail["split_literals"] = True
+            detail = TextDetail("exact", tuple(lines), sensitive, split)
             hits.append((score, chunk.end_line - chunk.start_line, Hit(cid, score, detail)))
         hits.sort(key=lambda t: (-t[0], t[1], t[2].chunk_id))
         return [h for _, _, h in hits[:limit]]

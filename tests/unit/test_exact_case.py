@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from indexing.records import Chunk
+from retrievers.base import StructuralDetail
 from retrievers.ranking.exact_case import prefer_exact_case, queried_name
 from retrievers.ranking.rrf import Fused
 
@@ -40,5 +41,6 @@ def test_nothing_moves_without_a_variant_above_or_for_a_question() -> None:
     assert [f.chunk_id for f in prefer_exact_case(flipped, "where is Session", chunks.get)] == [2, 1]
     # The structural match's name speaks for a chunk without a symbol of its own (a block of constants).
     block = {7: chunk(7, None, "block"), 2: chunk(2, "session")}
-    named = [Fused(2, 0.9), Fused(7, 0.5, {"structural": {"detail": {"name": "Session"}}})]
+    detail = StructuralDetail(1, "exact", "Session", "class", "a.py", 1)
+    named = [Fused(2, 0.9), Fused(7, 0.5, {"structural": {"detail": detail}})]
     assert [f.chunk_id for f in prefer_exact_case(named, "Session", block.get)] == [7, 2]

@@ -131,7 +131,7 @@ def test_card_hits_take_the_best_candidate_else_the_most_central_chunk() -> None
     hits = card_hits([("a.py", 2.0), ("b.py", 1.0), ("gone.py", 0.5)], {"b.py": 3}, by_path,
                      lambda cid: pagerank(cid, 0.0))
     assert [(h.chunk_id, h.score) for h in hits] == [(2, 2.0), (3, 1.0)]
-    assert hits[0].detail == {"match": "file_card", "path": "a.py"}
+    assert hits[0].detail.as_dict() == {"match": "file_card", "path": "a.py"}
 
 
 def test_the_best_candidate_is_the_first_by_rrf_unless_chunk_priors_weigh_in() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from retrievers.base import GraphDetail, SemanticDetail
 from retrievers.ranking import floor
 from retrievers.ranking.rrf import Fused
 
@@ -24,9 +25,10 @@ def test_graph_neighbours_count_only_through_a_kept_seed() -> None:
     seed_strong = item(1, semantic={"raw": 0.7})
     seed_weak = item(2, semantic={"raw": 0.1})
     weak = {"raw": 0.05}
-    via_strong = item(3, graph={"raw": 0.25, "detail": {"relation": "callee", "via": 1}}, semantic=weak)
-    via_weak = item(4, graph={"raw": 0.25, "detail": {"relation": "caller", "via": 2}}, semantic=weak)
-    direct = item(5, graph={"raw": 1.0, "detail": {"relation": "call", "line": 3}})
+    via_strong = item(3, graph={"raw": 0.25, "detail": GraphDetail("callee", "a.py", 1, via=1)},
+                      semantic=weak)
+    via_weak = item(4, graph={"raw": 0.25, "detail": GraphDetail("caller", "a.py", 1, via=2)}, semantic=weak)
+    direct = item(5, graph={"raw": 1.0, "detail": GraphDetail("call", "a.py", 3)})
     notes: list[str] = []
     kept = floor.apply([seed_strong, seed_weak, via_strong, via_weak, direct], notes)
     assert [f.chunk_id for f in kept] == [1, 3, 5]
@@ -40,7 +42,7 @@ def test_nothing_dropped_means_no_note_and_an_explicit_floor_wins() -> None:
 
 
 def test_static_semantic_hits_need_a_query_word_in_the_workspace() -> None:
-    static = item(7, semantic={"rank": 1, "raw": 0.9, "detail": {"cosine": 0.9, "tier": "static"}})
+    static = item(7, semantic={"rank": 1, "raw": 0.9, "detail": SemanticDetail(0.9, "static")})
     lexical = item(8, text={"rank": 1})
     notes: list[str] = []
     assert floor.apply([static], notes, lexical=True) == [static] and notes == []

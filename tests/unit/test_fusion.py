@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from indexing.records import Chunk
-from retrievers.base import Hit, QueryError
+from retrievers.base import GraphDetail, Hit, QueryError, SemanticDetail, StructuralDetail
 from retrievers.ranking.priors import (
     coherence_bonuses,
     definition_match,
@@ -116,35 +116,41 @@ def test_the_first_sums_break_ties_at_the_cut_by_the_smaller_id() -> None:
     assert best_sums(sums, -1) == []
 
 
+def structural(match: str, name: str) -> StructuralDetail:
+    """A structural hit's detail: a definition named `name` that matched the query as `match`."""
+    return StructuralDetail(7, match, name, "class", "pkg/module.py", 1)
+
+
 def test_rrf_detail_is_carried_into_explain() -> None:
-    fused = rrf({"graph": [Hit(4, 1.0, {"depth": 2})]}, {"graph": 0.7}, 40)
-    assert fused[0].explain["graph"]["detail"] == {"depth": 2}
+    impact = GraphDetail("impact", "pkg/a.py", 3, depth=2)
+    fused = rrf({"graph": [Hit(4, 1.0, impact)]}, {"graph": 0.7}, 40)
+    assert fused[0].explain["graph"]["detail"] == impact
 
 
 def test_the_explain_record_is_written_when_first_read_with_the_keys_in_order() -> None:
     # rrf and apply_priors keep their terms pending: a record is built only for a candidate someone
     # reads (the results kept), with the keys and values of writing it at once.
     chunks = {1: chunk(1, "pkg/sessions.py", "send"), 2: chunk(2, "tests/test_sessions.py", labels=("test",))}
-    ranked = {"structural": [Hit(1, 9.0, {"match": "exact", "name": "send"})],
-              "semantic": [Hit(2, 0.8, {"cosine": 0.8}), Hit(1, 0.7), Hit(2, 0.6)]}
+    ranked = {"structural": [Hit(1, 9.0, structural("exact", "send"))],
+              "semantic": [Hit(2, 0.8, SemanticDetail(0.8)), Hit(1, 0.7), Hit(2, 0.6)]}
     out = fuse(ranked, {"structural": 1.0, "semantic": 0.5}, 40, chunks=chunks, symbol="send",
                query_text="send a request")
     first, second = out
     assert first.chunk_id == 1 and first.entries is not None and first.priors is not None
-    assert first.detail_of("structural") == {"match": "exact", "name": "send"}
+    assert first.detail_of("structural") == structural("exact", "send")
     assert first.detail_of("semantic") is None  # a hit without detail
     assert first.entries is not None  # (reading a detail builds nothing)
     record = first.explain
     assert first.entries is None and first.priors is None
     assert list(record) == ["structural", "semantic", "rrf", "bonus", "factors", "boost", "labels"]
     assert record["structural"] == {"rank": 1, "weight": 1.0, "score": 1.0 / 41, "raw": 9.0,
-                                    "detail": {"match": "exact", "name": "send"}}
+                                    "detail": structural("exact", "send")}
     assert record["rrf"] == 1.0 / 41 + 0.5 / 42 and record["labels"] == ["source"]
     assert first.explain is record  # written once
     assert second.explain["semantic"] == {"rank": 1, "weight": 0.5, "score": 0.5 / 41, "raw": 0.8,
-                                          "detail": {"cosine": 0.8}, "count": 2}
+                                          "detail": SemanticDetail(0.8), "count": 2}
     assert second.explain["demoted_as"] == "test" and second.explain["factors"]["label"] < 1.0
-    assert second.detail_of("semantic") == {"cosine": 0.8}  # read from the written record too
+    assert second.detail_of("semantic") == SemanticDetail(0.8)  # read from the written record too
 
 
 # --- named factors ---------------------------------------------------------------------------------
@@ -350,15 +356,17 @@ def test_definition_bonus_from_the_structural_match_of_a_merged_chunk() -> None:
     # small classes merged into one block chunk: no chunk symbol, but the definitions index found it there
     chunks = {1: chunk(1, "pkg/exceptions.py", None, "block"),
               2: chunk(2, "pkg/utils.py", "rewind", "function")}
-    ranked = {"structural": [Hit(1, 100.0, {"match": "exact", "name": "RewindError"})],
+    ranked = {"structural": [Hit(1, 100.0, structural("exact", "RewindError"))],
               "text": [Hit(2, 9.0), Hit(1, 5.0)]}
     fused = rrf(ranked, {"structural": 0.6, "text": 0.1}, 40)
     out = apply_priors(fused, chunks, {}, symbol="RewindError", identifier_query=True)
     assert out[0].chunk_id == 1 and out[0].explain["bonus"]["definition"] == 3.0
-    folded = rrf({"structural": [Hit(1, 90.0, {"match": "exact_folded"})]}, {"structural": 1.0}, 40)
+    folded_hit = Hit(1, 90.0, structural("exact_folded", "Rewinderror"))
+    folded = rrf({"structural": [folded_hit]}, {"structural": 1.0}, 40)
     partial = apply_priors(folded, chunks, {}, symbol="rewinderror", identifier_query=True)
     assert partial[0].explain["bonus"]["definition"] == 1.0
-    split = rrf({"structural": [Hit(1, 60.0, {"match": "split"})]}, {"structural": 1.0}, 40)
+    split = rrf({"structural": [Hit(1, 60.0, structural("split", "RewindHelper"))]}, {"structural": 1.0},
+                40)
     plain = apply_priors(split, chunks, {}, symbol="Rewind", identifier_query=True)
     assert "definition" not in plain[0].explain["bonus"]
 
@@ -367,8 +375,8 @@ def test_embedded_symbol_folded_to_other_words_gets_no_definition_bonus() -> Non
     # "how pandoc converts a document to LaTeX": a helper `latex` matches only case-folded, and its words
     # (latex) are not the query's (la, te, x); `urlSession` for "URLSession" is the same words
     chunks = {1: chunk(1, "Citeproc/BibTeX.hs", "latex"), 2: chunk(2, "Core/Delegate.swift", None, "block")}
-    ranked = {"structural": [Hit(1, 92.0, {"match": "exact_folded", "name": "latex"}),
-                             Hit(2, 92.0, {"match": "exact_folded", "name": "Delegate.urlSession"})]}
+    ranked = {"structural": [Hit(1, 92.0, structural("exact_folded", "latex")),
+                             Hit(2, 92.0, structural("exact_folded", "Delegate.urlSession"))]}
     fused = rrf({"structural": ranked["structural"][:1]}, {"structural": 1.0}, 10)
     latex = {f.chunk_id: f.explain["bonus"] for f in apply_priors(fused, chunks, {}, symbol="LaTeX")}
     assert "definition" not in latex[1]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from indexing.records import Chunk, Definition
-from retrievers.base import Hit
+from retrievers.base import Hit, SemanticDetail, TextDetail
 from retrievers.ranking.grouping import collapse_definitions
 from retrievers.snapshot import Snapshot
 
@@ -23,20 +23,20 @@ SNAP = Snapshot.build([part(1, 10, 40), part(2, 41, 70), part(3, 71, 90), part(4
 
 
 def test_a_split_definition_is_listed_once_under_its_head_with_the_parts_that_matched() -> None:
-    ranked = {"semantic": [Hit(3, 0.9, {"cosine": 0.9}), Hit(4, 0.8), Hit(2, 0.7), Hit(1, 0.6)],
-              "text": [Hit(4, 5.0, {"match": "bm25"})]}
+    ranked = {"semantic": [Hit(3, 0.9, SemanticDetail(0.9)), Hit(4, 0.8), Hit(2, 0.7), Hit(1, 0.6)],
+              "text": [Hit(4, 5.0, TextDetail("bm25"))]}
     out = collapse_definitions(ranked, SNAP)
     assert [(h.chunk_id, h.score) for h in out["semantic"]] == [(1, 0.9), (4, 0.8)]
-    assert out["semantic"][0].detail == {"cosine": 0.9, "parts": [3, 2]}
-    assert out["text"] == [Hit(4, 5.0, {"match": "bm25"})]
+    assert out["semantic"][0].detail.as_dict() == {"cosine": 0.9, "parts": [3, 2]}
+    assert out["text"] == [Hit(4, 5.0, TextDetail("bm25"))]
 
 
 def test_the_retrievers_own_hits_are_left_as_they_were() -> None:
     # The head itself ranks first and later parts add to its `parts`: a new hit holds them, the
     # retriever's hit (and its detail) does not change (collapsing the same lists twice gives the same).
-    head = Hit(1, 0.9, {"cosine": 0.9})
+    head = Hit(1, 0.9, SemanticDetail(0.9))
     ranked = {"semantic": [head, Hit(3, 0.7), Hit(2, 0.6)]}
     first = collapse_definitions(ranked, SNAP)
-    assert first["semantic"][0].detail == {"cosine": 0.9, "parts": [3, 2]}
-    assert head.detail == {"cosine": 0.9} and ranked["semantic"][0] is head
+    assert first["semantic"][0].detail.as_dict() == {"cosine": 0.9, "parts": [3, 2]}
+    assert head.detail.as_dict() == {"cosine": 0.9} and ranked["semantic"][0] is head
     assert collapse_definitions(ranked, SNAP) == first

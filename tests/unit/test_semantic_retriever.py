@@ -148,7 +148,7 @@ def test_finds_paraphrases(setup, embedder: Embedder) -> None:
     assert top_symbol(retriever, chunks, "load the configuration file") == "read_settings"
     hits = retriever.search(Query("strip credentials on redirect"), 10)
     assert len(hits) == len(chunks) and hits[0].score > hits[-1].score
-    assert "cosine" in hits[0].detail
+    assert hits[0].detail.cosine is not None
     assert store.get_meta("embedding.model") == "all-MiniLM-L6-v2"
     assert store.get_meta("embedding.dims") == "384" and store.get_meta("embedding.normalized") == "true"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from retrievers.base import SemanticDetail, TextDetail
 from retrievers.engine.results import span_snippet
 from retrievers.engine.spans import Span, _line_scores, best_part_line, choose_span, query_terms
 
@@ -44,7 +45,8 @@ def test_a_match_in_the_head_shows_the_head_and_no_match_uses_the_best_part() ->
 
 
 def test_best_part_line_reads_the_explain_parts() -> None:
-    explain = {"text": {"rank": 1, "detail": {"parts": [7, 3]}}, "semantic": {"rank": 2, "detail": {}}}
+    explain = {"text": {"rank": 1, "detail": TextDetail("bm25", parts=(7, 3))},
+               "semantic": {"rank": 2, "detail": SemanticDetail(0.5)}}
     assert best_part_line(explain, {7: 120, 3: 1}) == 120
     assert best_part_line({"semantic": {"rank": 1}}, {7: 120}) is None
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from indexing.workspace import Workspace, WorkspaceOptions
-from retrievers.base import Hit
+from retrievers.base import Hit, SemanticDetail
 from retrievers.engine.search_engine import EngineOptions, SearchEngine
 from retrievers.semantic.models import is_static, make_embedder
 from retrievers.semantic.static_embedder import StaticEmbedder, is_static_model_dir
@@ -101,12 +101,12 @@ def test_model_names() -> None:
 
 
 def test_blend_rankings_fuses_both_tiers() -> None:
-    fast = [Hit(1, 0.9, {"cosine": 0.9}), Hit(2, 0.8, {"cosine": 0.8}), Hit(3, 0.7, {"cosine": 0.7})]
-    deep = [Hit(3, 0.6, {"cosine": 0.6}), Hit(4, 0.5, {"cosine": 0.5})]
+    fast = [Hit(cid, cosine, SemanticDetail(cosine)) for cid, cosine in ((1, 0.9), (2, 0.8), (3, 0.7))]
+    deep = [Hit(3, 0.6, SemanticDetail(0.6)), Hit(4, 0.5, SemanticDetail(0.5))]
     out = blend_rankings(fast, deep, TierBlend(k=10, fast=0.3, deep=0.7), limit=3)
     assert [h.chunk_id for h in out] == [3, 4, 1]  # the transformer's first two outrank static's first
-    assert out[0].detail["static_rank"] == 3 and out[0].detail["transformer_rank"] == 1
-    assert out[0].detail["cosine"] == 0.6 and "transformer_rank" not in out[2].detail
+    assert out[0].detail.static_rank == 3 and out[0].detail.transformer_rank == 1
+    assert out[0].detail.cosine == 0.6 and out[2].detail.transformer_rank is None
 
 
 @pytest.mark.slow
@@ -205,7 +205,7 @@ def test_partial_transformer_coverage_ranks_the_rest_statically() -> None:
     tiered = TieredSemantic(fast, deep, TierBlend(k=10, fast=0.3, deep=0.7))  # type: ignore[arg-type]
     hits = tiered.search(Query("q", "understand_code"), 3)
     assert fast.asked == [3]  # the static tier ranks only what the transformer has not embedded
-    assert [(h.chunk_id, h.detail["tier"]) for h in hits] == [(2, "transformer"), (1, "transformer"),
+    assert [(h.chunk_id, h.detail.tier) for h in hits] == [(2, "transformer"), (1, "transformer"),
                                                                (3, "static")]
 
 

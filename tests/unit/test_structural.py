@@ -25,7 +25,7 @@ def retriever(sample: Parsed) -> StructuralRetriever:
 
 
 def names(hits: list[Hit]) -> list[str]:
-    return [h.detail["name"] for h in hits]
+    return [h.detail.name for h in hits]
 
 
 def search(r: StructuralRetriever, text: str, symbol: str | None = None, limit: int = 10,
@@ -43,10 +43,11 @@ def test_exact_name_wins_and_names_its_chunk(retriever: StructuralRetriever, sam
     top = hits[0]
     d = sample.definition("SessionRedirectMixin.should_strip_auth")
     assert top.chunk_id == sample.chunk_for_definition(d)
-    assert top.detail == {"def_id": d.id, "match": "exact", "name": "SessionRedirectMixin.should_strip_auth",
-                          "kind": "method", "path": "pkg/sessions.py", "line": d.name_line}
+    assert top.detail.as_dict() == {"def_id": d.id, "match": "exact",
+                                    "name": "SessionRedirectMixin.should_strip_auth", "kind": "method",
+                                    "path": "pkg/sessions.py", "line": d.name_line}
     # the test named after it is found too, by split-identifier match, lower
-    assert any(h.detail["name"] == "test_should_strip_auth_on_host_change" and h.detail["match"] == "split"
+    assert any(h.detail.name == "test_should_strip_auth_on_host_change" and h.detail.match == "split"
                for h in hits[1:])
 
 
@@ -60,22 +61,22 @@ def test_case_sensitive_beats_case_insensitive(retriever: StructuralRetriever) -
     assert matched(retriever, "retry_limit", "retry_limit")[:2] == [
         ("retry_limit", "exact"), ("RETRY_LIMIT", "exact_folded")]
     hits = search(retriever, "httpbasicauth", "httpbasicauth")
-    assert (hits[0].detail["name"], hits[0].detail["match"]) == ("HTTPBasicAuth", "exact_folded")
+    assert (hits[0].detail.name, hits[0].detail.match) == ("HTTPBasicAuth", "exact_folded")
 
 
 def test_qualified_names(retriever: StructuralRetriever) -> None:
     assert (names(search(retriever, "Session.send", "Session.send"))[0]) == "Session.send"
-    assert search(retriever, "Session.send", "Session.send")[0].detail["match"] == "qualified"
+    assert search(retriever, "Session.send", "Session.send")[0].detail.match == "qualified"
     # module-qualified: the file's module path prefixes the qualified name
     hit = search(retriever, "sessions.Session", "sessions.Session")[0]
-    assert (hit.detail["name"], hit.detail["match"]) == ("Session", "qualified")
+    assert (hit.detail.name, hit.detail.match) == ("Session", "qualified")
     hit = search(retriever, "pkg.utils.select_proxy", "pkg.utils.select_proxy")[0]
-    assert (hit.detail["name"], hit.detail["path"]) == ("select_proxy", "pkg/utils.py")
+    assert (hit.detail.name, hit.detail.path) == ("select_proxy", "pkg/utils.py")
     # a package that re-exports it: leftover qualifiers need only name folders of the path, in order
     hit = search(retriever, "pkg.Session", "pkg.Session")[0]
-    assert (hit.detail["name"], hit.detail["match"]) == ("Session", "qualified")
-    assert search(retriever, "utils.Session", "utils.Session")[0].detail["match"] == "last_part"
-    assert search(retriever, "sessions.pkg.Session", "sessions.pkg.Session")[0].detail["match"] == "last_part"
+    assert (hit.detail.name, hit.detail.match) == ("Session", "qualified")
+    assert search(retriever, "utils.Session", "utils.Session")[0].detail.match == "last_part"
+    assert search(retriever, "sessions.pkg.Session", "sessions.pkg.Session")[0].detail.match == "last_part"
     # other languages' qualified names
     assert names(search(retriever, "Router.handle", "Router.handle"))[0] == "Router.handle"
     assert names(search(retriever, "Server.Start", "Server.Start"))[0] == "Server.Start"
@@ -84,13 +85,13 @@ def test_qualified_names(retriever: StructuralRetriever) -> None:
 
 def test_qualifier_that_does_not_match_falls_back_to_the_last_part(retriever: StructuralRetriever) -> None:
     hit = search(retriever, "Client.send", "Client.send")[0]
-    assert (hit.detail["name"], hit.detail["match"]) == ("Session.send", "last_part")
+    assert (hit.detail.name, hit.detail.match) == ("Session.send", "last_part")
 
 
 def test_split_identifier_share_of_terms(retriever: StructuralRetriever) -> None:
     hits = search(retriever, "strip auth")
-    assert hits[0].detail["name"] == "SessionRedirectMixin.should_strip_auth"
-    assert hits[0].detail["match"] == "split"
+    assert hits[0].detail.name == "SessionRedirectMixin.should_strip_auth"
+    assert hits[0].detail.match == "split"
     # natural language: "strip" and "redirect" reach it partially, stopwords are ignored
     nl = names(search(retriever, "where do we strip credentials on redirect"))
     assert "SessionRedirectMixin.should_strip_auth" in nl[:5]
@@ -105,7 +106,7 @@ def test_stems_meet(retriever: StructuralRetriever) -> None:
 
 def test_prefix_match(retriever: StructuralRetriever) -> None:
     hits = search(retriever, "select_pro", "select_pro")
-    assert (hits[0].detail["name"], hits[0].detail["match"]) == ("select_proxy", "prefix")
+    assert (hits[0].detail.name, hits[0].detail.match) == ("select_proxy", "prefix")
     # a name the query is a prefix of edges out names that only share its words
     assert matched(retriever, "basic_auth_h", "basic_auth_h")[:2] == [
         ("basic_auth_header", "prefix"), ("HTTPBasicAuth", "split")]
@@ -120,7 +121,7 @@ def test_classes_and_functions_rank_above_variables(retriever: StructuralRetriev
 
 def test_source_ranks_above_a_test_helper_of_the_same_name(retriever: StructuralRetriever) -> None:
     hits = search(retriever, "select_proxy", "select_proxy")
-    assert [h.detail["path"] for h in hits[:2]] == ["pkg/utils.py", "tests/test_sessions.py"]
+    assert [h.detail.path for h in hits[:2]] == ["pkg/utils.py", "tests/test_sessions.py"]
 
 
 def test_one_hit_per_chunk_and_limit(retriever: StructuralRetriever, sample: Parsed) -> None:
@@ -134,9 +135,9 @@ def test_one_hit_per_chunk_and_limit(retriever: StructuralRetriever, sample: Par
 
 def test_scope(retriever: StructuralRetriever) -> None:
     hits = search(retriever, "select_proxy", "select_proxy", include=("tests/**",))
-    assert [h.detail["path"] for h in hits] == ["tests/test_sessions.py"] * len(hits) and hits
+    assert [h.detail.path for h in hits] == ["tests/test_sessions.py"] * len(hits) and hits
     hits = search(retriever, "select_proxy", "select_proxy", exclude=("pkg/",))
-    assert all(not h.detail["path"].startswith("pkg/") for h in hits)
+    assert all(not h.detail.path.startswith("pkg/") for h in hits)
     with pytest.raises(QueryError):
         search(retriever, "x", "x", include=("../outside/**",))
 
@@ -151,17 +152,17 @@ def test_rebuilds_after_update(sample: Parsed) -> None:
     defs = list(sample.definitions)
     r = StructuralRetriever(lambda: defs, sample.chunk_for_definition)
     r.index(sample.chunks)
-    assert search(r, "matchRoute", "matchRoute")[0].detail["name"] == "matchRoute"
+    assert search(r, "matchRoute", "matchRoute")[0].detail.name == "matchRoute"
     gone = sample.definition("matchRoute")
     defs.remove(gone)
     renamed = replace(gone, name="findRoute", qualified_name="findRoute")
     defs.append(renamed)
     r.update([], [])
-    assert all(h.detail["name"] != "matchRoute" for h in search(r, "matchRoute", "matchRoute"))
-    assert search(r, "findRoute", "findRoute")[0].detail["name"] == "findRoute"
+    assert all(h.detail.name != "matchRoute" for h in search(r, "matchRoute", "matchRoute"))
+    assert search(r, "findRoute", "findRoute")[0].detail.name == "findRoute"
     defs.remove(renamed)
     r.remove([1])
-    assert all(h.detail["name"] != "findRoute" for h in search(r, "findRoute", "findRoute"))
+    assert all(h.detail.name != "findRoute" for h in search(r, "findRoute", "findRoute"))
 
 
 def test_module_parts() -> None:
@@ -183,5 +184,5 @@ def test_a_partial_class_ranks_its_home_file_first() -> None:
     r.index(parsed.chunks)
     hits = search(r, "SqlMapper", "SqlMapper")
     # the home file first although its declaration is the largest, then smaller-first, then by path
-    assert [h.detail["path"] for h in hits] == ["Dapper/SqlMapper.cs", "Dapper/SqlMapper.Async.cs",
+    assert [h.detail.path for h in hits] == ["Dapper/SqlMapper.cs", "Dapper/SqlMapper.Async.cs",
                                                "Dapper/SqlMapper.Link.cs"]

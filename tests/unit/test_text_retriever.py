@@ -153,8 +153,8 @@ def test_exact_string_verified_with_lines(retriever: TextRetriever, chunks) -> N
     decoy = next(c.id for c in chunks if c.symbol == "decoy_trigrams")
     assert decoy in retriever._exact_candidates("Invalid URL %r")
     assert [names[h.chunk_id] for h in hits] == ["prepare_url", "lower_message"]
-    assert hits[0].detail == {"match": "exact", "lines": [19], "case_sensitive": True}
-    assert hits[1].detail["case_sensitive"] is False and hits[1].detail["lines"] == [8]
+    assert hits[0].detail.as_dict() == {"match": "exact", "lines": [19], "case_sensitive": True}
+    assert hits[1].detail.case_sensitive is False and list(hits[1].detail.lines) == [8]
     assert hits[0].score > hits[1].score
 
 
@@ -162,13 +162,13 @@ def test_exact_string_verified_with_lines(retriever: TextRetriever, chunks) -> N
 def test_exact_special_characters(retriever: TextRetriever, chunks, needle: str, line: int) -> None:
     hits = retriever.exact(needle, 5)
     assert [by_symbol(chunks)[h.chunk_id] for h in hits] == ["call_shapes"]
-    assert hits[0].detail["lines"] == [line]
+    assert list(hits[0].detail.lines) == [line]
 
 
 def test_exact_via_search_and_filter(retriever: TextRetriever, chunks) -> None:
     hits = retriever.search(Query('"Invalid URL %r"', exact="Invalid URL %r"), 3)
     assert by_symbol(chunks)[hits[0].chunk_id] == "prepare_url"
-    assert hits[0].detail["match"] == "exact"
+    assert hits[0].detail.match == "exact"
     decoys = next(c.path for c in chunks if c.path.endswith("decoys.py"))
     hits = retriever.exact("Invalid URL %r", 5, Scope.build([decoys]))
     assert [by_symbol(chunks)[h.chunk_id] for h in hits] == ["lower_message"]
@@ -226,7 +226,8 @@ def test_split_literals_are_found_and_an_old_layout_is_rebuilt_on_adopt(tmp_path
     first = TextRetriever(index_dir, reader(root))
     first.index([chunk])
     [hit] = first.exact("path was written by another", 5)
-    assert hit.detail == {"match": "exact", "lines": [2, 3], "case_sensitive": True, "split_literals": True}
+    assert hit.detail.as_dict() == {"match": "exact", "lines": [2, 3], "case_sensitive": True,
+                                    "split_literals": True}
     first.close()
     marker = index_dir / "tantivy" / "codeseek-text.json"
     marker.write_text('{"version": 1}')  # as an index written before joined literals existed

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from indexing.workspace import Workspace, WorkspaceOptions
-from retrievers.base import Hit
+from retrievers.base import Hit, StructuralDetail
 from retrievers.engine.fused_route import _names_a_definition
 from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
 from retrievers.ranking.profile import INTENT_WEIGHTS
@@ -56,7 +56,12 @@ def test_a_name_nobody_defines_is_weighted_as_a_question(engine: tuple[bool, Sea
     assert defined["results"][0]["explain"]["structural"]["weight"] == 0.6
 
 
+def matched(match: str) -> StructuralDetail:
+    """A structural hit's detail whose name matched the query as `match`."""
+    return StructuralDetail(1, match, "Widget", "class", "widget.py", 1)
+
+
 def test_names_a_definition() -> None:
-    assert _names_a_definition([Hit(1, 60.0, {"match": "split"}), Hit(2, 90.0, {"match": "exact_folded"})])
-    assert not _names_a_definition([Hit(1, 60.0, {"match": "split"}), Hit(2, 50.0, {"match": "prefix"})])
+    assert _names_a_definition([Hit(1, 60.0, matched("split")), Hit(2, 90.0, matched("exact_folded"))])
+    assert not _names_a_definition([Hit(1, 60.0, matched("split")), Hit(2, 50.0, matched("prefix"))])
     assert not _names_a_definition([])
