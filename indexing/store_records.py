@@ -37,7 +37,19 @@ class RecordReads:
         return Chunk(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], labels_of(r[8]), r[9], r[10], r[11])
 
     def chunks(self) -> list[Chunk]:
-        return [self._chunk(r) for r in self._reader.execute(self._CHUNK_SQL + " ORDER BY c.id")]
+        """Every chunk, by id. Each file's path, language and labels are read once and shared by its
+        chunks (not one copy per row: 45k chunks of the Django sdist, 6.8k files); a chunk whose file
+        was not in the first read (a writer committed between the two, outside a `snapshot()`) makes
+        it read them joined."""
+        files = {fid: (path, language, labels_of(labels)) for fid, path, language, labels
+                 in self._reader.execute("SELECT id, path, language, labels FROM files")}
+        rows = self._reader.execute("SELECT file_id, start_line, end_line, start_byte, end_byte, kind, "
+                                    "symbol, content_hash, header, id FROM chunks ORDER BY id")
+        try:
+            return [Chunk(files[f][0], files[f][1], a, b, c, d, kind, symbol, files[f][2], digest, header, i)
+                    for f, a, b, c, d, kind, symbol, digest, header, i in rows]
+        except KeyError:
+            return [self._chunk(r) for r in self._reader.execute(self._CHUNK_SQL + " ORDER BY c.id")]
 
     def chunk(self, chunk_id: int) -> Chunk | None:
         r = self._reader.execute(self._CHUNK_SQL + " WHERE c.id=?", (chunk_id,)).fetchone()
