@@ -11,8 +11,8 @@ PageRank, and the neighbour lists as CSR (`indptr`, `other`, `caller`, `weight`)
 The folder is written under a temporary name and renamed whole, so a reader never sees half of it.
 
 `SavedCallGraph` answers those four from the arrays and the definitions (saved apart as a signed
-pickle by `retrievers.engine.graph_state`), and loads the whole graph on first use of anything else
-(name resolution, call sites, the networkx view), after which it is that graph.
+pickle by `retrievers.engine.graph_state`, read when first needed), and loads the whole graph on first
+use of anything else (name resolution, call sites, the networkx view), after which it is that graph.
 """
 
 from __future__ import annotations
@@ -118,15 +118,17 @@ def open_flat(derived: Path, key: str) -> dict[str, np.ndarray] | None:
 
 
 class SavedCallGraph(CallGraph):
-    """A saved call graph opened from its flat arrays (module docstring): PageRank, `definitions`,
-    `definitions_at`, `definition` and `neighbours` from them; anything else loads `whole()` (the
-    pickled graph) once, whose state this object then takes on."""
+    """A saved call graph opened from its flat arrays (module docstring): PageRank and `neighbours` from
+    them, `definitions`, `definition` and `definitions_at` from the saved definitions (`load_definitions`,
+    read on first use: a command that resolves names loads the whole graph and never needs them);
+    anything else loads `whole()` (the pickled graph) once, whose state this object then takes on."""
 
-    def __init__(self, arrays: dict[str, np.ndarray], definitions: Sequence[Definition],
+    def __init__(self, arrays: dict[str, np.ndarray], load_definitions: Callable[[], object],
                  load_whole: Callable[[], CallGraph]) -> None:  # (no CallGraph.__init__: its state is lazy)
         ids = arrays["ids"].tolist()
-        flat = {"defs": {d.id: d for d in definitions}, "position": {i: k for k, i in enumerate(ids)},
-                "arrays": arrays, "load": load_whole, "lock": threading.Lock(), "by_path": None}
+        flat = {"ids": ids, "position": {i: k for k, i in enumerate(ids)}, "arrays": arrays,
+                "load_defs": load_definitions, "defs": None, "load": load_whole, "lock": threading.Lock(),
+                "by_path": None}
         self.__dict__.update(_flat=flat, _whole=None, _nx=None, _around={},
                              _pagerank=dict(zip(ids, arrays["pagerank"].tolist(), strict=True)))
 
@@ -155,28 +157,45 @@ class SavedCallGraph(CallGraph):
     def _flat_only(self) -> dict[str, Any] | None:
         return self.__dict__["_flat"] if self.__dict__["_whole"] is None else None
 
-    def definitions(self) -> list[Definition]:
+    def _saved_definitions(self) -> dict[int, Definition] | None:
+        """The saved definitions by id (read on first use); None once the whole graph is loaded, or when
+        they are missing or are not the arrays' (then it is loaded)."""
         flat = self._flat_only()
-        return list(flat["defs"].values()) if flat is not None else super().definitions()
+        if flat is None:
+            return None
+        with flat["lock"]:
+            if flat["defs"] is None:
+                saved = flat["load_defs"]()
+                fits = isinstance(saved, list) and [getattr(d, "id", None) for d in saved] == flat["ids"]
+                flat["defs"] = {d.id: d for d in saved} if fits else False  # type: ignore[union-attr]
+        if flat["defs"] is False:
+            self.whole()
+            return None
+        return flat["defs"]  # type: ignore[no-any-return]
+
+    def definitions(self) -> list[Definition]:
+        defs = self._saved_definitions()
+        return list(defs.values()) if defs is not None else super().definitions()
 
     def definition(self, def_id: int) -> Definition:
-        flat = self._flat_only()
-        if flat is not None and def_id in flat["defs"]:
-            return flat["defs"][def_id]  # type: ignore[no-any-return]
+        defs = self._saved_definitions()
+        if defs is not None and def_id in defs:
+            return defs[def_id]
         return super().definition(def_id)
 
     def definitions_at(self, path: str, line: int) -> list[Definition]:
+        defs = self._saved_definitions()
         flat = self._flat_only()
-        if flat is None:
+        if defs is None or flat is None:
             return super().definitions_at(path, line)
         known = self._around.get((path, line))
         if known is None:
             if flat["by_path"] is None:  # the symbol index's by_path: the file's in start order
                 by_path: dict[str, list[Definition]] = {}
-                for d in flat["defs"].values():
+                for d in defs.values():
                     by_path.setdefault(d.path, []).append(d)
-                for defs in by_path.values():
-                    defs.sort(key=lambda d: (d.start_line, -d.end_line))
+                for items in by_path.values():
+                    items.sort(key=lambda d: (d.start_line, -d.end_line))
                 flat["by_path"] = by_path
             known = [d for d in flat["by_path"].get(path, ()) if d.start_line <= line <= d.end_line]
             known.sort(key=lambda d: (d.end_line - d.start_line, -d.start_line))

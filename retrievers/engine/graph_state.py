@@ -86,10 +86,10 @@ class GraphState:
 
         if not (cache.holds(UNRESOLVED, key) and cache.holds("callgraph", key)):
             return None
-        arrays = open_flat(cache.folder, key)
-        definitions = cache.load(DEFINITIONS, key) if arrays is not None else None
-        if arrays is not None and isinstance(definitions, list) and len(definitions) == len(arrays["ids"]):
-            return SavedCallGraph(arrays, definitions, lambda: self._load_whole(cache, key))
+        arrays = open_flat(cache.folder, key) if cache.holds(DEFINITIONS, key) else None
+        if arrays is not None:
+            return SavedCallGraph(arrays, lambda: cache.load(DEFINITIONS, key),
+                                  lambda: self._load_whole(cache, key))
         graph = cache.load("callgraph", key)
         if graph is not None:
             graph.unresolved_from(lambda: self._load_unresolved(cache, key))

@@ -161,6 +161,7 @@ def test_a_warm_graph_opens_from_its_flat_arrays(tree: Path, tmp_path: Path,
         warm = GraphState(ws, persist=True)
         opened = warm.build()
         assert warm.loaded and isinstance(opened, SavedCallGraph)
+        assert opened.__dict__["_flat"]["defs"] is None  # read when first asked for
         ids = [d.id for d in built.definitions()]
         assert [d.id for d in opened.definitions()] == ids and opened.pagerank == built.pagerank
         assert [opened.neighbours(i) for i in ids] == [built.neighbours(i) for i in ids]
@@ -170,3 +171,18 @@ def test_a_warm_graph_opens_from_its_flat_arrays(tree: Path, tmp_path: Path,
         assert callers(opened, "beta") == {"alpha"} and opened.__dict__["_whole"] is not None
         assert [opened.neighbours(i) for i in ids] == [built.neighbours(i) for i in ids]
         assert opened.stats() == built.stats()
+
+
+def test_a_flat_graph_whose_definitions_went_missing_loads_the_whole(tree: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Definitions that vanish (or no longer fit the arrays) after the flat form opened: the whole graph
+    is loaded instead, and answers the same."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with open_ws(tree, tmp_path) as ws:
+        ws.update()
+        built = GraphState(ws, persist=True).build()
+        opened = GraphState(ws, persist=True).build()
+        assert type(opened).__name__ == "SavedCallGraph"
+        (tmp_path / "index" / "derived" / "callgraph-definitions.pickle").write_bytes(b"garbage")
+        assert opened.definitions() == built.definitions() and opened.__dict__["_whole"] is not None
+        assert opened.definitions_at("gamma.py", 6) == built.definitions_at("gamma.py", 6)
