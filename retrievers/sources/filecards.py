@@ -30,7 +30,7 @@ import math
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -170,7 +170,8 @@ CardCache = dict[str, tuple[tuple[tuple[str, str], ...], Counter[str]]]  # path 
 
 
 def build_cards(paths: Iterable[str], definitions: Iterable[Definition],
-                previous: CardCache | None = None) -> tuple[FileCards, CardCache]:
+                previous: Mapping[str, tuple[tuple[tuple[str, str], ...], Counter[str]]] | None = None
+                ) -> tuple[FileCards, CardCache]:
     """The cards of `paths` (every indexed file), filled with the definitions declared in each, and
     the term counts per file; a file whose names and docs are those of `previous` keeps its counts
     (a refresh after an edit re-reads only the edited files' cards)."""
@@ -219,20 +220,50 @@ def _build(snapshot: Snapshot) -> tuple[FileCards, CardCache]:
 def load_or_build(snapshot: Snapshot, cache: Any, key: str) -> FileCards:
     """The cards of a snapshot saved for this index revision (`cache`: an `indexing.persist.SignedCache`,
     `key`: the engine's derived key), else built now and saved: a warm process then answers its first
-    question without building them (~0.25 s on Django)."""
+    question without building them (~0.25 s on Django). The term counts per file are saved apart and
+    read only when a later snapshot builds its cards from them (a refresh after an edit): a one-shot
+    search never needs them (2.6 of the 3.5 MB the Django sdist's cards took)."""
     from indexing.persist import code_fingerprint
 
     key = f"{key}:{code_fingerprint(sys.modules[__name__])}"
 
     def load() -> FileCards:
-        saved = cache.load("filecards", key)
-        if isinstance(saved, tuple) and len(saved) == 2 and isinstance(saved[0], FileCards):
-            snapshot.hand_down(_COUNTS, saved[1])
-            return saved[0]
+        saved = cache.load("filecards", key) if cache.holds(_SAVED_COUNTS, key) else None
+        if isinstance(saved, FileCards):
+            snapshot.hand_down(_COUNTS, _SavedCounts(lambda: cache.load(_SAVED_COUNTS, key)))
+            return saved
         cards, counts = _build(snapshot)
-        cache.save("filecards", key, (cards, counts))
+        if cache.save(_SAVED_COUNTS, key, counts):  # first: saved cards find their counts
+            cache.save("filecards", key, cards)
         return cards
     return snapshot.memo(_CARDS, load)
+
+
+_SAVED_COUNTS = "filecard-counts"
+
+
+class _SavedCounts(Mapping[str, tuple[tuple[tuple[str, str], ...], Counter[str]]]):
+    """Saved term counts (a `CardCache`), read on first use; empty when they are gone or unreadable
+    (every card is then counted again)."""
+
+    def __init__(self, load: Callable[[], object]) -> None:
+        self._load: Callable[[], object] | None = load
+        self._counts: CardCache = {}
+
+    def _held(self) -> CardCache:
+        if self._load is not None:
+            counts, self._load = self._load(), None
+            self._counts = counts if isinstance(counts, dict) else {}
+        return self._counts
+
+    def __getitem__(self, path: str) -> tuple[tuple[tuple[str, str], ...], Counter[str]]:
+        return self._held()[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._held())
+
+    def __len__(self) -> int:
+        return len(self._held())
 
 
 def card_hits(

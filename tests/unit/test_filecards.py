@@ -207,7 +207,7 @@ def test_a_warm_engine_loads_the_cards_its_index_saved(tmp_path: Path,
     root = tmp_path / "ws"
     shutil.copytree(SAMPLE, root)
     saved = tmp_path / "index" / "derived" / "filecards.pickle"
-    cards = []
+    cards, counts = [], []
     for _ in range(2):
         with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
             engine = SearchEngine(ws, EngineOptions(embeddings=False))
@@ -217,11 +217,14 @@ def test_a_warm_engine_loads_the_cards_its_index_saved(tmp_path: Path,
                 view = engine._view
                 assert view is not None
                 cards.append(file_cards_of(view[0]))
+                counts.append(view[0].handed_down(filecards._COUNTS))
+                counts[-1] = dict(counts[-1])  # (the loaded ones are read here, on first use)
             finally:
                 engine.close()
     built, loaded = cards
     assert loaded is not built and loaded.paths == built.paths and loaded.postings == built.postings
     assert loaded.central == built.central and built.central
+    assert counts[0] == counts[1] and counts[0]  # the term counts a later refresh starts from
 
 
 def _card_entries(tmp_path: Path, ranking: dict[str, object], question: str) -> list[dict[str, object]]:
@@ -232,7 +235,7 @@ def _card_entries(tmp_path: Path, ranking: dict[str, object], question: str) -> 
         engine = SearchEngine(ws, EngineOptions(embeddings=False, ranking=dict(ranking)))
         try:
             engine.refresh()
-            answer = engine.search(SearchRequest(question, limit=10))
+            answer = engine.search(SearchRequest(question, limit=10)).to_json()
         finally:
             engine.close()
     assert answer["intent"]["name"] == "understand_code"
