@@ -55,7 +55,7 @@ def run_corpus(label: str, root: Path, index: Path, embed: bool, per_repo: int) 
         names = case_names(engine)[:per_repo]
         top1 = top3 = 0
         for name in names:
-            results = engine.search(SearchRequest(name, limit=3))["results"]
+            results = engine.search(SearchRequest(name, limit=3)).to_json()["results"]
             lasts = [str(r.get("symbol") or "").replace("::", ".").rsplit(".", 1)[-1] for r in results]
             top1 += bool(lasts) and lasts[0] == name
             top3 += name in lasts

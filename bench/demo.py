@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print()
             console.print(Rule(f"{kind}: {query}", align="left"))
             answer = engine.search(SearchRequest(query, limit=args.limit))
-            print_human(answer, sys.stdout)
+            print_human(answer.to_json(), sys.stdout)
     finally:
         engine.close()
         workspace.close()

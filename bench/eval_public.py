@@ -173,14 +173,14 @@ def evaluate_set(engine: SearchEngine, qs: QuerySet, limit: int = 10, preset: st
     latencies = []
     for q in qs.queries:
         started = time.perf_counter()
-        answer = engine.search(SearchRequest(q.query, limit=limit, preset=preset))
+        answer = engine.search(SearchRequest(q.query, limit=limit, preset=preset)).to_json()
         latencies.append((time.perf_counter() - started) * 1000)
         results = answer["results"]
         rank = _rank_of(results, q, qs)
         deep = rank
         if rank is None:
-            deeper = engine.search(SearchRequest(q.query, limit=DEEP_LIMIT, preset=preset))["results"]
-            deep = _rank_of(deeper, q, qs)
+            deeper = engine.search(SearchRequest(q.query, limit=DEEP_LIMIT, preset=preset))
+            deep = _rank_of(deeper.to_json()["results"], q, qs)
         row: dict[str, Any] = {"id": q.id, "query": q.query, "category": q.category,
                                "intent": answer["intent"]["name"], "strategy": answer["strategy"],
                                "fused": rank, "fused_deep": deep,

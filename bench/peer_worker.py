@@ -54,8 +54,8 @@ def run_codeseek(root: Path, index_dir: Path, queries: list[str], repeat: int) -
     info = engine.index_info()
 
     def search(q: str) -> str:
-        results = engine.search(SearchRequest(q, limit=10))["results"]
-        return f"{results[0]['path']}:{results[0]['start_line']}" if results else "-"
+        results = engine.search(SearchRequest(q, limit=10)).results
+        return f"{results[0].path}:{results[0].start_line}" if results else "-"
 
     latencies, top = _time_queries(search, queries, repeat)
     engine.close()

@@ -50,20 +50,20 @@ def main() -> int:
             engine.refresh(embed=False)
             for query in queries:  # warm-up, and the span counts with whole spans
                 engine.options.max_span_lines = 0
-                for r in engine.search(SearchRequest(query))["results"]:
+                for r in engine.search(SearchRequest(query)).to_json()["results"]:
                     length = r["end_line"] - r["start_line"] + 1
                     results += 1
                     over60 += length > MAX_SPAN_LINES
                     over200 += length > 200
                 engine.options.max_span_lines = MAX_SPAN_LINES
                 cut += sum(r["lines_total"] != r["end_line"] - r["start_line"] + 1
-                           for r in engine.search(SearchRequest(query))["results"])
+                           for r in engine.search(SearchRequest(query)).to_json()["results"])
             for _ in range(args.runs):
                 for query in queries:
                     for setting in (0, MAX_SPAN_LINES):
                         engine.options.max_span_lines = setting
                         t = time.perf_counter()
-                        doc = engine.search(SearchRequest(query))
+                        doc = engine.search(SearchRequest(query)).to_json()
                         times[setting].append((time.perf_counter() - t) * 1000)
                         snippets[setting].append(float(doc["timings_ms"].get("snippets", 0.0)))
         finally:

@@ -74,7 +74,7 @@ def score(engine: SearchEngine, items: list[tuple[str, str, int, int]],
     hits = exact = 0
     for message, path, first, last in items:
         t = time.perf_counter()
-        doc = engine.search(SearchRequest(f'"{message}"', limit=5))
+        doc = engine.search(SearchRequest(f'"{message}"', limit=5)).to_json()
         times.append((time.perf_counter() - t) * 1000)
         top = doc["results"][0] if doc["results"] else None
         hit = bool(top and top["path"] == path and top["start_line"] <= last and first <= top["end_line"])

@@ -6,7 +6,8 @@ which builds the graph without the search indexes). The front ends own the lifec
 embedding, closing); they call these methods with plain values and convert the answers, which are
 domain objects (`Definition`, `CallSite`, `Span`, `Call`, `Related`, `Symbol`), never protocol types:
 
-- `search(request)`: the result schema (README.md "Result schema"); `status()`: state and counts.
+- `search(request)`: a `SearchAnswer` (its `to_json()`: the result schema, README.md "Result schema");
+  `status()`: state and counts.
 - `definitions(path, line, line_text, character)`: the identifier at a position and what it names
   (`Target`); `lookup(name, path, line)`: what a written name means.
 - `references(target, include_declaration)`, `implementations(target)`.
@@ -44,7 +45,8 @@ from retrievers.navigation.workspace_symbols import MAX_SYMBOLS, Symbol
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
     from indexing.workspace import Workspace
-    from retrievers.engine.request import SearchRequest
+    from retrievers.engine.answer import SearchAnswer
+    from retrievers.engine.request import CheckedRequest, SearchRequest
     from retrievers.engine.search_engine import SearchEngine
 
 __all__ = ["Call", "Codebase", "DefinitionKey", "Direction", "GraphMode", "GraphReport", "QueryError",
@@ -79,8 +81,9 @@ class Codebase:
         return cls(engine.workspace, engine.call_graph, engine)
 
     # -- search and state ----------------------------------------------------------------------------
-    def search(self, request: SearchRequest) -> dict[str, Any]:
-        """Ranked results in the result schema; QueryError for a bad request."""
+    def search(self, request: SearchRequest | CheckedRequest) -> SearchAnswer:
+        """Ranked results (`SearchAnswer.to_json()`: the result schema); QueryError for a bad request
+        (a `CheckedRequest`, validated by the front end, is not checked again)."""
         if self.engine is None:
             raise RetrieverError("this codebase has no search engine (navigation only)")
         return self.engine.search(request)

@@ -140,7 +140,7 @@ def run_search(args: argparse.Namespace) -> int:
         if args.batch:
             return _run_batch(engine, args)
         try:
-            result = Codebase.of(engine).search(_request(args, args.query))
+            result = Codebase.of(engine).search(_request(args, args.query)).to_json()
         except QueryError as exc:
             _err(str(exc))
             return 2
@@ -235,7 +235,7 @@ def _run_batch(engine: SearchEngine, args: argparse.Namespace) -> int:
                 preset=item.get("preset", args.preset), intent=item.get("intent", args.intent or None),
                 include=tuple(item.get("include", args.include or ())),
                 exclude=tuple(item.get("exclude", args.exclude or ())))
-            out: dict[str, Any] = {"id": ident, **codebase.search(request)}
+            out: dict[str, Any] = {"id": ident, **codebase.search(request).to_json()}
         except json.JSONDecodeError as exc:
             out = {"id": ident if ident is not None else number,
                    "error": f"line {number}: invalid JSON: {exc}"}

@@ -15,6 +15,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from indexing.records import CallSite, Definition
 from retrievers.codebase import DefinitionKey, Span
+from retrievers.engine.answer import ResultEntry
 
 _SYMBOL_KINDS: dict[str, lsp.SymbolKind] = {
     "function": lsp.SymbolKind.Function,
@@ -180,16 +181,16 @@ def item_key(data: Any) -> DefinitionKey | None:
                          line if isinstance(line, int) and not isinstance(line, bool) else 0)
 
 
-def search_result(root: Path, result: dict[str, Any], line_text: bytes | None = None,
+def search_result(root: Path, result: ResultEntry, line_text: bytes | None = None,
                   encoding: str = "utf-16") -> dict[str, Any]:
-    """One engine result with `uri`, a 0-based LSP `range` (the whole span, for display) and a
+    """One engine result as JSON with `uri`, a 0-based LSP `range` (the whole span, for display) and a
     `selectionRange` (where a client puts the cursor: the result's `line` and `column` -- a
     definition's name, a call site's or an exact match's line -- in the client's position encoding,
     `line_text` being that line's bytes) added; the 1-based lines are kept."""
-    out = dict(result)
-    out["uri"] = path_to_uri(root, str(result["path"]))
-    out["range"] = range_json(lines_range(int(result["start_line"]), int(result["end_line"])))
-    line = max(int(result.get("line") or result["start_line"]) - 1, 0)
-    point = {"line": line, "character": column(line_text, int(result.get("column") or 0), encoding)}
+    out = result.to_json()
+    out["uri"] = path_to_uri(root, result.path)
+    out["range"] = range_json(lines_range(result.start_line, result.end_line))
+    line = max((result.line or result.start_line) - 1, 0)
+    point = {"line": line, "character": column(line_text, result.column, encoding)}
     out["selectionRange"] = {"start": point, "end": dict(point)}
     return out

@@ -134,7 +134,7 @@ class McpService:
                                 intent=intent or None, include=tuple(include or ()),
                                 exclude=tuple(exclude or ()))
         try:
-            doc = self.codebase.search(request)
+            doc = self.codebase.search(request).to_json()
         except QueryError as exc:
             raise ToolInputError(str(exc)) from exc
         sources = SourceCache(self.workspace.read_bytes)

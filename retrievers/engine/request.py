@@ -10,6 +10,10 @@ Decisions (documented in README.md, "Search"):
 - `limit` is an integer in 1..200; `preset` names a ranking profile
   (`retrievers.ranking.profile.PRESETS`: quick, default, thorough); `intent` is one of
   `intent.INTENTS` or None (classify); globs are checked by `retrievers.scope`.
+
+`validate` is the one check of a request: a front end that must refuse a bad request before it
+searches (the LSP server's params, the CLI before it indexes) calls it and hands the engine the
+`CheckedRequest`, which the engine does not check again; the front end only translates `QueryError`.
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ class SearchRequest:
 
 @dataclass(frozen=True)
 class CheckedRequest:
-    """A validated request: cleaned query text, compiled scope, and whether the text was shortened."""
+    """A validated request: cleaned query text, compiled scope, whether the text was shortened, and
+    the request as it was asked."""
 
     text: str
     limit: int
@@ -53,6 +58,7 @@ class CheckedRequest:
     scope: Scope
     modalities: tuple[str, ...]
     truncated: bool
+    asked: SearchRequest
 
 
 def clean_query(query: object) -> tuple[str, bool]:
@@ -76,8 +82,11 @@ def clean_query(query: object) -> tuple[str, bool]:
     return head.strip(), True
 
 
-def validate(request: SearchRequest) -> CheckedRequest:
-    """Check every field of `request`; QueryError with a message saying what is wrong."""
+def validate(request: SearchRequest | CheckedRequest) -> CheckedRequest:
+    """Check every field of `request`; QueryError with a message saying what is wrong. A
+    `CheckedRequest` was checked when it was made: it is returned as it is."""
+    if isinstance(request, CheckedRequest):
+        return request
     if not isinstance(request, SearchRequest):
         raise QueryError(f"expected a SearchRequest, got {type(request).__name__}")
     text, truncated = clean_query(request.query)
@@ -97,4 +106,5 @@ def validate(request: SearchRequest) -> CheckedRequest:
         if name not in MODALITIES:
             raise QueryError(f"unknown modality {name!r}; expected one of: {', '.join(MODALITIES)}")
     scope = Scope.build(request.include, request.exclude)
-    return CheckedRequest(text, limit, request.preset, intent, scope, tuple(request.modalities), truncated)
+    return CheckedRequest(text, limit, request.preset, intent, scope, tuple(request.modalities), truncated,
+                          request)

@@ -14,7 +14,8 @@ string or a call site, else the name line and 0-based byte column of the definit
 for, even when the window shown is further down; else the shown span's first line and 0), symbol,
 kind, language, labels, score, snippet, explain, full_start_line, full_end_line and lines_total (the
 whole definition or chunk the result stands for), and when present `depth` (impact_analysis), `also`
-(the file's other hits folded under it).
+(the file's other hits folded under it). The records that hold an answer, and write it in this
+schema: `retrievers.engine.answer`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from indexing.records import Chunk
 from retrievers.base import DETAILS
+from retrievers.engine.answer import ResultEntry, SearchAnswer
 from retrievers.engine.spans import MAX_SPAN_LINES, Span, best_part_line, choose_span
 
 if TYPE_CHECKING:
@@ -38,14 +40,10 @@ if TYPE_CHECKING:
 SNIPPET_MAX_LINES = 12
 SNIPPET_MAX_CHARS = 1200
 SNIPPET_MAX_LINE_CHARS = 200
-TOP_KEYS = ("query", "match", "no_match", "total", "preset", "intent", "strategy", "modalities", "results",
-            "index", "timings_ms")
 FOUND, NO_MATCH, RANKED = "found", "none", "ranked"  # the values of `match`
 _NO_MATCH_SAYS = {"exact_match": "no exact match for {}", "find_definition": "no definition named {}",
                   "find_references": "no callers or usages of {}", "impact_analysis": "no callers of {}"}
 _SUBJECT_CHARS = 100
-RESULT_KEYS = ("path", "uri", "start_line", "end_line", "line", "column", "symbol", "kind", "language",
-               "labels", "score", "snippet", "explain", "full_start_line", "full_end_line", "lines_total")
 
 
 class SourceCache:
@@ -211,16 +209,22 @@ def _round(value: Any) -> Any:
     return value
 
 
-def match_fields(intent: str, subject: str | None, matched: bool | None) -> dict[str, Any]:
-    """`match` and `no_match` of a result document: whether the lookup an intent makes (`subject`: the
-    exact string or the name) found it; RANKED when the query is no lookup or nothing could tell."""
+def lookup_match(intent: str, subject: str | None, matched: bool | None) -> tuple[str, str | None]:
+    """`match` and `no_match` of an answer: whether the lookup an intent makes (`subject`: the exact
+    string or the name) found it; RANKED when the query is no lookup or nothing could tell."""
     if matched is None or not subject or intent not in _NO_MATCH_SAYS:
-        return {"match": RANKED, "no_match": None}
+        return RANKED, None
     if matched:
-        return {"match": FOUND, "no_match": None}
+        return FOUND, None
     shown = subject if len(subject) <= _SUBJECT_CHARS else subject[:_SUBJECT_CHARS] + "..."
     quoted = json.dumps(shown, ensure_ascii=False)
-    return {"match": NO_MATCH, "no_match": _NO_MATCH_SAYS[intent].format(quoted)}
+    return NO_MATCH, _NO_MATCH_SAYS[intent].format(quoted)
+
+
+def match_fields(intent: str, subject: str | None, matched: bool | None) -> dict[str, Any]:
+    """`lookup_match` as the fields of a JSON document."""
+    match, no_match = lookup_match(intent, subject, matched)
+    return {"match": match, "no_match": no_match}
 
 
 def name_position(item: Located, snap: Snapshot | None) -> tuple[int, int, bool]:
@@ -250,8 +254,8 @@ def file_uri(root: Path, path: str) -> str:
 
 def result_entry(item: Located, root: Path, sources: SourceCache,
                  snap: Snapshot | None = None, terms: Sequence[str] = (),
-                 max_lines: int = MAX_SPAN_LINES) -> dict[str, Any]:
-    """One result in the schema, snippet read now (`snap` finds the definition's name line); a span
+                 max_lines: int = MAX_SPAN_LINES) -> ResultEntry:
+    """One result, snippet read now (`snap` finds the definition's name line); a span
     longer than `max_lines` shows its best part for the query `terms` (`retrievers.engine.spans`)."""
     chunk = item.chunk
     full_start = item.start_line or chunk.start_line
@@ -265,46 +269,23 @@ def result_entry(item: Located, root: Path, sources: SourceCache,
                            best_part_line(item.explain, starts))
         if not named and not span.start <= line <= span.end:  # a name stays the location (issue 30)
             line, column = span.start, 0
-    start, end = span.start, span.end
-    entry: dict[str, Any] = {
-        "path": chunk.path,
-        "uri": file_uri(root, chunk.path),
-        "start_line": start,
-        "end_line": end,
-        "line": line,
-        "column": column,
-        "symbol": item.symbol if item.symbol is not None else chunk.symbol,
-        "kind": item.kind or chunk.kind,
-        "language": chunk.language,
-        "labels": list(chunk.labels),
-        "score": round(float(item.score), 6),
-        "snippet": span_snippet(lines, span),
-        "explain": _round(item.explain),
-        "full_start_line": span.full_start,
-        "full_end_line": span.full_end,
-        "lines_total": span.lines_total,
-    }
-    if item.depth is not None:
-        entry["depth"] = item.depth
-    if item.also:
-        entry["also"] = _round(item.also)
-    return entry
+    return ResultEntry(
+        path=chunk.path, uri=file_uri(root, chunk.path), start_line=span.start, end_line=span.end,
+        line=line, column=column, symbol=item.symbol if item.symbol is not None else chunk.symbol,
+        kind=item.kind or chunk.kind, language=chunk.language, labels=tuple(chunk.labels),
+        score=round(float(item.score), 6), snippet=span_snippet(lines, span), explain=_round(item.explain),
+        full_start_line=span.full_start, full_end_line=span.full_end, lines_total=span.lines_total,
+        depth=item.depth, also=_round(item.also) if item.also else None)
 
 
-def empty_result(query: str, preset: str, intent: dict[str, Any], strategy: str, modalities: Sequence[str],
+def build_answer(query: str, preset: str, intent: dict[str, Any], strategy: str, modalities: Sequence[str],
                  index: dict[str, Any], timings: dict[str, float],
-                 match: dict[str, Any] | None = None, total: int = 0) -> dict[str, Any]:
-    """A result document with no hits (the shape never changes). `preset` names the ranking profile
-    (retrievers.ranking.profile) the search used; `match` is `match_fields`'s answer (default: RANKED)."""
-    return {
-        "query": query,
-        **(match or {"match": RANKED, "no_match": None}),
-        "total": total,
-        "preset": preset,
-        "intent": intent,
-        "strategy": strategy,
-        "modalities": list(modalities),
-        "results": [],
-        "index": index,
-        "timings_ms": {k: round(v, 3) for k, v in timings.items()},
-    }
+                 match: tuple[str, str | None] = (RANKED, None), total: int = 0,
+                 results: Sequence[ResultEntry] = ()) -> SearchAnswer:
+    """A search's answer (without `results`: one with no hits; the shape never changes). `preset`
+    names the ranking profile (retrievers.ranking.profile) the search used; `match` is
+    `lookup_match`'s answer (default: RANKED)."""
+    return SearchAnswer(query=query, match=match[0], no_match=match[1], total=total, preset=preset,
+                        intent=intent, strategy=strategy, modalities=tuple(modalities),
+                        results=tuple(results), index=index,
+                        timings_ms={k: round(v, 3) for k, v in timings.items()})

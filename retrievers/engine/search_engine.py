@@ -7,10 +7,11 @@
   to date (searches answer from then on, without semantic: `retrievers.engine.index_phase`); phase 2
   embeds the chunks that have no cached vector (when one refresh does both, on a thread beside phase 1:
   `retrievers.engine.embedding_phase`). Who runs refreshes, and when: `retrievers.engine.keeper`.
-- `search(request) -> dict`: validate (the scope is built once, here), classify the intent (or take
-  the request's), take the preset's `RankingProfile` (`retrievers.ranking.profile`), route direct
-  (`retrievers.engine.direct_route`) or fused (`retrievers.engine.fused_route`), and build the result document
-  (`retrievers.engine.results`).
+- `search(request) -> SearchAnswer`: validate (the scope is built once, here, unless the front end
+  did so already with `retrievers.engine.request.validate`), classify the intent (or take the
+  request's), take the preset's `RankingProfile` (`retrievers.ranking.profile`), route direct
+  (`retrievers.engine.direct_route`) or fused (`retrievers.engine.fused_route`), and build the answer
+  (`retrievers.engine.results`; its records, which write the result schema: `retrievers.engine.answer`).
 
 Thread-safety: the LSP server searches from request handlers while `refresh` runs on a worker thread.
 Each refresh builds a new `Snapshot` (chunks, definitions, graph, PageRank) with a structural index
@@ -36,12 +37,13 @@ from indexing.switch_interval import short_switch_interval
 from indexing.workspace import Workspace
 from retrievers.base import Query, QueryError, RetrieverError
 from retrievers.engine import direct_route, fused_route, index_phase
+from retrievers.engine.answer import SearchAnswer
 from retrievers.engine.embedding_phase import EmbeddingPhase
 from retrievers.engine.graph_state import GraphState
 from retrievers.engine.lifecycle import EMBEDDING, EMPTY, INDEXING, READY, TEXT_ONLY, IndexState
 from retrievers.engine.options import EngineOptions, Progress, RefreshResult
 from retrievers.engine.request import CheckedRequest, SearchRequest, validate
-from retrievers.engine.results import Located, SourceCache, empty_result, match_fields, result_entry
+from retrievers.engine.results import Located, SourceCache, build_answer, lookup_match, result_entry
 from retrievers.engine.route_context import Retrievers, RouteContext, identifier_query
 from retrievers.engine.spans import query_terms
 from retrievers.ranking.intent import Intent, classify, override
@@ -54,7 +56,8 @@ from retrievers.sources.text import TextRetriever
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
 
-__all__ = ["EngineOptions", "QueryError", "RefreshResult", "RetrieverError", "SearchEngine", "SearchRequest"]
+__all__ = ["EngineOptions", "QueryError", "RefreshResult", "RetrieverError", "SearchAnswer", "SearchEngine",
+           "SearchRequest"]
 
 log = logging.getLogger(__name__)
 
@@ -262,16 +265,18 @@ class SearchEngine:
     def classify(self, text: str, intent_name: str | None) -> Intent:
         return override(intent_name, text) if intent_name else classify(text)
 
-    def search(self, request: SearchRequest) -> dict[str, Any]:
-        """Answer one request with the result schema (README.md "Result schema"); QueryError if invalid.
+    def search(self, request: SearchRequest | CheckedRequest) -> SearchAnswer:
+        """Answer one request (`SearchAnswer.to_json()`: the result schema, README.md "Result schema");
+        QueryError if invalid. A `CheckedRequest` (a front end validated it) is not checked again.
 
         The cyclic collector waits while it runs (`gc_pause`): a search makes thousands of short-lived
         objects, which reference counting frees, and the collections they would trigger walk the young
         generations, now and then the whole index (Django `django/`: p50 3.31 -> 3.18 ms, and no more
         ~90 ms searches, in a process that has not frozen its index out of the collector as the
         language server does)."""
+        checked = validate(request)
         with paused_collection():
-            doc = self._search(request)
+            found = self._search(checked)
         bad = self.workspace.take_mismatched()
         if bad and not self._refresh_lock.locked():
             # Chunk rows that do not match their file's bytes (`Workspace.chunk_text`) gave no text:
@@ -281,12 +286,11 @@ class SearchEngine:
                         len(bad), ", ".join(bad[:3]))
             self.refresh(embed=False, paths=bad)
             with paused_collection():
-                doc = self._search(request)
-        return doc
+                found = self._search(checked)
+        return found
 
-    def _search(self, request: SearchRequest) -> dict[str, Any]:
+    def _search(self, checked: CheckedRequest) -> SearchAnswer:
         started = time.perf_counter()
-        checked = validate(request)
         timings: dict[str, float] = {}
         t = time.perf_counter()
         intent = self.classify(checked.text, checked.intent)
@@ -296,7 +300,7 @@ class SearchEngine:
             view = self._view
         if view is None:
             timings["total"] = (time.perf_counter() - started) * 1000
-            return empty_result(checked.text, checked.preset, intent_doc, "fused", [], self.index_info(),
+            return build_answer(checked.text, checked.preset, intent_doc, "fused", [], self.index_info(),
                                 timings)
         ctx = self._context(view, checked, intent, timings)
         strategy, modalities, located = "fused", [], []
@@ -314,15 +318,14 @@ class SearchEngine:
         timings["snippets"] = (time.perf_counter() - t) * 1000
         timings["total"] = (time.perf_counter() - started) * 1000
         subject = intent.exact if intent.name == "exact_match" else intent.symbol
-        doc = empty_result(checked.text, checked.preset, intent_doc, strategy, modalities, self.index_info(),
-                           timings, match_fields(intent.name, subject, ctx.matched),
-                           max(ctx.total, len(results)))
-        doc["results"] = results
+        index = self.index_info()
         if ctx.errors:
-            doc["index"]["errors"] = dict(ctx.errors)
+            index["errors"] = dict(ctx.errors)
         if ctx.notes:
-            doc["index"]["notes"] = list(ctx.notes)
-        return doc
+            index["notes"] = list(ctx.notes)
+        return build_answer(checked.text, checked.preset, intent_doc, strategy, modalities, index, timings,
+                            lookup_match(intent.name, subject, ctx.matched), max(ctx.total, len(results)),
+                            results)
 
     def _context(self, view: tuple[Snapshot, Retrievers], checked: CheckedRequest, intent: Intent,
                  timings: dict[str, float]) -> RouteContext:

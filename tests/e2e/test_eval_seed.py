@@ -55,18 +55,18 @@ def test_routes_on_requests(seed_report: tuple[Any, Any]) -> None:
     from retrievers.engine.search_engine import SearchRequest
 
     _, engine = seed_report
-    exact = engine.search(SearchRequest('"Missing dependencies for SOCKS support."'))
+    exact = engine.search(SearchRequest('"Missing dependencies for SOCKS support."')).to_json()
     assert [(r["path"], r["start_line"]) for r in exact["results"]] == [("src/requests/adapters.py", 64)]
-    refs = engine.search(SearchRequest("who calls get_netrc_auth", limit=50))
+    refs = engine.search(SearchRequest("who calls get_netrc_auth", limit=50)).to_json()
     assert refs["strategy"] == "direct"
     assert {(r["path"], r["start_line"], r["symbol"]) for r in refs["results"]} >= {
         ("src/requests/sessions.py", 298, "SessionRedirectMixin.rebuild_auth"),
         ("src/requests/sessions.py", 481, "Session.prepare_request"),
     }
-    impact = engine.search(SearchRequest("what breaks if I change to_key_val_list", limit=50))
+    impact = engine.search(SearchRequest("what breaks if I change to_key_val_list", limit=50)).to_json()
     depths = {r["symbol"]: r["depth"] for r in impact["results"]}
     assert depths["merge_setting"] == 1 and depths["Session.prepare_request"] == 2
-    definition = engine.search(SearchRequest("def super_len"))
+    definition = engine.search(SearchRequest("def super_len")).to_json()
     top = definition["results"][0]
     assert (top["path"], top["start_line"]) == ("src/requests/utils.py", 135)
     assert definition["strategy"] == "direct"

@@ -85,7 +85,7 @@ def test_the_eval_sets_rank_the_same_at_every_limit(name: str, tmp_path: Path) -
         for q in queries.queries:
             ranked = {}
             for k in range(1, DEPTH + 1):
-                doc = engine.search(SearchRequest(q.query, limit=k))
+                doc = engine.search(SearchRequest(q.query, limit=k)).to_json()
                 ranked[k] = doc
             problems += differences(ranked, q.query)
         assert not problems, "\n".join(problems[:10])

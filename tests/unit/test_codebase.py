@@ -47,7 +47,7 @@ def _at(codebase: Codebase, path: str, line: int, word: str) -> Target | None:
 
 
 def test_search_and_status_answer_from_the_engine(shop: Codebase) -> None:
-    result = shop.search(SearchRequest("apply_discount", limit=3))
+    result = shop.search(SearchRequest("apply_discount", limit=3)).to_json()
     assert (result["results"][0]["path"], result["results"][0]["start_line"]) == ("shop/pricing.py", 11)
     status = shop.status()
     assert {k: status[k] for k in ("state", "files", "chunks", "definitions", "embedded", "model")} == {

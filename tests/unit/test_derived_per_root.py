@@ -62,7 +62,7 @@ def test_two_roots_searched_in_turn_build_each_derived_structure_once_per_root(
             engine.refresh()
         for _ in range(10):
             for engine, _, question in engines:
-                answer = engine.search(SearchRequest(question, limit=10))
+                answer = engine.search(SearchRequest(question, limit=10)).to_json()
                 assert answer["strategy"] == "fused" and answer["intent"]["name"] == "understand_code"
                 assert answer["results"]
     finally:

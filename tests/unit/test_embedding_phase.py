@@ -39,8 +39,8 @@ def test_embedding_beside_phase_one_gives_the_same_index(tmp_path: Path) -> None
                 embedding_threads = {name for phase, name in seen if phase == "embedding"}
                 assert embedding_threads == ({"codeseek-embed"} if alongside else {"MainThread"})
                 assert {name for phase, name in seen if phase == "graph"} == {"MainThread"}
-                found = engine.search(SearchRequest("apply a discount to a price", limit=5))["results"]
-                answers[alongside] = [(r["path"], r["start_line"]) for r in found]
+                found = engine.search(SearchRequest("apply a discount to a price", limit=5)).results
+                answers[alongside] = [(r.path, r.start_line) for r in found]
             finally:
                 engine.close()
     assert answers[True] == answers[False] and answers[True]

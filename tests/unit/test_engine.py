@@ -18,8 +18,8 @@ import pytest
 
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import QueryError
+from retrievers.engine.answer import RESULT_KEYS, TOP_KEYS
 from retrievers.engine.request import MAX_QUERY_CHARS
-from retrievers.engine.results import RESULT_KEYS, TOP_KEYS
 from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
 from retrievers.ranking.profile import INTENT_WEIGHTS
 
@@ -44,7 +44,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
 
 
 def search(engine: SearchEngine, query: str, **kw: Any) -> dict[str, Any]:
-    return engine.search(SearchRequest(query, **kw))
+    return engine.search(SearchRequest(query, **kw)).to_json()
 
 
 def places(result: dict[str, Any]) -> list[tuple[str, int, int]]:
@@ -314,7 +314,7 @@ def test_search_before_refresh_answers_empty(tmp_path: Path) -> None:
     ws = Workspace(_copy(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
     eng = SearchEngine(ws, EngineOptions(embeddings=False))
     try:
-        result = eng.search(SearchRequest("apply_discount"))
+        result = eng.search(SearchRequest("apply_discount")).to_json()
         assert result["results"] == [] and result["index"]["state"] == "empty"
     finally:
         eng.close()

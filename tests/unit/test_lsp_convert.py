@@ -8,6 +8,7 @@ from lsprotocol import types as lsp
 
 from indexing.records import CallSite, Definition
 from lsp_server.lsp import convert
+from retrievers.engine.answer import ResultEntry
 
 
 def _definition(**kw: object) -> Definition:
@@ -63,7 +64,10 @@ def test_definition_conversions(tmp_path: Path) -> None:
 
 
 def test_search_result_adds_uri_and_range(tmp_path: Path) -> None:
-    out = convert.search_result(tmp_path, {"path": "a/b.py", "start_line": 10, "end_line": 12, "score": 1.0})
+    entry = ResultEntry(path="a/b.py", uri="", start_line=10, end_line=12, line=10, column=0, symbol=None,
+                        kind="function", language="python", labels=("source",), score=1.0, snippet="",
+                        explain={}, full_start_line=10, full_end_line=12, lines_total=3)
+    out = convert.search_result(tmp_path, entry)
     assert out["uri"] == convert.path_to_uri(tmp_path, "a/b.py")
     assert out["range"]["start"] == {"line": 9, "character": 0}
     assert out["start_line"] == 10

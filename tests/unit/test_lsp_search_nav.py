@@ -12,7 +12,7 @@ from lsp_server.lsp.search import _merge_index, parse_params
 def test_parse_params_defaults_and_preset() -> None:
     request = parse_params({"query": "  parse_date ", "include": ["src/**"]}, "thorough")
     assert (request.limit, request.preset, request.intent) == (10, "thorough", None)
-    assert request.include == ("src/**",)
+    assert request.asked.include == ("src/**",)
     assert parse_params({"query": "x", "preset": "quick", "workDoneToken": "t"}, "default").preset == "quick"
 
 

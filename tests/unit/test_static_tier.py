@@ -159,12 +159,12 @@ def test_transformer_tier_fills_in_and_blends(tmp_path: Path) -> None:
             engine.refresh()
             info = engine.index_info()
             assert info["state"] == "ready" and info["transformer"]["embedded"] == 0
-            before = engine.search(SearchRequest(query="apply a discount to a price"))
+            before = engine.search(SearchRequest(query="apply a discount to a price")).to_json()
             seen: list[tuple[str, int, int]] = []
             made = engine.embed_transformer(lambda phase, done, total: seen.append((phase, done, total)))
             info = engine.index_info()
             assert made == info["transformer"]["embedded"] == info["chunks"] and seen[-1][0] == "transformer"
-            after = engine.search(SearchRequest(query="apply a discount to a price"))
+            after = engine.search(SearchRequest(query="apply a discount to a price")).to_json()
         finally:
             engine.close()
     assert before["results"] and after["results"]

@@ -46,13 +46,13 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[boo
 
 def test_a_name_nobody_defines_is_weighted_as_a_question(engine: tuple[bool, SearchEngine]) -> None:
     on, eng = engine
-    answer = eng.search(SearchRequest("WidgetProject"))
+    answer = eng.search(SearchRequest("WidgetProject")).to_json()
     assert answer["intent"]["name"] == "find_definition"
     weights = {r["explain"]["structural"]["weight"] for r in answer["results"]
                if "structural" in r["explain"]}
     question = INTENT_WEIGHTS["understand_code"]["structural"]
     assert weights == ({question} if on else {0.6})  # understand_code's structural weight, else the lookup's
-    defined = eng.search(SearchRequest("TestProject"))  # a defined name keeps the lookup's weights
+    defined = eng.search(SearchRequest("TestProject")).to_json()  # a defined name keeps the lookup's weights
     assert defined["results"][0]["explain"]["structural"]["weight"] == 0.6
 
 
