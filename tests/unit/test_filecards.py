@@ -235,7 +235,7 @@ def _card_entries(tmp_path: Path, ranking: dict[str, object], question: str) -> 
         engine = SearchEngine(ws, EngineOptions(embeddings=False, ranking=dict(ranking)))
         try:
             engine.refresh()
-            answer = engine.search(SearchRequest(question, limit=10))
+            answer = engine.search(SearchRequest(question, limit=10)).to_json()
         finally:
             engine.close()
     assert answer["intent"]["name"] == "understand_code"
