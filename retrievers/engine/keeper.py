@@ -16,8 +16,10 @@ The front ends only translate what it reports into their protocol.
      paths=[])`), so an edit to one function embeds that one chunk; then the model is loaded, so the
      first query does not wait for it (until then searches rank without it: `fused_route`);
   3. transformer (`transformer_background`): the transformer tier behind the static one, most
-     valuable chunks first, at low priority, yielding to any new request between batches and resuming
-     after it. Without it the transformer's query side is loaded when its tier has vectors.
+     valuable chunks first (`retrievers.engine.fill_order`; the files open in the editor, the
+     language server's buffers, before all), at low priority, yielding to any new request between
+     batches and resuming after it. Without it the transformer's query side is loaded when its tier
+     has vectors.
   When idle it looks every `poll_s` seconds for changes other processes committed to the index
   (`codeseek index`, another server) and reloads them. A damaged index is rebuilt, then indexed again.
 
@@ -350,7 +352,8 @@ class IndexKeeper:
         try:
             with low() if low is not None else contextlib.nullcontext():
                 done = self.engine.embed_transformer(self._reporter("transformer"),
-                                                     should_stop=self._yield_requested)
+                                                     should_stop=self._yield_requested,
+                                                     first=self.workspace.overlays())
                 deep.embedder.load()
         finally:
             self._emit(events.StepEnded("transformer", deep.embedded()))

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ from retrievers.base import Query, QueryError, RetrieverError
 from retrievers.engine import direct_route, fused_route, index_phase
 from retrievers.engine.answer import SearchAnswer
 from retrievers.engine.embedding_phase import EmbeddingPhase
+from retrievers.engine.fill_order import fill_key
 from retrievers.engine.graph_state import GraphState
 from retrievers.engine.lifecycle import EMBEDDING, EMPTY, INDEXING, READY, TEXT_ONLY, IndexState
 from retrievers.engine.options import EngineOptions, Progress, RefreshResult
@@ -113,20 +114,17 @@ class SearchEngine:
         return self._writes.flush() if self._writes is not None else 0
 
     def embed_transformer(self, progress: Progress | None = None,
-                          should_stop: Callable[[], bool] | None = None) -> int:
-        """Fill in the transformer tier, most valuable chunks first: source before tests, docs,
-        examples and vendored code, then by PageRank. Returns how many chunks were embedded."""
+                          should_stop: Callable[[], bool] | None = None, first: Collection[str] = ()) -> int:
+        """Fill in the transformer tier, most valuable chunks first (`retrievers.engine.fill_order`: the
+        files in `first`, the editor's open ones, then source before tests, docs and vendored code,
+        definitions before module code, rare words first). Returns how many chunks were embedded."""
         semantic = self.semantic
         if semantic is None or semantic.deep is None or not semantic.deep.pending():
             return 0
         with self._lock:
             view = self._view
-        pagerank = view[0].pagerank if view is not None else {}
-
-        def order(chunk: Any) -> tuple[int, float, str, int]:
-            labels = chunk.labels or ("source",)
-            tier = 0 if "source" in labels else 2 if {"vendor", "generated", "legacy"} & set(labels) else 1
-            return tier, -pagerank.get(chunk.id, 0.0), chunk.path, chunk.start_line
+        snap = view[0] if view is not None else None
+        order = fill_key(snap, self.workspace.chunk_text, first)
 
         def report(done: int, total: int) -> None:
             if progress is not None:
