@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import threading
 from collections.abc import Callable, Sequence
@@ -32,6 +33,7 @@ from indexing.records import Definition
 
 __all__ = ["SavedCallGraph", "flat_arrays", "open_flat", "save_flat"]
 
+_BARE = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")  # a name without dots, paths or separators
 ARRAYS = ("ids", "pagerank", "indptr", "other", "caller", "weight")
 PREFIX = "flatgraph-"
 
@@ -202,6 +204,33 @@ class SavedCallGraph(CallGraph):
             if len(self._around) < 65536:
                 self._around[(path, line)] = known
         return list(known)
+
+    def resolve(self, name: str) -> list[Definition]:
+        """A bare name (`parse_header`, `get_or_create()`) from the saved definitions, as
+        `graph.lookup.resolve_name` finds it (qualified then plain name, exact then case-folded) and
+        `CallGraph.resolve` orders it; any other form from the whole graph (module keys, re-exports)."""
+        text = name.strip()
+        text = text[:-2].strip() if text.endswith("()") else text
+        if not text:
+            return []
+        defs = self._saved_definitions() if _BARE.fullmatch(text) else None
+        flat = self._flat_only()
+        if defs is None or flat is None:
+            return super().resolve(name)
+        if flat.get("names") is None:  # the symbol index's name tables, in definition order
+            tables: tuple[dict[str, list[int]], ...] = ({}, {}, {}, {})
+            for d in defs.values():
+                for table, key in zip(tables, (d.qualified_name, d.name, d.qualified_name.lower(),
+                                               d.name.lower()), strict=True):
+                    table.setdefault(key, []).append(d.id)
+            flat["names"] = tables
+        by_q, by_n, by_q_lower, by_n_lower = flat["names"]
+        ids = list(dict.fromkeys([*by_q.get(text, ()), *by_n.get(text, ())])) or list(dict.fromkeys(
+            [*by_q_lower.get(text.lower(), ()), *by_n_lower.get(text.lower(), ())]))
+        if len(ids) > 1:
+            rank = self.pagerank
+            ids.sort(key=lambda i: (-rank.get(i, 0.0), defs[i].path, defs[i].start_line))
+        return [defs[i] for i in ids]
 
     def neighbours(self, def_id: int) -> list[tuple[int, bool, float]]:
         flat = self._flat_only()

@@ -167,8 +167,11 @@ def test_a_warm_graph_opens_from_its_flat_arrays(tree: Path, tmp_path: Path,
         assert [opened.neighbours(i) for i in ids] == [built.neighbours(i) for i in ids]
         assert opened.definitions_at("gamma.py", 6) == built.definitions_at("gamma.py", 6)
         assert opened.definition(ids[0]) == built.definition(ids[0])
+        for name in ("beta", "BETA()", "run", "Gamma", "nowhere", ""):  # bare names: the saved definitions
+            assert opened.resolve(name) == built.resolve(name), name
         assert opened.__dict__["_whole"] is None  # nothing above needed the pickle
-        assert callers(opened, "beta") == {"alpha"} and opened.__dict__["_whole"] is not None
+        assert opened.resolve("Gamma.run") == built.resolve("Gamma.run") and opened.__dict__["_whole"]
+        assert callers(opened, "beta") == {"alpha"}
         assert [opened.neighbours(i) for i in ids] == [built.neighbours(i) for i in ids]
         assert opened.stats() == built.stats()
 
