@@ -23,7 +23,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
-from lsp_server.cli.search import foreground_engine_options, print_human, refresh  # noqa: E402
+from lsp_server.cli.foreground import foreground_engine_options, refresh  # noqa: E402
+from lsp_server.cli.search import print_human  # noqa: E402
 from retrievers.engine.keeper import IndexKeeper  # noqa: E402
 from retrievers.engine.search_engine import SearchEngine, SearchRequest  # noqa: E402
 

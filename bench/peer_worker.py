@@ -40,7 +40,7 @@ def run_codeseek(root: Path, index_dir: Path, queries: list[str], repeat: int) -
     from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
 
     try:  # what `codeseek search` uses (every CPU for embedding), where this checkout has it
-        from lsp_server.cli.search import foreground_engine_options
+        from lsp_server.cli.foreground import foreground_engine_options
 
         options = foreground_engine_options(True)
     except ImportError:

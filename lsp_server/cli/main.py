@@ -192,7 +192,8 @@ def _search_command(sub: SubParsers) -> None:
            ("--jsonl", "one JSON object per result, streamed"),
            ("--vimgrep", "path:line:col:text lines (for Vim's quickfix)"))
     p.add_argument("--batch", default=None, metavar="FILE", help="JSON lines {id, query} in, results out")
-    _flags(p, NO_EMBED)
+    _flags(p, NO_EMBED, ("--no-server", "search in this process even when a running language server or MCP "
+                                        "server on this root could answer (lsp_server.engine_socket)"))
     p.set_defaults(handler=_dispatch("lsp_server.cli.search", "run_search"))
 
 
@@ -209,7 +210,8 @@ def _search_filters(p: argparse.ArgumentParser) -> None:
 def _mcp_command(sub: SubParsers) -> None:
     p = sub.add_parser("mcp", help="run the MCP server (stdio) for coding agents")
     _root_options(p)
-    _flags(p, NO_EMBED)
+    _flags(p, NO_EMBED, ("--no-share-engine", "do not answer `codeseek search` on this root over a socket "
+                                              "in its index folder"))
     p.set_defaults(handler=_dispatch("lsp_server.mcp.server", "serve"))
 
 

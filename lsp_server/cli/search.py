@@ -7,6 +7,9 @@ out, `{"id", ...result}` or `{"id", "error"}`; the model is loaded once). Exit s
 matches, 1 when a valid query matched nothing (no results, or a lookup -- an exact string, a named
 definition, the callers of a name -- that found nothing: `match` "none", its related results still
 printed under a first line that says so), 2 for bad input (the message says what is wrong).
+One query is answered by a running language server or MCP server instead when one shares its engine
+on this root's index folder and searches as this process would (`lsp_server.cli.served`; the same
+document, printed the same way; `--no-server`: never).
 
 The retrieval evaluation is a developer tool of the checkout (`python bench/eval_public.py`), not a
 command of the package: it fetches corpora and reads query sets that are not shipped.
@@ -15,23 +18,21 @@ command of the package: it fetches corpora and reads query sets that are not shi
 from __future__ import annotations
 
 import argparse
-import gc
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from indexing.gc_pause import paused_collection
-from indexing.workspace import Workspace, WorkspaceOptions
+from lsp_server.cli.foreground import open_engine, refresh
+from lsp_server.cli.served import disk_reader, served_answer
+from lsp_server.engine_share import result_document
 from retrievers.base import QueryError
-from retrievers.codebase import Codebase
-from retrievers.engine.keeper import IndexKeeper
-from retrievers.engine.keeper_events import KeeperEvent, Listener, StepAdvanced
-from retrievers.engine.search_engine import EngineOptions, RefreshResult, SearchEngine, SearchRequest
-from retrievers.semantic.embedder import foreground_options
-from retrievers.semantic.models import make_embedder
+from retrievers.engine.request import SearchRequest
+
+if TYPE_CHECKING:  # the engine's modules load only for a search in this process (not one a server answers)
+    from retrievers.engine.search_engine import SearchEngine
 
 BATCH_KEYS = ("id", "query", "limit", "preset", "intent", "include", "exclude")
 SNIPPET_LINES = 6
@@ -43,56 +44,6 @@ class SearchCliError(Exception):
 
 def _err(message: str) -> None:
     print(f"codeseek: error: {message}", file=sys.stderr)
-
-
-def _open_at(root: Path, args: argparse.Namespace) -> SearchEngine:
-    base = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
-    # --index-dir: a base (indexing.location)
-    workspace = Workspace(root, WorkspaceOptions(index_base=base, parse_workers=None))
-    options = foreground_engine_options(embeddings=not args.no_embed)
-    options.max_span_lines = max(0, int(getattr(args, "max_lines", options.max_span_lines)))
-    return SearchEngine(workspace, options)
-
-
-def foreground_engine_options(embeddings: bool) -> EngineOptions:
-    """Engine options for a command the user waits on: embedding uses every CPU, and the structures
-    saved beside the index are written after the answer, when the engine closes (`write_behind`)."""
-    if not embeddings:
-        return EngineOptions(embeddings=False, write_behind=True)
-    return EngineOptions(embedder=make_embedder(None, foreground_options()), write_behind=True)
-
-
-@contextmanager
-def _no_collection() -> Iterator[None]:
-    """No cyclic garbage collection while an index loads: its ~10^6 long-lived objects (chunks, the
-    call graph) would be traversed again and again (~0.3 s of a warm Django search). What is loaded is
-    then frozen out of later collections (`gc.freeze`), and collection resumes."""
-    with paused_collection():
-        try:
-            yield
-        finally:
-            gc.freeze()
-
-
-def refresh(engine: SearchEngine, show_progress: bool, plain: bool = False) -> RefreshResult:
-    """Refresh (the index keeper's one-call refresh: `retrievers.engine.keeper`) with labelled progress
-    bars (counts, ETA) on stderr when it is a terminal, else (`plain`) plain lines once the refresh has
-    run for a few seconds."""
-    from lsp_server.cli.embed import progress_bar
-
-    with progress_bar(show_progress, plain) as progress, _no_collection():
-        result = IndexKeeper(engine, listener=_bars(progress)).refresh()
-    for note in result.notes:
-        print(f"codeseek: note: {note}", file=sys.stderr)
-    return result
-
-
-def _bars(progress: Callable[[str, int, int], None]) -> Listener:
-    """The keeper's progress events as the progress bars' (phase, done, total)."""
-    def listen(event: KeeperEvent) -> None:
-        if isinstance(event, StepAdvanced):
-            progress(event.phase, event.done, event.total)
-    return listen
 
 
 def _choose(args: argparse.Namespace) -> Path:
@@ -130,7 +81,14 @@ def run_search(args: argparse.Namespace) -> int:
         root = _choose(args)
         if not args.batch:
             _validate_early(args)
-        engine = _open_at(root, args)
+            ask = not getattr(args, "no_server", False)
+            served = served_answer(root, args, _request(args, args.query)) if ask else None
+            if served is not None:  # a running server's engine answered (lsp_server.cli.served)
+                try:
+                    return _show(served, Path(os.path.realpath(root)), disk_reader(root), args)
+                finally:
+                    _flush_stdout()
+        engine = open_engine(root, args)
     except (SearchCliError, QueryError) as exc:
         _err(str(exc))
         return 2
@@ -139,27 +97,33 @@ def run_search(args: argparse.Namespace) -> int:
         refresh(engine, sys.stderr.isatty() and not quiet, plain=not quiet and not sys.stderr.isatty())
         if args.batch:
             return _run_batch(engine, args)
+        from retrievers.codebase import Codebase
+
         try:
-            result = Codebase.of(engine).search(_request(args, args.query)).to_json()
+            result = result_document(Codebase.of(engine), _request(args, args.query))
         except QueryError as exc:
             _err(str(exc))
             return 2
-        from lsp_server.cli.embed import process_ms
-
-        # The engine's total leaves out this process's start-up, imports and index refresh: say both.
-        result["timings_ms"]["process"] = round(process_ms(), 1)
-        if args.json:
-            print(json.dumps(result, ensure_ascii=False))
-        elif args.jsonl or args.vimgrep:
-            _print_lines(result, engine, args)
-        else:
-            print_human(result, sys.stdout, context=args.context, read=engine.workspace.read_bytes,
-                        no_embed=args.no_embed)
-        return exit_status(result)
+        return _show(result, engine.workspace.root, engine.workspace.read_bytes, args)
     finally:
         _flush_stdout()  # the answer is out before the held-back saves are written (write_behind)
         engine.close()
         engine.workspace.close()
+
+
+def _show(result: dict[str, Any], root: Path, read: Callable[[str], bytes], args: argparse.Namespace) -> int:
+    """Print one answer (in this process's or a server's) as the options ask; the exit status."""
+    from lsp_server.cli.embed import process_ms
+
+    # The engine's total leaves out this process's start-up, imports and index refresh: say both.
+    result["timings_ms"]["process"] = round(process_ms(), 1)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    elif args.jsonl or args.vimgrep:
+        _print_lines(result, root, read, args)
+    else:
+        print_human(result, sys.stdout, context=args.context, read=read, no_embed=args.no_embed)
+    return exit_status(result)
 
 
 def exit_status(result: dict[str, Any]) -> int:
@@ -186,12 +150,12 @@ def _flush_stdout() -> None:
         pass
 
 
-def _print_lines(result: dict[str, Any], engine: SearchEngine, args: argparse.Namespace) -> None:
+def _print_lines(result: dict[str, Any], root: Path, read: Callable[[str], bytes],
+                 args: argparse.Namespace) -> None:
     from lsp_server.cli import output
 
     if args.vimgrep:
-        lines_of = output.file_lines(engine.workspace.root, engine.workspace.read_bytes)
-        output.vimgrep(result["results"], engine.workspace.root, lines_of, sys.stdout)
+        output.vimgrep(result["results"], root, output.file_lines(root, read), sys.stdout)
     else:
         output.jsonl(result["results"], sys.stdout)
     note = no_match_line(result) or output.no_results_note(result)
@@ -218,6 +182,8 @@ def _batch_lines(path: str) -> Iterator[tuple[int, str]]:
 
 
 def _run_batch(engine: SearchEngine, args: argparse.Namespace) -> int:
+    from retrievers.codebase import Codebase
+
     codebase = Codebase.of(engine)
     failures = 0
     for number, line in _batch_lines(args.batch):

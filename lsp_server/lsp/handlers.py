@@ -27,7 +27,7 @@ from retrievers.engine.lifecycle import STARTING
 log = logging.getLogger("codeseek.lsp")
 T = TypeVar("T")
 INDEX_OPTIONS = ("model", "index_dir", "excludes", "max_file_size", "embeddings", "transformer",
-                 "transformer_background")
+                 "transformer_background", "share_engine")
 BIG_BUFFER = 1 << 20  # closing a buffer this large returns freed memory to the OS
 
 

@@ -19,6 +19,8 @@ from typing import Any, Protocol
 from indexing.progress import ProgressRate
 from indexing.scan import ScanOptions
 from indexing.workspace import WorkspaceOptions
+from lsp_server.engine_share import share_engine
+from lsp_server.engine_socket import EngineListener
 from lsp_server.lsp.file_watch import RootWatcher
 from lsp_server.lsp.options import ServerOptions
 from lsp_server.process_tuning import lower_priority, release_memory
@@ -85,11 +87,14 @@ class RootIndex:
         self.codebase = Codebase.of(self.engine)  # what the request handlers ask
         self.phase1_done = self.keeper.indexed  # set once the first phase 1 has finished
         self.watcher: RootWatcher | None = None  # the server's own watcher, when the client has none
+        self.shared: EngineListener | None = None  # `codeseek search` answered by this engine
 
     # -- control -------------------------------------------------------------------------------------
     def start(self) -> None:
-        """Start the worker and queue the initial full update."""
+        """Start the worker and queue the initial full update; share the engine (`shareEngine`)."""
         self.keeper.start()
+        if self.options.share_engine:
+            self.shared = share_engine(self.keeper, self.codebase, "lsp")
 
     def watch(self, notify: Callable[[str], None] | None = None) -> None:
         """Watch the root for changes made outside the editor (`lsp_server.lsp.file_watch`), once."""
@@ -98,9 +103,12 @@ class RootIndex:
             self.watcher.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop the watcher and the worker (after the file it is on) and close the store."""
+        """Stop the watcher, the shared engine's socket and the worker (after the file it is on) and
+        close the store."""
         if self.watcher is not None:
             self.watcher.stop()
+        if self.shared is not None:
+            self.shared.close()
         self.keeper.stop(timeout)
 
     @property

@@ -30,6 +30,7 @@ class ServerOptions:
     preset: str = DEFAULT_PRESET  # default search preset: one of retrievers.ranking.profile.PRESETS
     hover: bool = True  # the related-code hover panel
     embeddings: bool = True  # phase 2 (embedding chunks); off: text, structure and graph only
+    share_engine: bool = True  # answer `codeseek search` per root over a socket (lsp_server.engine_socket)
 
 
 def advertised() -> dict[str, Any]:
@@ -102,6 +103,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "embeddings": _check_bool,
     "transformer": _check_transformer,
     "transformer_background": _check_bool,
+    "share_engine": _check_bool,
 }
 
 

@@ -290,7 +290,8 @@ def serve(args: argparse.Namespace) -> int:
         print(f"codeseek: error: {exc}", file=sys.stderr)
         return 2
     base = Path(args.index_dir).expanduser().resolve() if getattr(args, "index_dir", None) else None
-    options = McpOptions(index_base=base, embeddings=not getattr(args, "no_embed", False))
+    options = McpOptions(index_base=base, embeddings=not getattr(args, "no_embed", False),
+                         share_engine=not getattr(args, "no_share_engine", False))
     try:
         service = McpService(root, options)
     except WorkspaceError as exc:  # e.g. the index folder belongs to another root

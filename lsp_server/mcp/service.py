@@ -23,6 +23,8 @@ from typing import Any
 
 from indexing.records import Definition
 from indexing.workspace import WorkspaceError, WorkspaceOptions
+from lsp_server.engine_share import share_engine
+from lsp_server.engine_socket import EngineListener
 from lsp_server.process_tuning import release_memory
 from retrievers.base import QueryError
 from retrievers.codebase import Codebase
@@ -65,6 +67,7 @@ class McpOptions:
     fresh_wait: float = 1.0  # seconds a call waits for the phase 1 of the refresh it started
     first_wait: float = 30.0  # seconds a call waits for the first phase 1
     limits: Limits = field(default_factory=Limits)
+    share_engine: bool = True  # answer `codeseek search` over a socket (lsp_server.engine_socket)
 
 
 class McpService:
@@ -83,12 +86,17 @@ class McpService:
         self.codebase = Codebase.of(self.engine)  # every tool asks the domain facade
         self.root = self.workspace.root
         self.phase1_done = self.keeper.attempted  # a failed first refresh answers from what exists
+        self.shared: EngineListener | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def start(self) -> None:
         self.keeper.start()
+        if self.options.share_engine:
+            self.shared = share_engine(self.keeper, self.codebase, "mcp")
 
     def stop(self, timeout: float = 5.0) -> None:
+        if self.shared is not None:
+            self.shared.close()
         self.keeper.stop(timeout)  # stuck in one long step (a model load): the store stays open
 
     def request_refresh(self) -> None:

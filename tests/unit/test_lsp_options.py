@@ -66,4 +66,4 @@ def test_to_json_round_trips() -> None:
     assert again == options and problems == []
     assert {f.name for f in fields(ServerOptions)} == {
         "model", "index_dir", "excludes", "max_file_size", "preset", "hover", "embeddings", "transformer",
-        "transformer_background"}
+        "transformer_background", "share_engine"}

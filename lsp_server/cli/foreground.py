@@ -1,0 +1,89 @@
+"""The engine of a command the user waits on (`codeseek search`, bench/demo.py): opened over the root's
+index, refreshed on the caller's thread with progress bars.
+
+The engine's modules are imported inside the functions: `codeseek search` imports this module before
+it knows whether a running server answers for it (`lsp_server.cli.served`), and then needs none of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from retrievers.engine.keeper_events import Listener
+    from retrievers.engine.options import EngineOptions, RefreshResult
+    from retrievers.engine.search_engine import SearchEngine
+
+
+def open_engine(root: Path, args: argparse.Namespace) -> SearchEngine:
+    """`root`'s engine as `codeseek search` runs it (`--index-dir`, `--no-embed`, `--max-lines`)."""
+    from indexing.workspace import Workspace, WorkspaceOptions
+    from retrievers.engine.search_engine import SearchEngine
+
+    base = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
+    # --index-dir: a base (indexing.location)
+    workspace = Workspace(root, WorkspaceOptions(index_base=base, parse_workers=None))
+    options = foreground_engine_options(embeddings=not args.no_embed)
+    options.max_span_lines = max_lines(args, options.max_span_lines)
+    return SearchEngine(workspace, options)
+
+
+def max_lines(args: argparse.Namespace, default: int) -> int:
+    """`--max-lines` (0: never cut a long result)."""
+    return max(0, int(getattr(args, "max_lines", default)))
+
+
+def foreground_engine_options(embeddings: bool) -> EngineOptions:
+    """Engine options for a command the user waits on: embedding uses every CPU, and the structures
+    saved beside the index are written after the answer, when the engine closes (`write_behind`)."""
+    from retrievers.engine.options import EngineOptions
+    from retrievers.semantic.embedder import foreground_options
+    from retrievers.semantic.models import make_embedder
+
+    if not embeddings:
+        return EngineOptions(embeddings=False, write_behind=True)
+    return EngineOptions(embedder=make_embedder(None, foreground_options()), write_behind=True)
+
+
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """No cyclic garbage collection while an index loads: its ~10^6 long-lived objects (chunks, the
+    call graph) would be traversed again and again (~0.3 s of a warm Django search). What is loaded is
+    then frozen out of later collections (`gc.freeze`), and collection resumes."""
+    from indexing.gc_pause import paused_collection
+
+    with paused_collection():
+        try:
+            yield
+        finally:
+            gc.freeze()
+
+
+def refresh(engine: SearchEngine, show_progress: bool, plain: bool = False) -> RefreshResult:
+    """Refresh (the index keeper's one-call refresh: `retrievers.engine.keeper`) with labelled progress
+    bars (counts, ETA) on stderr when it is a terminal, else (`plain`) plain lines once the refresh has
+    run for a few seconds."""
+    from lsp_server.cli.embed import progress_bar
+    from retrievers.engine.keeper import IndexKeeper
+
+    with progress_bar(show_progress, plain) as progress, _no_collection():
+        result = IndexKeeper(engine, listener=_bars(progress)).refresh()
+    for note in result.notes:
+        print(f"codeseek: note: {note}", file=sys.stderr)
+    return result
+
+
+def _bars(progress: Callable[[str, int, int], None]) -> Listener:
+    """The keeper's progress events as the progress bars' (phase, done, total)."""
+    from retrievers.engine.keeper_events import KeeperEvent, StepAdvanced
+
+    def listen(event: KeeperEvent) -> None:
+        if isinstance(event, StepAdvanced):
+            progress(event.phase, event.done, event.total)
+    return listen
