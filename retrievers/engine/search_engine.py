@@ -197,7 +197,8 @@ class SearchEngine:
         started = time.perf_counter()
         index_phase.update_workspace(self.workspace, out, progress, paths)
         out.seconds["update"] = time.perf_counter() - started
-        if out.update is None and self._synced and self._view is not None:
+        unchanged = out.update is None or not out.update.changed
+        if unchanged and self._synced and self._view is not None:  # the view in step with the store stays
             out.chunks, out.definitions = len(self._view[0].chunks), len(self._view[0].definitions)
             return
         started = time.perf_counter()
