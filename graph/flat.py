@@ -126,7 +126,8 @@ class SavedCallGraph(CallGraph):
     anything else loads `whole()` (the pickled graph) once, whose state this object then takes on."""
 
     def __init__(self, arrays: dict[str, np.ndarray], load_definitions: Callable[[], object],
-                 load_whole: Callable[[], CallGraph]) -> None:  # (no CallGraph.__init__: its state is lazy)
+                 load_whole: Callable[[dict[int, Definition] | None], CallGraph]) -> None:
+        # (no CallGraph.__init__: its state is lazy; `load_whole` is given the definitions once read)
         ids = arrays["ids"].tolist()
         flat = {"ids": ids, "position": {i: k for k, i in enumerate(ids)}, "arrays": arrays,
                 "load_defs": load_definitions, "defs": None, "load": load_whole, "lock": threading.Lock(),
@@ -146,7 +147,7 @@ class SavedCallGraph(CallGraph):
         with flat["lock"]:
             whole = self.__dict__["_whole"]
             if whole is None:
-                whole = flat["load"]()
+                whole = flat["load"](flat["defs"] or None)  # (the definitions it names, when read)
                 state = dict(whole.__dict__)
                 state.pop("_around", None)  # (the answers already given stay true)
                 self.__dict__.update(state)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import io
 import logging
 import os
 import pickle
@@ -108,8 +109,10 @@ class SignedCache:
     def _path(self, name: str) -> Path:
         return self.folder / f"{name}.pickle"
 
-    def load(self, name: str, key: str) -> Any | None:
-        """The object saved under `name` for `key`; None when absent, stale, unsigned or unreadable."""
+    def load(self, name: str, key: str, refs: Callable[[Any], Any] | None = None) -> Any | None:
+        """The object saved under `name` for `key`; None when absent, stale, unsigned or unreadable.
+        `refs`: what the persistent ids a `save(refs=...)` wrote stand for (pickle's `persistent_load`:
+        objects the caller already holds, shared instead of read again)."""
         try:
             data = self._path(name).read_bytes()
         except OSError:
@@ -127,7 +130,13 @@ class SignedCache:
             return None
         try:
             with paused_collection():  # hundreds of thousands of small objects: collections cost ~30%
-                return pickle.loads(body)
+                if refs is None:
+                    return pickle.loads(body)
+                source = io.BytesIO(data)  # (it shares the bytes object, where a view would be copied)
+                source.seek(len(head) + TAG_BYTES)
+                unpickler = pickle.Unpickler(source)
+                unpickler.persistent_load = refs  # type: ignore[assignment]
+                return unpickler.load()
         except Exception as exc:  # a class changed shape: rebuild
             log.info("ignoring %s: %s", self._path(name), exc)
             return None
@@ -141,15 +150,17 @@ class SignedCache:
         except OSError:
             return False
 
-    def save(self, name: str, key: str, obj: Any) -> bool:
+    def save(self, name: str, key: str, obj: Any, refs: Callable[[Any], Any] | None = None) -> bool:
         """Write atomically; False (logged) when the folder is not writable or the object not picklable.
-        With `later`, queue the write there and say True (a reader checks what is on disk anyway)."""
+        With `later`, queue the write there and say True (a reader checks what is on disk anyway).
+        `refs`: pickle's `persistent_id` (an object it names is written as that name, `load`'s `refs`
+        gives it back)."""
         if self.later is not None:
-            self.later.append(lambda: self._write(name, key, obj))
+            self.later.append(lambda: self._write(name, key, obj, refs))
             return True
-        return self._write(name, key, obj)
+        return self._write(name, key, obj, refs)
 
-    def _write(self, name: str, key: str, obj: Any) -> bool:
+    def _write(self, name: str, key: str, obj: Any, refs: Callable[[Any], Any] | None = None) -> bool:
         head = MAGIC + key.encode() + b"\n"
         tmp = self.folder / f".{name}.{os.getpid()}.tmp"
         try:
@@ -158,7 +169,10 @@ class SignedCache:
                 out.write(head)
                 out.write(bytes(TAG_BYTES))  # the tag's place: filled in once the body is signed
                 signed = _SigningWriter(out, hmac.new(user_secret(), head, hashlib.sha256))
-                pickle.dump(obj, signed, protocol=pickle.HIGHEST_PROTOCOL)
+                pickler = pickle.Pickler(signed, protocol=pickle.HIGHEST_PROTOCOL)
+                if refs is not None:
+                    pickler.persistent_id = refs  # type: ignore[method-assign]
+                pickler.dump(obj)
                 out.seek(len(head))
                 out.write(signed.signer.digest())
             tmp.replace(self._path(name))

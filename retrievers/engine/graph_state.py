@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import gc
 import logging
+import pickle
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from indexing.persist import SignedCache, code_fingerprint
+from indexing.records import Definition
 from indexing.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -72,10 +74,7 @@ class GraphState:
                 graph = self._build_from_store(build_call_graph)
                 if key:
                     graph.pagerank  # noqa: B018 (computed before saving, so it is saved too)
-                    head, unresolved = graph.without_unresolved()
-                    if cache.save(UNRESOLVED, key, unresolved):  # first: a saved graph finds its sites
-                        cache.save("callgraph", key, head)
-                        self._save_flat(cache, key, graph)
+                    self._save(cache, key, graph)
             self._graph, self._generation = graph, generation
             return graph
 
@@ -87,43 +86,75 @@ class GraphState:
 
         if not (cache.holds(UNRESOLVED, key) and cache.holds("callgraph", key)):
             return None
-        arrays = open_flat(cache.folder, key) if cache.holds(DEFINITIONS, key) else None
+        if not cache.holds(DEFINITIONS, key):
+            return None
+        arrays = open_flat(cache.folder, key)
         if arrays is not None:
             return SavedCallGraph(arrays, lambda: cache.load(DEFINITIONS, key),
-                                  lambda: self._load_whole(cache, key))
-        graph = cache.load("callgraph", key)
+                                  lambda defs: self._load_whole(cache, key, defs))
+        graph = self._read_whole(cache, key, None)
+        if graph is not None:
+            from graph.flat import save_flat
+
+            self._queue(lambda: save_flat(cache.folder, key, graph))
+        return graph
+
+    def _read_whole(self, cache: SignedCache, key: str,
+                    defs: dict[int, Definition] | None) -> CallGraph | None:
+        """The pickled graph, its definitions taken from `defs` (else read from their own file: the graph
+        names them by id, `_save`); None when either is missing or they do not fit."""
+        if defs is None:
+            saved = cache.load(DEFINITIONS, key)
+            if not isinstance(saved, list):
+                return None
+            defs = {d.id: d for d in saved}
+
+        def definition(def_id: int) -> Definition:
+            try:
+                return defs[def_id]
+            except (KeyError, TypeError):
+                raise pickle.UnpicklingError(f"no saved definition {def_id!r}") from None
+        graph = cache.load("callgraph", key, refs=definition)
         if graph is not None:
             graph.unresolved_from(lambda: self._load_unresolved(cache, key))
-            self._save_flat(cache, key, graph)
         return graph  # type: ignore[no-any-return]
 
-    def _load_whole(self, cache: SignedCache, key: str) -> CallGraph:
+    def _load_whole(self, cache: SignedCache, key: str,
+                    defs: dict[int, Definition] | None = None) -> CallGraph:
         """The whole saved graph behind a `SavedCallGraph` (built from the store if it went missing).
         In a process that froze what its refresh loaded (`gc.freeze`: the CLI, the servers' memory
         release), the graph, loaded later by a search, is frozen too: left to the collector, its
         millions of objects cost the Django sdist's CLI 3 s of collections and the one at exit."""
         from graph.callgraph import build_call_graph
 
-        graph = cache.load("callgraph", key)
+        graph = self._read_whole(cache, key, defs)
         if graph is None:
             log.warning("the saved call graph of %s is gone: rebuilding it", self.workspace.root)
             graph = self._build_from_store(build_call_graph)
-        else:
-            graph.unresolved_from(lambda: self._load_unresolved(cache, key))
         if gc.get_freeze_count():
             gc.freeze()
         return graph  # type: ignore[no-any-return]
 
-    def _save_flat(self, cache: SignedCache, key: str, graph: CallGraph) -> None:
-        """Save what `SavedCallGraph` opens: the definitions (signed) and the flat arrays (queued on
-        `later` like the pickles)."""
+    def _save(self, cache: SignedCache, key: str, graph: CallGraph) -> None:
+        """Save a built graph for `key`: its unresolved call sites and its definitions, then the graph
+        naming each of its definitions by id (read again from their own file: `_read_whole`), then the
+        flat form (`graph.flat`). Each file needs those before it: a reader checks they are there."""
         from graph.flat import save_flat
 
-        if cache.save(DEFINITIONS, key, graph.definitions()):
-            if self.later is not None:
-                self.later.append(lambda: save_flat(cache.folder, key, graph))
-            else:
-                save_flat(cache.folder, key, graph)
+        head, unresolved = graph.without_unresolved()
+        own = graph.index.defs
+
+        def definition_id(obj: object) -> int | None:
+            return obj.id if type(obj) is Definition and own.get(obj.id) is obj else None  # type: ignore[attr-defined]
+        if cache.save(UNRESOLVED, key, unresolved) and cache.save(DEFINITIONS, key, graph.definitions()):
+            cache.save("callgraph", key, head, refs=definition_id)
+            self._queue(lambda: save_flat(cache.folder, key, graph))
+
+    def _queue(self, write: Callable[[], object]) -> None:
+        if self.later is not None:
+            self.later.append(write)
+        else:
+            write()
 
     def _build_from_store(self, build: Callable[..., CallGraph]) -> CallGraph:
         store = self.workspace.store

@@ -170,7 +170,9 @@ def test_a_warm_graph_opens_from_its_flat_arrays(tree: Path, tmp_path: Path,
         for name in ("beta", "BETA()", "run", "Gamma", "nowhere", ""):  # bare names: the saved definitions
             assert opened.resolve(name) == built.resolve(name), name
         assert opened.__dict__["_whole"] is None  # nothing above needed the pickle
+        first = opened.definition(ids[0])
         assert opened.resolve("Gamma.run") == built.resolve("Gamma.run") and opened.__dict__["_whole"]
+        assert opened.index.defs[ids[0]] is first  # the whole graph names the definitions already read
         assert callers(opened, "beta") == {"alpha"}
         assert [opened.neighbours(i) for i in ids] == [built.neighbours(i) for i in ids]
         assert opened.stats() == built.stats()
