@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from retrievers.codebase import Codebase
     from retrievers.engine.keeper import IndexKeeper
     from retrievers.engine.options import EngineOptions
-    from retrievers.engine.request import SearchRequest
+    from retrievers.engine.request import CheckedRequest, SearchRequest
 
 READY_WAIT_S = 10.0  # how long a request waits for the refresh it asked for, then `busy`
 REQUEST_KEYS: dict[str, type | tuple[type, ...]] = {
@@ -47,7 +47,7 @@ def engine_profile(engine: EngineOptions, scan: ScanOptions) -> dict[str, Any]:
     return out
 
 
-def result_document(codebase: Codebase, request: SearchRequest) -> dict[str, Any]:
+def result_document(codebase: Codebase, request: SearchRequest | CheckedRequest) -> dict[str, Any]:
     """The result document `codeseek search --json` prints (before its `timings_ms.process`): the
     CLI in process and the shared engine both answer with it."""
     return codebase.search(request).to_json()

@@ -29,7 +29,7 @@ from lsp_server.cli.foreground import open_engine, refresh
 from lsp_server.cli.served import disk_reader, served_answer
 from lsp_server.engine_share import result_document
 from retrievers.base import QueryError
-from retrievers.engine.request import SearchRequest
+from retrievers.engine.request import CheckedRequest, SearchRequest
 
 if TYPE_CHECKING:  # the engine's modules load only for a search in this process (not one a server answers)
     from retrievers.engine.search_engine import SearchEngine
@@ -79,8 +79,9 @@ def run_search(args: argparse.Namespace) -> int:
         if args.context is not None and args.context < 0:
             raise SearchCliError(f"--context must be 0 or more, got {args.context}")
         root = _choose(args)
+        checked = None
         if not args.batch:
-            _validate_early(args)
+            checked = _validate_early(args)
             ask = not getattr(args, "no_server", False)
             served = served_answer(root, args, _request(args, args.query)) if ask else None
             if served is not None:  # a running server's engine answered (lsp_server.cli.served)
@@ -100,7 +101,7 @@ def run_search(args: argparse.Namespace) -> int:
         from retrievers.codebase import Codebase
 
         try:
-            result = result_document(Codebase.of(engine), _request(args, args.query))
+            result = result_document(Codebase.of(engine), checked or _request(args, args.query))
         except QueryError as exc:
             _err(str(exc))
             return 2
@@ -163,11 +164,11 @@ def _print_lines(result: dict[str, Any], root: Path, read: Callable[[str], bytes
         print(f"codeseek: {note}", file=sys.stderr)
 
 
-def _validate_early(args: argparse.Namespace) -> None:
-    """Reject a bad query before indexing anything."""
+def _validate_early(args: argparse.Namespace) -> CheckedRequest:
+    """Reject a bad query before indexing anything; the checked request is the one searched."""
     from retrievers.engine.request import validate
 
-    validate(_request(args, args.query))
+    return validate(_request(args, args.query))
 
 
 def _batch_lines(path: str) -> Iterator[tuple[int, str]]:
