@@ -30,11 +30,14 @@ from retrievers.semantic.static_embedder import is_static_id
 
 @dataclass(frozen=True)
 class TierBlend:
-    """Weighted RRF of the two tiers' rankings: weight / (k + rank), ranks from 1."""
+    """Weighted RRF of the two tiers' rankings: weight / (k + rank), ranks from 1. Used only while the
+    transformer tier is partly filled; equal weights, so a covered chunk outranks an uncovered one on
+    its rank, not on its tier (0.3 / 0.7 put the transformer's 5th covered chunk above the static
+    tier's best: docs/tuning/2026-12-02-fill-order.md)."""
 
     k: int = 10
-    fast: float = 0.3
-    deep: float = 0.7
+    fast: float = 0.5
+    deep: float = 0.5
 
 
 class TieredSemantic:
