@@ -33,12 +33,13 @@ from indexing.records import Chunk
 if TYPE_CHECKING:
     from retrievers.snapshot import Snapshot
 
-__all__ = ["DEFINITION_KINDS", "FillKey", "fill_key", "label_tier", "word_rarity"]
+__all__ = ["DEFINITION_KINDS", "FillKey", "fill_key", "label_tier", "snapshot_rarity", "word_rarity"]
 
 DEFINITION_KINDS = frozenset({"function", "method", "class"})
 _LATE_LABELS = frozenset({"vendor", "generated", "legacy"})
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")  # camelCase and snake_case parts, numbers
 MIN_WORD = 3  # shorter parts (i, x, id, of) say nothing of a chunk
+_RARITY = "fill_order.rarity"  # the snapshot memo (and heirloom) of `snapshot_rarity`
 
 FillKey = tuple[int, int, int, float, str, int]
 
@@ -71,12 +72,29 @@ def word_rarity(chunks: Iterable[Chunk], read_text: Callable[[Chunk], str | None
     return {cid: float(idf[ids].mean()) if len(ids) else 0.0 for cid, ids in rows}
 
 
+def snapshot_rarity(snap: Snapshot, read_text: Callable[[Chunk], str | None]) -> dict[int, float]:
+    """`word_rarity` over the snapshot's chunks, computed once per snapshot; a snapshot that replaced
+    one keeps its predecessor's figures for the chunks both hold (an edit re-reads nothing: every text
+    of the tree was read for the first), and its new chunks, the edited files', count as 0.0 (they are
+    the open files, first anyway)."""
+    def build() -> dict[int, float]:
+        before = snap.handed_down(_RARITY)
+        if isinstance(before, dict):
+            rarity = {cid: before[cid] for cid in snap.chunks if cid in before}
+        else:
+            rarity = word_rarity(snap.chunks.values(), read_text)
+        snap.hand_down(_RARITY, rarity)
+        return rarity
+
+    return snap.memo(_RARITY, build)
+
+
 def fill_key(snap: Snapshot | None = None, read_text: Callable[[Chunk], str | None] | None = None,
              opened: Collection[str] = ()) -> Callable[[Chunk], FillKey]:
     """The sort key of the transformer fill (module docstring), smaller first. The words' rarity is
     taken over `snap`'s chunks, read with `read_text` (either missing: all alike); `opened` holds
     workspace-relative paths of the files open in the editor."""
-    rarity = word_rarity(snap.chunks.values(), read_text) if snap is not None and read_text else {}
+    rarity = snapshot_rarity(snap, read_text) if snap is not None and read_text else {}
     first = frozenset(opened)
 
     def key(chunk: Chunk) -> FillKey:

@@ -14,7 +14,7 @@ import pytest
 
 from indexing.records import Chunk
 from indexing.workspace import Workspace, WorkspaceOptions
-from retrievers.engine.fill_order import DEFINITION_KINDS, fill_key, label_tier, word_rarity
+from retrievers.engine.fill_order import DEFINITION_KINDS, fill_key, label_tier, snapshot_rarity, word_rarity
 from retrievers.engine.search_engine import EngineOptions, SearchEngine
 from retrievers.snapshot import Snapshot
 
@@ -115,3 +115,36 @@ def test_embed_transformer_hands_the_order_and_open_files_down(engine: SearchEng
     chunks = sorted(snapshot(engine).chunks.values(), key=seen["order"])
     assert chunks[0].path == "docs/guide.md"
     assert chunks[1:] == [c for c in ordered(engine) if c.path != "docs/guide.md"]
+
+
+def test_rarity_is_read_once_per_snapshot_and_handed_down_to_the_next(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLE, tmp_path / "ws")
+    ws = Workspace(tmp_path / "ws", WorkspaceOptions(index_dir=tmp_path / "index"))
+    eng = SearchEngine(ws, EngineOptions(embeddings=False))
+    try:
+        eng.refresh()
+        reads: list[int] = []
+
+        def counting(chunk: Chunk) -> str | None:
+            reads.append(chunk.id)
+            return ws.chunk_text(chunk)
+
+        first = snapshot(eng)
+        before = snapshot_rarity(first, counting)
+        assert len(reads) == len(first.chunks) and snapshot_rarity(first, counting) is before
+        assert len(reads) == len(first.chunks)  # the second call read nothing
+        edited = next(p for p in sorted({c.path for c in first.chunks.values()}) if p.endswith(".py"))
+        target = tmp_path / "ws" / edited
+        target.write_text(target.read_text() + "\n\ndef appended_for_the_test():\n    return 1\n")
+        eng.refresh()
+        second = snapshot(eng)
+        assert second is not first
+        reads.clear()
+        after = snapshot_rarity(second, counting)
+        assert reads == []  # the edit re-read nothing: the predecessor's figures carry over
+        kept = set(first.chunks) & set(second.chunks)
+        assert kept and all(after[cid] == before[cid] for cid in kept)
+        assert set(after) == kept  # the edited file's new chunks count as 0.0 (absent)
+    finally:
+        eng.close()
+        ws.close()
