@@ -211,7 +211,8 @@ def _mcp_command(sub: SubParsers) -> None:
     p = sub.add_parser("mcp", help="run the MCP server (stdio) for coding agents")
     _root_options(p)
     _flags(p, NO_EMBED, ("--no-share-engine", "do not answer `codeseek search` on this root over a socket "
-                                              "in its index folder"))
+                                              "in its index folder"),
+           ("--no-watch", "do not watch the root: a tool call rescans when the last refresh is 5 s old"))
     p.set_defaults(handler=_dispatch("lsp_server.mcp.server", "serve"))
 
 

@@ -21,7 +21,7 @@ from indexing.scan import ScanOptions
 from indexing.workspace import WorkspaceOptions
 from lsp_server.engine_share import share_engine
 from lsp_server.engine_socket import EngineListener
-from lsp_server.lsp.file_watch import RootWatcher
+from lsp_server.file_watch import RootWatcher
 from lsp_server.lsp.options import ServerOptions
 from lsp_server.process_tuning import lower_priority, release_memory
 from retrievers.codebase import Codebase, StoreClosed
@@ -97,7 +97,7 @@ class RootIndex:
             self.shared = share_engine(self.keeper, self.codebase, "lsp")
 
     def watch(self, notify: Callable[[str], None] | None = None) -> None:
-        """Watch the root for changes made outside the editor (`lsp_server.lsp.file_watch`), once."""
+        """Watch the root for changes made outside the editor (`lsp_server.file_watch`), once."""
         if self.watcher is None and not self.keeper.stopping:
             self.watcher = RootWatcher(self, notify)
             self.watcher.start()

@@ -4,11 +4,13 @@ answer as a small JSON document (protocol-free; `lsp_server.mcp.server` register
 `McpService(root, options)` opens the same index as `codeseek search --root ROOT` (`--index-dir`, else
 `$CODESEEK_INDEX_DIR`, else the user cache per root) with an index keeper over it
 (`retrievers.engine.keeper`, the language server's too): its worker runs phase 1 (changed files, text
-index, call graph), then phase 2 (embeddings for new chunks, then the model is loaded). A tool call
-made `refresh_interval` seconds or more after the last refresh starts another one and waits up to
-`fresh_wait` seconds for its phase 1 (on a small change that is enough for the agent's own edits to be
-in the answer); past that, and while embeddings run, tools answer from the current snapshot. Before
-the first phase 1 has ended they wait for it up to `first_wait` seconds.
+index, call graph), then phase 2 (embeddings for new chunks, then the model is loaded). The service
+watches the root (`lsp_server.file_watch`): a changed file is indexed in the background about a
+quarter second after the last write, and tool calls answer from the current snapshot at once, never
+waiting for a rescan. Without a watcher (`watch=False`, or inotify unavailable), a tool call made
+`refresh_interval` seconds or more after the last refresh starts another one and waits up to
+`fresh_wait` seconds for its phase 1. Before the first phase 1 has ended calls wait for it up to
+`first_wait` seconds.
 
 Answers stay small for an agent's context: few results and trimmed snippets by default, with
 parameters to ask for more (bounds in `Limits`). Bad arguments raise `ToolInputError` with a message
@@ -17,6 +19,7 @@ saying what is wrong; nothing here raises for a name that matches nothing (the a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,7 @@ from indexing.records import Definition
 from indexing.workspace import WorkspaceError, WorkspaceOptions
 from lsp_server.engine_share import share_engine
 from lsp_server.engine_socket import EngineListener
+from lsp_server.file_watch import RootWatcher
 from lsp_server.process_tuning import release_memory
 from retrievers.base import QueryError
 from retrievers.codebase import Codebase
@@ -68,6 +72,7 @@ class McpOptions:
     first_wait: float = 30.0  # seconds a call waits for the first phase 1
     limits: Limits = field(default_factory=Limits)
     share_engine: bool = True  # answer `codeseek search` over a socket (lsp_server.engine_socket)
+    watch: bool = True  # watch the root (lsp_server.file_watch): tool calls then never wait for a rescan
 
 
 class McpService:
@@ -87,20 +92,37 @@ class McpService:
         self.root = self.workspace.root
         self.phase1_done = self.keeper.attempted  # a failed first refresh answers from what exists
         self.shared: EngineListener | None = None
+        self.watcher: RootWatcher | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def start(self) -> None:
         self.keeper.start()
+        if self.options.watch:
+            self.watcher = RootWatcher(self)
+            self.watcher.start()
         if self.options.share_engine:
             self.shared = share_engine(self.keeper, self.codebase, "mcp")
 
     def stop(self, timeout: float = 5.0) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
         if self.shared is not None:
             self.shared.close()
         self.keeper.stop(timeout)  # stuck in one long step (a model load): the store stays open
 
     def request_refresh(self) -> None:
         self.keeper.request_full()
+
+    def request_full(self) -> None:  # (the watcher's names for the two kinds of refresh)
+        self.keeper.request_full()
+
+    def request_paths(self, paths: Iterable[str]) -> None:
+        self.keeper.request_paths(paths)
+
+    def watching(self) -> bool:
+        """Whether the watcher runs: changes then reach the index without a tool call asking."""
+        watcher = self.watcher
+        return watcher is not None and watcher.error is None and watcher.status()["running"]
 
     def refreshing(self) -> bool:
         return not self.keeper.idle()
@@ -123,9 +145,10 @@ class McpService:
         return out
 
     def _touch(self) -> None:
-        """Before each tool call: start a refresh when the last one is old and wait briefly for its
-        phase 1; wait for the very first phase 1."""
-        self.keeper.refresh_if_stale(self.options.refresh_interval, self.options.fresh_wait)
+        """Before each tool call: without a watcher, start a refresh when the last one is old and wait
+        briefly for its phase 1; wait for the very first phase 1."""
+        if not self.watching():
+            self.keeper.refresh_if_stale(self.options.refresh_interval, self.options.fresh_wait)
         self.keeper.attempted.wait(self.options.first_wait)
 
     # -- tools ---------------------------------------------------------------------------------------

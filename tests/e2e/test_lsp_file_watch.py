@@ -1,5 +1,5 @@
 """End-to-end: a client that cannot watch files (Neovim 0.11 on Linux) still sees files changed
-outside the editor, because the server watches the workspace itself (`lsp_server.lsp.file_watch`); a
+outside the editor, because the server watches the workspace itself (`lsp_server.file_watch`); a
 branch-switch-like burst of writes is one refresh. A client that watches gets no second watcher."""
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""`lsp_server.lsp.file_watch.relevant`: which changes wake the index, by the scan's own rules."""
+"""`lsp_server.file_watch.relevant`: which changes wake the index, by the scan's own rules."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from indexing.ignore_files import IgnoreFiles
-from lsp_server.lsp.file_watch import relevant
+from lsp_server.file_watch import relevant
 
 
 def _tree(tmp_path: Path) -> Path:

@@ -112,7 +112,7 @@ INNER_LEVELS: dict[str, list[list[tuple[str, ...]]]] = {
     ],
     "lsp_server": [
         [("lsp_server.process_tuning", "lsp_server.roots", "lsp_server.engine_socket",
-          "lsp_server.engine_share")],  # shared
+          "lsp_server.engine_share", "lsp_server.file_watch")],  # shared
         [("lsp_server.lsp",), ("lsp_server.mcp",)],
         [("lsp_server.cli",)],  # starts either front end
     ],

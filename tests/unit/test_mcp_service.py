@@ -121,10 +121,10 @@ def test_refresh_in_the_background_picks_up_edits(service: McpService) -> None:
         new.unlink()
 
 
-def test_a_call_waits_for_the_refresh_it_starts(tmp_path: Path) -> None:
+def test_without_a_watcher_a_call_waits_for_the_refresh_it_starts(tmp_path: Path) -> None:
     shutil.copytree(SAMPLE, tmp_path / "ws")
     options = McpOptions(index_dir=tmp_path / "index", embeddings=False, refresh_interval=0.2,
-                         fresh_wait=60.0)
+                         fresh_wait=60.0, watch=False)
     svc = McpService(tmp_path / "ws", options)
     svc.start()
     try:
@@ -135,5 +135,34 @@ def test_a_call_waits_for_the_refresh_it_starts(tmp_path: Path) -> None:
         [d] = svc.definition("apply_discount")["definitions"]
         assert (d["start_line"], d["end_line"], d["signature"]) == (1, 2, "def apply_discount(amount):")
         assert svc.definition("tax_for_region")["total"] == 0
+    finally:
+        svc.stop()
+
+
+def test_with_the_watcher_calls_never_wait_and_an_edit_shows_within_two_seconds(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLE, tmp_path / "ws")
+    options = McpOptions(index_dir=tmp_path / "index", embeddings=False, refresh_interval=0.2,
+                         fresh_wait=60.0)  # were it asked, a refresh would be waited for a minute
+    svc = McpService(tmp_path / "ws", options)
+    svc.start()
+    try:
+        assert svc.definition("apply_discount")["total"] == 1  # waits for the first phase 1
+        wait_idle(svc)
+        deadline = time.monotonic() + 10
+        while not svc.watching():
+            assert time.monotonic() < deadline, "the watcher never started"
+            time.sleep(0.05)
+        time.sleep(0.5)  # past refresh_interval: without the watcher the next call would refresh
+        started = time.monotonic()
+        svc.definition("apply_discount")
+        assert time.monotonic() - started < 0.5  # it started no refresh and waited for none
+        (svc.root / "shop" / "pricing.py").write_text("def apply_discount(amount):\n    return amount\n")
+        written = time.monotonic()
+        while True:
+            [d] = svc.definition("apply_discount")["definitions"]
+            if d["signature"] == "def apply_discount(amount):":
+                break
+            assert time.monotonic() - written < 2.0, "the edit was not visible within 2 s"
+            time.sleep(0.05)
     finally:
         svc.stop()

@@ -1,11 +1,12 @@
-"""The server's own file watcher, for clients that cannot watch files (Neovim 0.11 on Linux offers no
-`workspace/didChangeWatchedFiles` registration): files changed outside the editor (git pull, a branch
-switch, generated code) reach the index all the same.
+"""The servers' own file watcher: the language server's for clients that cannot watch files (Neovim
+0.11 on Linux offers no `workspace/didChangeWatchedFiles` registration), the MCP server's always, so
+files changed outside the editor (git pull, a branch switch, an agent's edits) reach the index
+without a tool call waiting for a rescan.
 
 `RootWatcher` runs `watchfiles` (inotify on Linux) over one root on a daemon thread. watchfiles
 groups the raw events: a batch is handed over once no new change came for `STEP_MS` (at most
 `MAX_BATCH_MS` after the first), so a branch switch that rewrites hundreds of files is one batch and
-one refresh (`RootIndex.request_paths`, the path `didChangeWatchedFiles` takes); while a refresh runs,
+one refresh (`request_paths`, the path `didChangeWatchedFiles` takes); while a refresh runs,
 later batches merge into the next one. `relevant` drops what the scan would never index, with the
 scan's own rules (`indexing.scan`): VCS folders, folders skipped by name (`node_modules`, `.venv`,
 caches...), `.gitignore`/`.ignore`/`.codeseekignore`/`excludes` matches, files of no known language,
@@ -21,14 +22,27 @@ import os
 import threading
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from indexing.ignore_files import IGNORE_FILES, IgnoreFiles, is_inside
 from indexing.languages import language_for_path
 from indexing.scan import ALWAYS_SKIP_DIRS, COVERAGE_DIRS
 
-if TYPE_CHECKING:
-    from lsp_server.lsp.indexer import RootIndex
+
+class WatchedRoot(Protocol):
+    """What the watcher needs of a served root (the language server's `RootIndex`, the MCP service)."""
+
+    root: Path
+
+    @property
+    def workspace(self) -> Any: ...  # indexing.workspace.Workspace: its options and index folder
+
+    @property
+    def codebase(self) -> Any: ...  # retrievers.codebase.Codebase: the files the index holds
+
+    def request_full(self) -> None: ...
+
+    def request_paths(self, paths: Iterable[str]) -> None: ...
 
 log = logging.getLogger("codeseek.watch")
 
@@ -103,9 +117,9 @@ def relevant(root: Path, changes: Iterable[tuple[bool, str]], indexed: Collectio
 
 
 class RootWatcher:
-    """watchfiles over one root, feeding its `RootIndex`; `stop()` ends the thread."""
+    """watchfiles over one root, feeding its refreshes (`WatchedRoot`); `stop()` ends the thread."""
 
-    def __init__(self, root: RootIndex, notify: Callable[[str], None] | None = None) -> None:
+    def __init__(self, root: WatchedRoot, notify: Callable[[str], None] | None = None) -> None:
         self.root = root
         self.notify = notify
         self.batches = 0  # batches that asked for a refresh
