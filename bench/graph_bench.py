@@ -14,6 +14,7 @@ import gc
 import statistics
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -22,29 +23,36 @@ from bench.corpora import fetch_sdist  # noqa: E402
 from graph.callgraph import build_call_graph  # noqa: E402
 from indexing.languages import GRAMMARS, language_for_path  # noqa: E402
 from indexing.parse import parse_file  # noqa: E402
-from indexing.records import CallSite, Definition, Import  # noqa: E402
+from indexing.records import CallSite, Definition, Import, ParseResult  # noqa: E402
 
 SYMBOLS = ("Session.request", "get_object_or_404", "QuerySet.filter", "reverse", "HttpResponse", "request")
 
 
-def parse_tree(root: Path) -> tuple[list[Definition], list[CallSite], list[Import]]:
+def numbered(results: Iterable[ParseResult]) -> tuple[list[Definition], list[CallSite], list[Import]]:
+    """The records of several parses, definitions numbered from 1 as the store numbers them."""
     defs: list[Definition] = []
     calls: list[CallSite] = []
     imports: list[Import] = []
-    for path in sorted(root.rglob("*")):
-        if not path.is_file() or any(part.startswith(".") for part in path.relative_to(root).parts):
-            continue
-        rel = path.relative_to(root).as_posix()
-        language = language_for_path(rel)
-        if language not in GRAMMARS:
-            continue
-        result = parse_file(rel, path.read_bytes(), language, ("source",))
+    for result in results:
         for d in result.definitions:
             d.id = len(defs) + 1
             defs.append(d)
         calls.extend(result.calls)
         imports.extend(result.imports)
     return defs, calls, imports
+
+
+def parse_tree(root: Path) -> tuple[list[Definition], list[CallSite], list[Import]]:
+    def parses() -> Iterator[ParseResult]:
+        for path in sorted(root.rglob("*")):
+            if not path.is_file() or any(part.startswith(".") for part in path.relative_to(root).parts):
+                continue
+            rel = path.relative_to(root).as_posix()
+            language = language_for_path(rel)
+            if language in GRAMMARS:
+                yield parse_file(rel, path.read_bytes(), language, ("source",))
+
+    return numbered(parses())
 
 
 def bench(name: str, root: Path, runs: int) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from bench.graph_bench import numbered
 from graph.callgraph import CallGraph, GraphOptions, build_call_graph
 from indexing.languages import language_for_path
 from indexing.parse import parse_file
@@ -46,18 +47,12 @@ class Records:
 
 def parse_sources(files: Mapping[str, str]) -> tuple[list[Definition], list[CallSite], list[Import]]:
     """Parse each (path, source) with the real tree-sitter pipeline and number the definitions."""
-    defs: list[Definition] = []
-    calls: list[CallSite] = []
-    imports: list[Import] = []
+    results = []
     for path, text in files.items():
         result = parse_file(path, text.encode(), language_for_path(path), ("source",))
         assert result.status == "ok", (path, result.status, result.error)
-        for d in result.definitions:
-            d.id = len(defs) + 1
-            defs.append(d)
-        calls.extend(result.calls)
-        imports.extend(result.imports)
-    return defs, calls, imports
+        results.append(result)
+    return numbered(results)
 
 
 def build_sources(files: Mapping[str, str], options: GraphOptions | None = None) -> CallGraph:

@@ -8,13 +8,13 @@ the line) and `chunk_for_definition(d)`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from graph.callgraph import CallGraph, build_call_graph
 from indexing.labels import labels_for
 from indexing.languages import language_for_path
 from indexing.parse import parse_file
-from indexing.records import CallSite, Chunk, Definition, Import
+from indexing.records import Chunk, Definition, ParseResult
 
 SAMPLE: dict[str, str] = {
     "pkg/__init__.py": '''\
@@ -217,13 +217,8 @@ func main() {
 
 
 @dataclass
-class Parsed:
-    """Records of a parsed sample, numbered like the store numbers them."""
-
-    chunks: list[Chunk] = field(default_factory=list)
-    definitions: list[Definition] = field(default_factory=list)
-    calls: list[CallSite] = field(default_factory=list)
-    imports: list[Import] = field(default_factory=list)
+class Parsed(ParseResult):
+    """Records of a parsed sample (all its files), numbered like the store numbers them."""
 
     def chunk(self, chunk_id: int) -> Chunk | None:
         return next((c for c in self.chunks if c.id == chunk_id), None)
