@@ -10,6 +10,7 @@ import gc
 import shutil
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -32,15 +33,25 @@ def _copy(tmp: Path) -> Path:
     return root
 
 
+@contextmanager
+def opened(root: Path, index: Path,
+           options: EngineOptions | None = None) -> Iterator[tuple[Workspace, SearchEngine]]:
+    """A Workspace over root indexed in index and a SearchEngine on it (text only unless options say
+    otherwise); on the way out the engine closes, then the workspace."""
+    with Workspace(root, WorkspaceOptions(index_dir=index)) as ws:
+        eng = SearchEngine(ws, options or EngineOptions(embeddings=False))
+        try:
+            yield ws, eng
+        finally:
+            eng.close()
+
+
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
     tmp = tmp_path_factory.mktemp("engine")
-    ws = Workspace(_copy(tmp), WorkspaceOptions(index_dir=tmp / "index"))
-    eng = SearchEngine(ws, EngineOptions(embeddings=False))
-    eng.refresh()
-    yield eng
-    eng.close()
-    ws.close()
+    with opened(_copy(tmp), tmp / "index") as (_, eng):
+        eng.refresh()
+        yield eng
 
 
 def search(engine: SearchEngine, query: str, **kw: Any) -> dict[str, Any]:
@@ -168,9 +179,8 @@ def test_question_finds_code_and_demotes_tests_and_docs(engine: SearchEngine) ->
 
 
 def test_file_saturation_and_folding(tmp_path: Path) -> None:
-    ws = Workspace(_copy(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
-    strict = SearchEngine(ws, EngineOptions(embeddings=False, ranking={"file_decay": 0.0}))
-    try:
+    strict_options = EngineOptions(embeddings=False, ranking={"file_decay": 0.0})
+    with opened(_copy(tmp_path), tmp_path / "index", strict_options) as (_, strict):
         strict.refresh()
         result = search(strict, "cart item quantity price")
         paths = [r["path"] for r in result["results"]]
@@ -178,9 +188,6 @@ def test_file_saturation_and_folding(tmp_path: Path) -> None:
         cart = next(r for r in result["results"] if r["path"] == "shop/cart.py")
         assert cart["also"]  # ...the file's other hits folded under it
         assert all(a["start_line"] != cart["start_line"] for a in cart["also"])
-    finally:
-        strict.close()
-        ws.close()
 
 
 def test_default_saturation_lists_a_file_again_only_when_strong(engine: SearchEngine) -> None:
@@ -255,18 +262,14 @@ def test_modalities_restrict_the_fused_route(engine: SearchEngine) -> None:
 
 
 def test_a_model_that_cannot_load_leaves_text_search_working(tmp_path: Path) -> None:
-    ws = Workspace(_copy(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
-    eng = SearchEngine(ws, EngineOptions(model=str(tmp_path / "no-such-model")))
-    try:
+    missing_model = EngineOptions(model=str(tmp_path / "no-such-model"))
+    with opened(_copy(tmp_path), tmp_path / "index", missing_model) as (_, eng):
         result = eng.refresh()
         assert any("embeddings unavailable" in note and "no-such-model" in note for note in result.notes)
         assert result.state == "text-only" and result.pending > 0
         answer = search(eng, "take a percentage off")
         assert answer["results"] and "semantic" not in answer["modalities"]
         assert answer["index"]["model"] == str(tmp_path / "no-such-model")
-    finally:
-        eng.close()
-        ws.close()
 
 
 # -- bad input ----------------------------------------------------------------------------------------
@@ -311,23 +314,16 @@ def test_huge_query_is_truncated_not_refused(engine: SearchEngine) -> None:
 
 
 def test_search_before_refresh_answers_empty(tmp_path: Path) -> None:
-    ws = Workspace(_copy(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
-    eng = SearchEngine(ws, EngineOptions(embeddings=False))
-    try:
+    with opened(_copy(tmp_path), tmp_path / "index") as (_, eng):
         result = eng.search(SearchRequest("apply_discount")).to_json()
         assert result["results"] == [] and result["index"]["state"] == "empty"
-    finally:
-        eng.close()
-        ws.close()
 
 
 # -- refresh ------------------------------------------------------------------------------------------
 
 def test_refresh_follows_edits_deletions_and_overlays(tmp_path: Path) -> None:
     root = _copy(tmp_path)
-    ws = Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index"))
-    eng = SearchEngine(ws, EngineOptions(embeddings=False))
-    try:
+    with opened(root, tmp_path / "index") as (ws, eng):
         phases: list[str] = []
         first = eng.refresh(progress=lambda phase, done, total: phases.append(phase))
         assert first.reconciled and first.chunks > 0 and "indexing" in phases
@@ -343,32 +339,20 @@ def test_refresh_follows_edits_deletions_and_overlays(tmp_path: Path) -> None:
         eng.refresh(paths=["shop/gift.py"])
         top = search(eng, "wrap_present")["results"][0]
         assert (top["start_line"], top["snippet"]) == (3, "def wrap_present(item):\n    return item")
-    finally:
-        eng.close()
-        ws.close()
 
 
 def test_restart_reconciles_with_the_store(tmp_path: Path) -> None:
-    root = _copy(tmp_path)
-    options = WorkspaceOptions(index_dir=tmp_path / "index")
-    ws = Workspace(root, options)
-    eng = SearchEngine(ws, EngineOptions(embeddings=False))
-    eng.refresh()
-    # The store moves on without the text index (a run killed between the two).
-    (root / "shop" / "extra.py").write_text("def shiny_new_helper():\n    return 1\n")
-    ws.update()
-    eng.close()
-    ws.close()
-    ws2 = Workspace(root, options)
-    eng2 = SearchEngine(ws2, EngineOptions(embeddings=False))
-    try:
+    root, index = _copy(tmp_path), tmp_path / "index"
+    with opened(root, index) as (ws, eng):
+        eng.refresh()
+        # The store moves on without the text index (a run killed between the two).
+        (root / "shop" / "extra.py").write_text("def shiny_new_helper():\n    return 1\n")
+        ws.update()
+    with opened(root, index) as (ws2, eng2):
         result = eng2.refresh(paths=[])
         assert result.reconciled
         assert eng2.text.ids() == {c.id for c in ws2.store.chunks()}
         assert places(search(eng2, "shiny_new_helper"))[0][0] == "shop/extra.py"
-    finally:
-        eng2.close()
-        ws2.close()
 
 
 def test_write_behind_answers_first_and_saves_on_close(tmp_path: Path,
@@ -376,58 +360,44 @@ def test_write_behind_answers_first_and_saves_on_close(tmp_path: Path,
     # `codeseek search`'s engine answers before it writes the call graph, the structural tables and
     # the file cards beside the index; closing writes them, and the next process loads them.
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the signing key lives there
-    root = _copy(tmp_path)
-    options = WorkspaceOptions(index_dir=tmp_path / "index")
-    derived = tmp_path / "index" / "derived"
+    root, index = _copy(tmp_path), tmp_path / "index"
+    derived = index / "derived"
     names = {"callgraph.pickle", "callgraph-unresolved.pickle", "structural.pickle", "filecards.pickle"}
-    ws = Workspace(root, options)
-    eng = SearchEngine(ws, EngineOptions(embeddings=False, write_behind=True))
-    try:
+    with opened(root, index, EngineOptions(embeddings=False, write_behind=True)) as (_, eng):
         eng.refresh()
         answer = places(search(eng, "checkout"))
         assert answer and not any((derived / name).exists() for name in names)
-    finally:
-        eng.close()
-        ws.close()
     assert {p.name for p in derived.glob("*.pickle")} >= names
-    ws = Workspace(root, options)
-    eng = SearchEngine(ws, EngineOptions(embeddings=False))
-    try:
+    with opened(root, index) as (_, eng):
         eng.refresh()
         assert eng.graphs.loaded and places(search(eng, "checkout")) == answer
         assert eng.flush_writes() == 0  # nothing held back without write_behind
-    finally:
-        eng.close()
-        ws.close()
 
 
 def test_searches_answer_while_a_refresh_runs(tmp_path: Path) -> None:
     root = _copy(tmp_path)
-    ws = Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index"))
-    eng = SearchEngine(ws, EngineOptions(embeddings=False))
-    eng.refresh()
-    errors: list[BaseException] = []
-    stop = threading.Event()
+    with opened(root, tmp_path / "index") as (_, eng):
+        eng.refresh()
+        errors: list[BaseException] = []
+        stop = threading.Event()
 
-    def searcher() -> None:
+        def searcher() -> None:
+            try:
+                while not stop.is_set():
+                    assert search(eng, "apply_discount")["results"]
+                    search(eng, "who calls round_money")
+            except BaseException as exc:  # noqa: BLE001 - collected for the assertion below
+                errors.append(exc)
+
+        thread = threading.Thread(target=searcher)
+        thread.start()
         try:
-            while not stop.is_set():
-                assert search(eng, "apply_discount")["results"]
-                search(eng, "who calls round_money")
-        except BaseException as exc:  # noqa: BLE001 - collected for the assertion below
-            errors.append(exc)
-
-    thread = threading.Thread(target=searcher)
-    thread.start()
-    try:
-        for n in range(5):
-            (root / "shop" / f"gen_{n}.py").write_text(f"def generated_{n}(x):\n    return x + {n}\n")
-            eng.refresh()
-    finally:
-        stop.set()
-        thread.join(10)
-        eng.close()
-        ws.close()
+            for n in range(5):
+                (root / "shop" / f"gen_{n}.py").write_text(f"def generated_{n}(x):\n    return x + {n}\n")
+                eng.refresh()
+        finally:
+            stop.set()
+            thread.join(10)
     assert not errors
 
 
@@ -436,12 +406,9 @@ def test_searches_answer_while_a_refresh_runs(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def semantic_engine(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[SearchEngine]:
     tmp = tmp_path_factory.mktemp("semantic")
-    ws = Workspace(_copy(tmp), WorkspaceOptions(index_dir=tmp / "index"))
-    eng = SearchEngine(ws, EngineOptions(embedder=embedder))
-    eng.refresh()
-    yield eng
-    eng.close()
-    ws.close()
+    with opened(_copy(tmp), tmp / "index", EngineOptions(embedder=embedder)) as (_, eng):
+        eng.refresh()
+        yield eng
 
 
 @pytest.fixture(scope="module")
@@ -468,9 +435,7 @@ def test_semantic_phase_two_and_ready_state(semantic_engine: SearchEngine) -> No
 
 @pytest.mark.slow
 def test_phase_one_answers_before_embeddings(tmp_path: Path, embedder: Any) -> None:
-    ws = Workspace(_copy(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
-    eng = SearchEngine(ws, EngineOptions(embedder=embedder))
-    try:
+    with opened(_copy(tmp_path), tmp_path / "index", EngineOptions(embedder=embedder)) as (_, eng):
         eng.refresh(embed=False)
         early = search(eng, "apply_discount")
         assert early["index"]["state"] == "text-only" and "semantic" not in early["modalities"]
@@ -480,9 +445,6 @@ def test_phase_one_answers_before_embeddings(tmp_path: Path, embedder: Any) -> N
         assert done.embedded == done.chunks and done.pending == 0
         assert seen[-1] == ("embedding", done.chunks, done.chunks)
         assert search(eng, "apply_discount")["index"]["state"] == "ready"
-    finally:
-        eng.close()
-        ws.close()
 
 
 @pytest.mark.slow
@@ -491,16 +453,11 @@ def test_fused_search_skips_semantic_while_the_model_loads(tmp_path: Path, embed
     from retrievers.semantic.embedder import Embedder
 
     root, index = _copy(tmp_path), tmp_path / "index"
-    ws = Workspace(root, WorkspaceOptions(index_dir=index))
-    eng = SearchEngine(ws, EngineOptions(embedder=embedder))
-    eng.refresh()
-    eng.close()
-    ws.close()
+    with opened(root, index, EngineOptions(embedder=embedder)) as (_, eng):
+        eng.refresh()
     # A warm restart: the vectors come from the cache, the model is not loaded yet.
     fresh = Embedder()
-    ws = Workspace(root, WorkspaceOptions(index_dir=index))
-    eng = SearchEngine(ws, EngineOptions(embedder=fresh))
-    try:
+    with opened(root, index, EngineOptions(embedder=fresh)) as (_, eng):
         eng.refresh(embed=False)
         assert eng.semantic is not None and eng.semantic.embedded() > 0 and not fresh.loaded
         question = "money the processor gives back to the customer"
@@ -534,9 +491,6 @@ def test_fused_search_skips_semantic_while_the_model_loads(tmp_path: Path, embed
         assert weights == {"text": own["text"], "structural": own["structural"]}  # not equal shares
         assert direct["strategy"] == "direct" and "notes" not in direct["index"]  # never needed the model
         assert not fresh.loaded
-    finally:
-        eng.close()
-        ws.close()
 
 
 # -- ranking profile and retrievers -------------------------------------------------------------------
@@ -580,14 +534,10 @@ def test_a_one_letter_query_finds_the_module_of_that_name(tmp_path: Path) -> Non
     (root / "pkg" / "app.py").write_text("from pkg import g\n\n\ndef handle(request):\n    g.put('user', 1)\n"
                                          "    g.put('lang', 2)\n    return g\n")
     (root / "pkg" / "util.py").write_text("def g_sum(a, b):\n    g = a + b\n    return g\n")
-    with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
-        eng = SearchEngine(ws, EngineOptions(embeddings=False))
+    with opened(root, tmp_path / "index") as (_, eng):
         eng.refresh()
-        try:
-            first = search(eng, "g")["results"][0]
-            assert first["path"] == "pkg/g.py" and first["explain"]["bonus"]["path_keyword"] > 0
-        finally:
-            eng.close()
+        first = search(eng, "g")["results"][0]
+        assert first["path"] == "pkg/g.py" and first["explain"]["bonus"]["path_keyword"] > 0
 
 
 LICENCE = ("// Layout kit\n// Copyright (c) the layout kit authors\n//\n"
@@ -611,22 +561,18 @@ def test_repeated_licence_blocks_leave_questions_but_not_exact_strings(tmp_path:
             for k in range(8))
         body = f"function {function}(view, value) {{\n  return {function}Step0(view, value);\n}}\n\n"
         (root / name).write_text(LICENCE + helpers + body)
-    with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
-        eng = SearchEngine(ws, EngineOptions(embeddings=False))
+    with opened(root, tmp_path / "index") as (_, eng):
         eng.refresh()
-        try:
-            view = eng._view
-            assert view is not None and len(view[0].boilerplate(3)) == 3 and not view[0].boilerplate(4)
-            question = search(eng, "how does the layout software set a view priority")
-            assert question["results"] and all(r["start_line"] > 1 for r in question["results"])
-            assert question["results"][0]["path"] == "priority.js"  # "layoutPriority", "setPriority"
-            quoted = search(eng, '"Permission is hereby granted, free of"')
-            assert sorted(r["path"] for r in quoted["results"]) == ["anchor.js", "insets.js", "priority.js"]
-            eng.profiles = {name: replace(p, boilerplate_min_files=0) for name, p in eng.profiles.items()}
-            kept = search(eng, "how does the layout software set a view priority")
-            assert any(r["start_line"] == 1 for r in kept["results"])  # the knob turns it off
-        finally:
-            eng.close()
+        view = eng._view
+        assert view is not None and len(view[0].boilerplate(3)) == 3 and not view[0].boilerplate(4)
+        question = search(eng, "how does the layout software set a view priority")
+        assert question["results"] and all(r["start_line"] > 1 for r in question["results"])
+        assert question["results"][0]["path"] == "priority.js"  # "layoutPriority", "setPriority"
+        quoted = search(eng, '"Permission is hereby granted, free of"')
+        assert sorted(r["path"] for r in quoted["results"]) == ["anchor.js", "insets.js", "priority.js"]
+        eng.profiles = {name: replace(p, boilerplate_min_files=0) for name, p in eng.profiles.items()}
+        kept = search(eng, "how does the layout software set a view priority")
+        assert any(r["start_line"] == 1 for r in kept["results"])  # the knob turns it off
 
 
 def test_file_cards_answer_a_question_about_a_module(tmp_path: Path) -> None:
