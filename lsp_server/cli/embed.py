@@ -19,9 +19,12 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from indexing.workspace import Workspace
+
+if TYPE_CHECKING:
+    from retrievers.engine.keeper_events import Listener
 
 PHASE_LABELS = {
     "indexing": "parse", "graph": "call graph", "distilling": "model", "distilled": "model", "model": "model",
@@ -103,8 +106,19 @@ def progress_bar(show: bool, plain: bool = False) -> Iterator[Callable[[str, int
         yield progress
 
 
+def progress_events(progress: Callable[[str, int, int], None]) -> Listener:
+    """The keeper's progress events as the progress bars' (phase, done, total) calls."""
+    from retrievers.engine.keeper_events import KeeperEvent, StepAdvanced
+
+    def listen(event: KeeperEvent) -> None:
+        if isinstance(event, StepAdvanced):
+            progress(event.phase, event.done, event.total)
+    return listen
+
+
 def embed_index(ws: Workspace, transformer: bool, show: bool, plain: bool = False) -> dict[str, Any]:
     """Static vectors for every chunk (and transformer vectors with `transformer`); a summary dict."""
+    from retrievers.engine.keeper import IndexKeeper
     from retrievers.engine.search_engine import EngineOptions, SearchEngine
     from retrievers.semantic.embedder import foreground_options
     from retrievers.semantic.models import make_embedder
@@ -115,8 +129,9 @@ def embed_index(ws: Workspace, transformer: bool, show: bool, plain: bool = Fals
     engine = SearchEngine(ws, options)
     try:
         with progress_bar(show, plain) as progress:
-            result = engine.refresh(embed=True, progress=progress, paths=[])
-            made = engine.embed_transformer(progress) if transformer else 0
+            keeper = IndexKeeper(engine, listener=progress_events(progress))
+            result = keeper.refresh(paths=[])
+            made = keeper.fill_transformer() if transformer else 0
         info = engine.index_info()
     finally:
         engine.close()

@@ -10,13 +10,12 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from retrievers.engine.keeper_events import Listener
     from retrievers.engine.options import EngineOptions, RefreshResult
     from retrievers.engine.search_engine import SearchEngine
 
@@ -69,21 +68,11 @@ def refresh(engine: SearchEngine, show_progress: bool, plain: bool = False) -> R
     """Refresh (the index keeper's one-call refresh: `retrievers.engine.keeper`) with labelled progress
     bars (counts, ETA) on stderr when it is a terminal, else (`plain`) plain lines once the refresh has
     run for a few seconds."""
-    from lsp_server.cli.embed import progress_bar
+    from lsp_server.cli.embed import progress_bar, progress_events
     from retrievers.engine.keeper import IndexKeeper
 
     with progress_bar(show_progress, plain) as progress, _no_collection():
-        result = IndexKeeper(engine, listener=_bars(progress)).refresh()
+        result = IndexKeeper(engine, listener=progress_events(progress)).refresh()
     for note in result.notes:
         print(f"codeseek: note: {note}", file=sys.stderr)
     return result
-
-
-def _bars(progress: Callable[[str, int, int], None]) -> Listener:
-    """The keeper's progress events as the progress bars' (phase, done, total)."""
-    from retrievers.engine.keeper_events import KeeperEvent, StepAdvanced
-
-    def listen(event: KeeperEvent) -> None:
-        if isinstance(event, StepAdvanced):
-            progress(event.phase, event.done, event.total)
-    return listen

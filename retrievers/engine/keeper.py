@@ -1,12 +1,13 @@
 """The index keeper: one root's index kept up to date, the same way for every front end (the language
-server's `lsp_server.lsp.indexer`, the MCP server's `lsp_server.mcp.service`, `codeseek search`).
-The front ends only translate what it reports into their protocol.
+server's `lsp_server.lsp.indexer`, the MCP server's `lsp_server.mcp.service`, the CLI), which only
+translate what it reports into their protocol.
 
 `IndexKeeper.open(root, workspace_options, engine_options)` opens a root's `Workspace` and
 `SearchEngine` (`IndexKeeper(engine)` keeps one already open). Two ways to run it:
 
 - `refresh(paths)`: one refresh on the caller's thread (a command the user waits on): phases 1 and 2
-  in one engine refresh, the embedding beside phase 1 (`EngineOptions.embed_alongside`).
+  in one engine refresh, the embedding beside phase 1 (`EngineOptions.embed_alongside`);
+  `fill_transformer()` then fills the transformer tier there too (`codeseek index --transformer`).
 - `start()`: a worker thread runs jobs; `request_full()`, `request_paths(paths)` and
   `request_repair(exc)` ask for one, and whatever is asked while a job runs is merged into the next.
   A job runs the phases in order:
@@ -15,20 +16,17 @@ The front ends only translate what it reports into their protocol.
   2. embedding: vectors for the chunks whose content has none (`engine.refresh(embed=True,
      paths=[])`), so an edit to one function embeds that one chunk; then the model is loaded, so the
      first query does not wait for it (until then searches rank without it: `fused_route`);
-  3. transformer (`transformer_background`): the transformer tier behind the static one, most
-     valuable chunks first (`retrievers.engine.fill_order`; the files open in the editor, the
-     language server's buffers, before all), at low priority, yielding to any new request between
-     batches and resuming after it. Without it the transformer's query side is loaded when its tier
-     has vectors.
+  3. transformer (`transformer_background`): the transformer tier in `retrievers.engine.fill_order`
+     (the editor's open files first), at low priority, yielding to any new request between batches.
+     Without it the transformer's query side is loaded when its tier has vectors.
   When idle it looks every `poll_s` seconds for changes other processes committed to the index
   (`codeseek index`, another server) and reloads them. A damaged index is rebuilt, then indexed again.
 
-Progress reaches one typed listener, on the worker's thread: `StepBegun`, `StepAdvanced` and
-`StepEnded` per step, `Notice` for what the user should read (a refresh's notes, a repair, a failed
-job). A listener that raises `KeeperStopped` (or a `stop()`) abandons the job between files: each file
-is committed whole. State for status: `state` (`retrievers.engine.lifecycle.WORKER_STATES`), `error`,
-`last` (a `JobReport`), `jobs`, `idle()`, `model_loaded()`, the events `indexed` (a phase 1 done) and
-`attempted` (a phase 1 ended, done or failed).
+Progress reaches one typed listener: `StepBegun`, `StepAdvanced`, `StepEnded` per step, `Notice` for
+what the user should read (notes, a repair, a failed job). A listener that raises `KeeperStopped` (or
+a `stop()`) abandons the job between files: each file is committed whole. State for status: `state`
+(`retrievers.engine.lifecycle.WORKER_STATES`), `error`, `last` (a `JobReport`), `jobs`, `idle()`,
+`model_loaded()`, the events `indexed` (a phase 1 done) and `attempted` (one ended, done or failed).
 """
 
 from __future__ import annotations
@@ -118,6 +116,10 @@ class IndexKeeper:
         """One refresh on this thread (module docstring); progress goes to the listener."""
         return self.engine.refresh(embed=self.engine.semantic is not None, progress=self._reporter(None),
                                    paths=paths)
+
+    def fill_transformer(self) -> int:
+        """The transformer tier filled on the caller's thread, in the fill order; how many it embedded."""
+        return self.engine.embed_transformer(self._reporter("transformer"), first=self.workspace.overlays())
 
     def start(self) -> None:
         """Start the worker and queue the first full refresh."""
