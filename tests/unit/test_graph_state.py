@@ -10,36 +10,13 @@ from pathlib import Path
 import pytest
 
 from graph.callgraph import CallGraph
-from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.engine.graph_state import GraphState
-
-ALPHA = '''def alpha(x):
-    return beta(x) * 2
-
-
-def beta(x):
-    return x + 1
-'''
-GAMMA = '''from alpha import alpha
-
-
-class Gamma:
-    def run(self):
-        return alpha(3)
-'''
+from tests.unit.alpha_gamma import ALPHA, GAMMA, open_ws, write_tree
 
 
 @pytest.fixture()
 def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "alpha.py").write_text(ALPHA)
-    (root / "gamma.py").write_text(GAMMA)
-    return root
-
-
-def open_ws(root: Path, tmp_path: Path) -> Workspace:
-    return Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index"))
+    return write_tree(tmp_path)
 
 
 def callers(graph: CallGraph, name: str) -> set[str]:

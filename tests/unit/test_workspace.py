@@ -16,40 +16,15 @@ from indexing.workspace import (
     WorkspaceOptions,
     content_hash,
 )
-
-ALPHA = '''"""Alpha module."""
-
-
-def alpha(x):
-    """Double x."""
-    return beta(x) * 2
-
-
-def beta(x):
-    return x + 1
-'''
-GAMMA = '''from alpha import alpha
-
-
-class Gamma:
-    def run(self):
-        return alpha(3)
-'''
+from tests.unit.alpha_gamma import ALPHA, GAMMA, open_ws, write_tree
 
 
 @pytest.fixture()
 def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "alpha.py").write_text(ALPHA)
-    (root / "gamma.py").write_text(GAMMA)
+    root = write_tree(tmp_path)
     (root / "README.md").write_text("# Demo\n\nSome words.\n")
     (root / "data.bin").write_bytes(b"\x00\x01")
     return root
-
-
-def open_ws(root: Path, tmp_path: Path) -> Workspace:
-    return Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index"))
 
 
 def bump_mtime(path: Path) -> None:
