@@ -15,7 +15,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -25,6 +24,7 @@ if str(REPO) not in sys.path:
 
 from bench.corpora import cache_home  # noqa: E402
 from bench.semble_dev import add_bench_arguments, bench_repos  # noqa: E402
+from bench.timing import stopwatch  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
 from retrievers.sources.filecards import build_cards  # noqa: E402
 
@@ -40,18 +40,17 @@ def main() -> int:
             workspace.update()
             paths = {c.path for c in workspace.store.chunks()}  # the files a snapshot holds
             definitions = workspace.store.definitions()
-            cold, warm, search = [], [], []
+            cold: list[float] = []
+            warm: list[float] = []
+            search: list[float] = []
             for _ in range(args.runs):
-                t = time.perf_counter()
-                cards, counts = build_cards(paths, definitions)
-                cold.append((time.perf_counter() - t) * 1000)
-                t = time.perf_counter()
-                build_cards(paths, definitions, counts)
-                warm.append((time.perf_counter() - t) * 1000)
+                with stopwatch(cold):
+                    cards, counts = build_cards(paths, definitions)
+                with stopwatch(warm):
+                    build_cards(paths, definitions, counts)
                 for query in queries:
-                    t = time.perf_counter()
-                    cards.search(query, 3)
-                    search.append((time.perf_counter() - t) * 1000)
+                    with stopwatch(search):
+                        cards.search(query, 3)
         finally:
             workspace.close()
         print(f"{repo.name:16s} {len(paths):5d} files {len(definitions):6d} definitions: build "

@@ -43,6 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.corpora import fetch_sdist  # noqa: E402
+from bench.timing import stopwatch  # noqa: E402
 
 QUERY = "how are redirects followed"  # the first query of a session (a fused search)
 QUERIES = [
@@ -179,9 +180,8 @@ async def latencies(client: Client, root: Path, repeats: int) -> dict[str, list[
     search: list[float] = []
     for _ in range(repeats):
         for query in QUERIES:
-            t = time.perf_counter()
-            await client.request("workspace/semanticSearch", {"query": query, "limit": 10})
-            search.append((time.perf_counter() - t) * 1000)
+            with stopwatch(search):
+                await client.request("workspace/semanticSearch", {"query": query, "limit": 10})
     symbols = await client.request("workspace/symbol", {"query": ""})
     targets = [s for s in symbols if s["location"]["uri"].startswith(root.as_uri())][:40]
     hover: list[float] = []
@@ -189,9 +189,8 @@ async def latencies(client: Client, root: Path, repeats: int) -> dict[str, list[
         for sym in targets:
             start = sym["location"]["range"]["start"]
             params = {"textDocument": {"uri": sym["location"]["uri"]}, "position": start}
-            t = time.perf_counter()
-            await client.request("textDocument/hover", params)
-            hover.append((time.perf_counter() - t) * 1000)
+            with stopwatch(hover):
+                await client.request("textDocument/hover", params)
     return {"search": search, "hover": hover}
 
 

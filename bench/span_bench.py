@@ -15,7 +15,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -25,6 +24,7 @@ if str(REPO) not in sys.path:
 
 from bench.corpora import cache_home  # noqa: E402
 from bench.semble_dev import add_bench_arguments, bench_repos  # noqa: E402
+from bench.timing import stopwatch  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
 from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
 from retrievers.engine.spans import MAX_SPAN_LINES  # noqa: E402
@@ -62,9 +62,8 @@ def main() -> int:
                 for query in queries:
                     for setting in (0, MAX_SPAN_LINES):
                         engine.options.max_span_lines = setting
-                        t = time.perf_counter()
-                        doc = engine.search(SearchRequest(query)).to_json()
-                        times[setting].append((time.perf_counter() - t) * 1000)
+                        with stopwatch(times[setting]):
+                            doc = engine.search(SearchRequest(query)).to_json()
                         snippets[setting].append(float(doc["timings_ms"].get("snippets", 0.0)))
         finally:
             engine.close()

@@ -19,7 +19,6 @@ import os
 import re
 import statistics
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -30,6 +29,7 @@ if str(REPO) not in sys.path:
 from bench.case_bench import OWN  # noqa: E402
 from bench.corpora import cache_home, corpora_dir  # noqa: E402
 from bench.semble_dev import load_repos, select, source_dir  # noqa: E402
+from bench.timing import stopwatch  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
 from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
 from retrievers.sources.literals import runs  # noqa: E402
@@ -73,9 +73,8 @@ def score(engine: SearchEngine, items: list[tuple[str, str, int, int]],
     """(hits at rank 1, of them answered as exact matches: the direct route)."""
     hits = exact = 0
     for message, path, first, last in items:
-        t = time.perf_counter()
-        doc = engine.search(SearchRequest(f'"{message}"', limit=5)).to_json()
-        times.append((time.perf_counter() - t) * 1000)
+        with stopwatch(times):
+            doc = engine.search(SearchRequest(f'"{message}"', limit=5)).to_json()
         top = doc["results"][0] if doc["results"] else None
         hit = bool(top and top["path"] == path and top["start_line"] <= last and first <= top["end_line"])
         hits += hit
