@@ -24,7 +24,7 @@ if str(REPO) not in sys.path:
 
 from bench.corpora import cache_home  # noqa: E402
 from bench.semble_dev import add_bench_arguments, bench_repos  # noqa: E402
-from bench.timing import stopwatch  # noqa: E402
+from bench.timing import NOISY, stopwatch  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
 from retrievers.sources.filecards import build_cards  # noqa: E402
 
@@ -35,8 +35,7 @@ def main() -> int:
     args = parser.parse_args()
     base = Path(os.environ.get("CODESEEK_EVAL_DIR") or cache_home() / "codeseek-eval")
     for repo, root, queries, index in bench_repos(args.repos, args.semble_dev_src, base):
-        workspace = Workspace(root, WorkspaceOptions(index_dir=index))
-        try:
+        with Workspace(root, WorkspaceOptions(index_dir=index)) as workspace:
             workspace.update()
             paths = {c.path for c in workspace.store.chunks()}  # the files a snapshot holds
             definitions = workspace.store.definitions()
@@ -51,12 +50,10 @@ def main() -> int:
                 for query in queries:
                     with stopwatch(search):
                         cards.search(query, 3)
-        finally:
-            workspace.close()
         print(f"{repo.name:16s} {len(paths):5d} files {len(definitions):6d} definitions: build "
               f"{statistics.median(cold):7.1f} ms, rebuild {statistics.median(warm):6.1f} ms, search p50 "
               f"{statistics.median(search):5.2f} ms")
-    print("(in process, medians; the machine is shared, figures are noisy)")
+    print(f"(in process, medians; {NOISY})")
     return 0
 
 

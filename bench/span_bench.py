@@ -15,6 +15,7 @@ import argparse
 import os
 import statistics
 import sys
+from contextlib import closing
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -24,7 +25,7 @@ if str(REPO) not in sys.path:
 
 from bench.corpora import cache_home  # noqa: E402
 from bench.semble_dev import add_bench_arguments, bench_repos  # noqa: E402
-from bench.timing import stopwatch  # noqa: E402
+from bench.timing import NOISY, stopwatch  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
 from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest  # noqa: E402
 from retrievers.engine.spans import MAX_SPAN_LINES  # noqa: E402
@@ -33,6 +34,11 @@ from retrievers.engine.spans import MAX_SPAN_LINES  # noqa: E402
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+def spread(values: list[float], spec: str) -> str:
+    """`p50 … ms  p95 … ms` of values, each number formatted by spec."""
+    return f"p50 {statistics.median(values):{spec}} ms  p95 {pct(values, 0.95):{spec}} ms"
 
 
 def main() -> int:
@@ -44,9 +50,8 @@ def main() -> int:
     snippets: dict[int, list[float]] = {0: [], MAX_SPAN_LINES: []}
     results = over60 = over200 = cut = 0
     for _repo, root, queries, index in bench_repos(args.repos, args.semble_dev_src, base):
-        workspace = Workspace(root, WorkspaceOptions(index_dir=index))
-        engine = SearchEngine(workspace, EngineOptions(embeddings=False))
-        try:
+        with Workspace(root, WorkspaceOptions(index_dir=index)) as workspace, \
+                closing(SearchEngine(workspace, EngineOptions(embeddings=False))) as engine:
             engine.refresh(embed=False)
             for query in queries:  # warm-up, and the span counts with whole spans
                 engine.options.max_span_lines = 0
@@ -65,18 +70,13 @@ def main() -> int:
                         with stopwatch(times[setting]):
                             doc = engine.search(SearchRequest(query)).to_json()
                         snippets[setting].append(float(doc["timings_ms"].get("snippets", 0.0)))
-        finally:
-            engine.close()
-            workspace.close()
     print(f"repositories {args.repos}: {results} results; whole spans over {MAX_SPAN_LINES} lines: "
           f"{over60}, over 200: {over200}; cut to {MAX_SPAN_LINES}: {cut}")
     for setting in (0, MAX_SPAN_LINES):
         label = "whole spans" if setting == 0 else f"cut to {setting}"
-        print(f"  {label:12s} search p50 {statistics.median(times[setting]):7.2f} ms  p95 "
-              f"{pct(times[setting], 0.95):7.2f} ms   snippets p50 "
-              f"{statistics.median(snippets[setting]):6.3f} ms"
-              f"  p95 {pct(snippets[setting], 0.95):6.3f} ms")
-    print("  (in process, text-only engine; the machine is shared, figures are noisy)")
+        print(f"  {label:12s} search {spread(times[setting], '7.2f')}   "
+              f"snippets {spread(snippets[setting], '6.3f')}")
+    print(f"  (in process, text-only engine; {NOISY})")
     return 0
 
 

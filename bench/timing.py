@@ -6,6 +6,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+NOISY = "the machine is shared, figures are noisy"  # what an in-process bench's report ends with
+
 
 @contextmanager
 def stopwatch(times: list[float]) -> Iterator[None]:
