@@ -15,6 +15,7 @@ from indexing.languages import (
     load_query,
     source_for_grammar,
 )
+from tests.unit.broken_query import broken_python_query
 
 
 @pytest.mark.parametrize(
@@ -96,18 +97,9 @@ def test_get_parser_rejects_text_kinds() -> None:
         get_parser("markdown")
 
 
-def test_broken_query_file_is_a_named_error(tmp_path, monkeypatch) -> None:
-    (tmp_path / "python.scm").write_text(
-        "(function_definition name: (no_such_node) @name) @definition.function"
-    )
-    monkeypatch.setattr(languages, "QUERY_DIR", tmp_path)
-    languages.load_query.cache_clear()
-    try:
-        with pytest.raises(QueryError, match="python.scm"):
-            languages.load_query("python")
-    finally:
-        monkeypatch.undo()
-        languages.load_query.cache_clear()
+def test_broken_query_file_is_a_named_error(tmp_path) -> None:
+    with broken_python_query(tmp_path), pytest.raises(QueryError, match="python.scm"):
+        languages.load_query("python")
 
 
 def test_inherited_query_is_the_parent_query() -> None:

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from indexing import languages
 from indexing.chunker import ChunkOptions
 from indexing.parse import DEFAULT_OPTIONS, parse_file
+from tests.unit.broken_query import broken_python_query
 
 GOOD = b'''import os
 
@@ -186,17 +186,9 @@ def test_crlf_line_endings() -> None:
     assert read.signature == "def read(path):"
 
 
-def test_a_broken_query_file_is_reported_not_raised(tmp_path, monkeypatch) -> None:
-    (tmp_path / "python.scm").write_text(
-        "(function_definition name: (no_such_node) @name) @definition.function"
-    )
-    monkeypatch.setattr(languages, "QUERY_DIR", tmp_path)
-    languages.load_query.cache_clear()
-    try:
+def test_a_broken_query_file_is_reported_not_raised(tmp_path) -> None:
+    with broken_python_query(tmp_path):
         result = parse_file("q.py", GOOD, "python", ())
-    finally:
-        monkeypatch.undo()
-        languages.load_query.cache_clear()
     assert result.status == "fallback"
     assert result.error is not None and result.error.startswith("parser failure: QueryError")
     assert result.chunks and result.chunks[0].content_hash
