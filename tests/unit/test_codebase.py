@@ -6,7 +6,6 @@ SQLite, the call graph, with exact places."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,28 +15,19 @@ from indexing.records import Definition
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.codebase import Codebase, DefinitionKey, RetrieverError, Span, Target
 from retrievers.engine.graph_state import GraphState
-from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
+from retrievers.engine.search_engine import SearchRequest
 from retrievers.navigation import graph_queries
 from retrievers.navigation.references import word_at
 from retrievers.navigation.workspace_symbols import Symbol, fuzzy_score, merge
-
-SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
-
-
-def _open(tmp: Path) -> tuple[Workspace, SearchEngine]:
-    shutil.copytree(SAMPLE, tmp / "ws")
-    ws = Workspace(tmp / "ws", WorkspaceOptions(index_dir=tmp / "index"))
-    engine = SearchEngine(ws, EngineOptions(embeddings=False))
-    engine.refresh()
-    return ws, engine
+from tests.unit.engine_sample import copy_sample, opened
 
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Codebase]:
-    ws, engine = _open(tmp_path_factory.mktemp("codebase"))
-    yield Codebase.of(engine)
-    engine.close()
-    ws.close()
+    tmp = tmp_path_factory.mktemp("codebase")
+    with opened(copy_sample(tmp), tmp / "index") as (_, engine):
+        engine.refresh()
+        yield Codebase.of(engine)
 
 
 def _at(codebase: Codebase, path: str, line: int, word: str) -> Target | None:
@@ -141,8 +131,8 @@ def test_graph_report_renders_each_definition(shop: Codebase) -> None:
 
 
 def test_a_definition_from_an_older_snapshot_is_found_again(tmp_path: Path) -> None:
-    ws, engine = _open(tmp_path)
-    try:
+    with opened(copy_sample(tmp_path), tmp_path / "index") as (_, engine):
+        engine.refresh()
         codebase = Codebase.of(engine)
         [before] = codebase.lookup("apply_discount") or []
         pricing = tmp_path / "ws" / "shop" / "pricing.py"
@@ -154,14 +144,10 @@ def test_a_definition_from_an_older_snapshot_is_found_again(tmp_path: Path) -> N
         assert [c.definition.qualified_name for c in callers] == [
             "Cart.total", "loyalty_price", "test_discount_takes_a_percentage_off"]
         assert codebase.related(before).definition == after
-    finally:
-        engine.close()
-        ws.close()
 
 
 def test_navigation_only_codebase_has_no_search(tmp_path: Path) -> None:
-    shutil.copytree(SAMPLE, tmp_path / "ws")
-    with Workspace(tmp_path / "ws", WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
+    with Workspace(copy_sample(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
         ws.update()
         codebase = Codebase(ws, GraphState(ws).build)
         assert codebase.has_graph() and codebase.status()["state"] == "empty"

@@ -7,10 +7,8 @@ model) only in the tests marked slow.
 from __future__ import annotations
 
 import gc
-import shutil
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,33 +21,13 @@ from retrievers.engine.answer import RESULT_KEYS, TOP_KEYS
 from retrievers.engine.request import MAX_QUERY_CHARS
 from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
 from retrievers.ranking.profile import INTENT_WEIGHTS
-
-SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
-
-
-def _copy(tmp: Path) -> Path:
-    root = tmp / "ws"
-    shutil.copytree(SAMPLE, root)
-    return root
-
-
-@contextmanager
-def opened(root: Path, index: Path,
-           options: EngineOptions | None = None) -> Iterator[tuple[Workspace, SearchEngine]]:
-    """A Workspace over root indexed in index and a SearchEngine on it (text only unless options say
-    otherwise); on the way out the engine closes, then the workspace."""
-    with Workspace(root, WorkspaceOptions(index_dir=index)) as ws:
-        eng = SearchEngine(ws, options or EngineOptions(embeddings=False))
-        try:
-            yield ws, eng
-        finally:
-            eng.close()
+from tests.unit.engine_sample import copy_sample, opened
 
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
     tmp = tmp_path_factory.mktemp("engine")
-    with opened(_copy(tmp), tmp / "index") as (_, eng):
+    with opened(copy_sample(tmp), tmp / "index") as (_, eng):
         eng.refresh()
         yield eng
 
@@ -180,7 +158,7 @@ def test_question_finds_code_and_demotes_tests_and_docs(engine: SearchEngine) ->
 
 def test_file_saturation_and_folding(tmp_path: Path) -> None:
     strict_options = EngineOptions(embeddings=False, ranking={"file_decay": 0.0})
-    with opened(_copy(tmp_path), tmp_path / "index", strict_options) as (_, strict):
+    with opened(copy_sample(tmp_path), tmp_path / "index", strict_options) as (_, strict):
         strict.refresh()
         result = search(strict, "cart item quantity price")
         paths = [r["path"] for r in result["results"]]
@@ -263,7 +241,7 @@ def test_modalities_restrict_the_fused_route(engine: SearchEngine) -> None:
 
 def test_a_model_that_cannot_load_leaves_text_search_working(tmp_path: Path) -> None:
     missing_model = EngineOptions(model=str(tmp_path / "no-such-model"))
-    with opened(_copy(tmp_path), tmp_path / "index", missing_model) as (_, eng):
+    with opened(copy_sample(tmp_path), tmp_path / "index", missing_model) as (_, eng):
         result = eng.refresh()
         assert any("embeddings unavailable" in note and "no-such-model" in note for note in result.notes)
         assert result.state == "text-only" and result.pending > 0
@@ -314,7 +292,7 @@ def test_huge_query_is_truncated_not_refused(engine: SearchEngine) -> None:
 
 
 def test_search_before_refresh_answers_empty(tmp_path: Path) -> None:
-    with opened(_copy(tmp_path), tmp_path / "index") as (_, eng):
+    with opened(copy_sample(tmp_path), tmp_path / "index") as (_, eng):
         result = eng.search(SearchRequest("apply_discount")).to_json()
         assert result["results"] == [] and result["index"]["state"] == "empty"
 
@@ -322,7 +300,7 @@ def test_search_before_refresh_answers_empty(tmp_path: Path) -> None:
 # -- refresh ------------------------------------------------------------------------------------------
 
 def test_refresh_follows_edits_deletions_and_overlays(tmp_path: Path) -> None:
-    root = _copy(tmp_path)
+    root = copy_sample(tmp_path)
     with opened(root, tmp_path / "index") as (ws, eng):
         phases: list[str] = []
         first = eng.refresh(progress=lambda phase, done, total: phases.append(phase))
@@ -342,7 +320,7 @@ def test_refresh_follows_edits_deletions_and_overlays(tmp_path: Path) -> None:
 
 
 def test_restart_reconciles_with_the_store(tmp_path: Path) -> None:
-    root, index = _copy(tmp_path), tmp_path / "index"
+    root, index = copy_sample(tmp_path), tmp_path / "index"
     with opened(root, index) as (ws, eng):
         eng.refresh()
         # The store moves on without the text index (a run killed between the two).
@@ -360,7 +338,7 @@ def test_write_behind_answers_first_and_saves_on_close(tmp_path: Path,
     # `codeseek search`'s engine answers before it writes the call graph, the structural tables and
     # the file cards beside the index; closing writes them, and the next process loads them.
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the signing key lives there
-    root, index = _copy(tmp_path), tmp_path / "index"
+    root, index = copy_sample(tmp_path), tmp_path / "index"
     derived = index / "derived"
     names = {"callgraph.pickle", "callgraph-unresolved.pickle", "structural.pickle", "filecards.pickle"}
     with opened(root, index, EngineOptions(embeddings=False, write_behind=True)) as (_, eng):
@@ -375,7 +353,7 @@ def test_write_behind_answers_first_and_saves_on_close(tmp_path: Path,
 
 
 def test_searches_answer_while_a_refresh_runs(tmp_path: Path) -> None:
-    root = _copy(tmp_path)
+    root = copy_sample(tmp_path)
     with opened(root, tmp_path / "index") as (_, eng):
         eng.refresh()
         errors: list[BaseException] = []
@@ -406,7 +384,7 @@ def test_searches_answer_while_a_refresh_runs(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def semantic_engine(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[SearchEngine]:
     tmp = tmp_path_factory.mktemp("semantic")
-    with opened(_copy(tmp), tmp / "index", EngineOptions(embedder=embedder)) as (_, eng):
+    with opened(copy_sample(tmp), tmp / "index", EngineOptions(embedder=embedder)) as (_, eng):
         eng.refresh()
         yield eng
 
@@ -435,7 +413,7 @@ def test_semantic_phase_two_and_ready_state(semantic_engine: SearchEngine) -> No
 
 @pytest.mark.slow
 def test_phase_one_answers_before_embeddings(tmp_path: Path, embedder: Any) -> None:
-    with opened(_copy(tmp_path), tmp_path / "index", EngineOptions(embedder=embedder)) as (_, eng):
+    with opened(copy_sample(tmp_path), tmp_path / "index", EngineOptions(embedder=embedder)) as (_, eng):
         eng.refresh(embed=False)
         early = search(eng, "apply_discount")
         assert early["index"]["state"] == "text-only" and "semantic" not in early["modalities"]
@@ -452,7 +430,7 @@ def test_fused_search_skips_semantic_while_the_model_loads(tmp_path: Path, embed
     from retrievers.engine.fused_route import MODEL_LOADING
     from retrievers.semantic.embedder import Embedder
 
-    root, index = _copy(tmp_path), tmp_path / "index"
+    root, index = copy_sample(tmp_path), tmp_path / "index"
     with opened(root, index, EngineOptions(embedder=embedder)) as (_, eng):
         eng.refresh()
     # A warm restart: the vectors come from the cache, the model is not loaded yet.
@@ -500,7 +478,7 @@ def test_the_result_names_its_profile_and_overrides_reach_every_preset(tmp_path:
     assert search(engine, "cart item quantity price")["preset"] == "default"
     assert search(engine, "cart item quantity price", preset="thorough")["preset"] == "thorough"
     assert search(engine, "apply_discount", preset="quick")["preset"] == "quick"  # direct route too
-    ws = Workspace(_copy(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
+    ws = Workspace(copy_sample(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
     try:
         tuned = SearchEngine(ws, EngineOptions(embeddings=False, ranking={"k": 40, "file_decay": 0.5}))
         assert {(p.k, p.file_decay) for p in tuned.profiles.values()} == {(40, 0.5)}
@@ -576,7 +554,7 @@ def test_repeated_licence_blocks_leave_questions_but_not_exact_strings(tmp_path:
 
 
 def test_file_cards_answer_a_question_about_a_module(tmp_path: Path) -> None:
-    ws = Workspace(_copy(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
+    ws = Workspace(copy_sample(tmp_path), WorkspaceOptions(index_dir=tmp_path / "index"))
     cards = SearchEngine(ws, EngineOptions(embeddings=False, ranking={"file_card_weight": 0.5}))
     plain = SearchEngine(ws, EngineOptions(embeddings=False, ranking={"file_card_weight": 0.0}))
     try:

@@ -5,7 +5,6 @@ the order, with the open files, to the transformer pass."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,24 +12,18 @@ from typing import Any
 import pytest
 
 from indexing.records import Chunk
-from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.engine.fill_order import DEFINITION_KINDS, fill_key, label_tier, snapshot_rarity, word_rarity
-from retrievers.engine.search_engine import EngineOptions, SearchEngine
+from retrievers.engine.search_engine import SearchEngine
 from retrievers.snapshot import Snapshot
-
-SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
+from tests.unit.engine_sample import copy_sample, opened
 
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
     tmp = tmp_path_factory.mktemp("fill")
-    shutil.copytree(SAMPLE, tmp / "ws")
-    ws = Workspace(tmp / "ws", WorkspaceOptions(index_dir=tmp / "index"))
-    eng = SearchEngine(ws, EngineOptions(embeddings=False))
-    eng.refresh()
-    yield eng
-    eng.close()
-    ws.close()
+    with opened(copy_sample(tmp), tmp / "index") as (_, eng):
+        eng.refresh()
+        yield eng
 
 
 def snapshot(engine: SearchEngine) -> Snapshot:
@@ -118,10 +111,7 @@ def test_embed_transformer_hands_the_order_and_open_files_down(engine: SearchEng
 
 
 def test_rarity_is_read_once_per_snapshot_and_handed_down_to_the_next(tmp_path: Path) -> None:
-    shutil.copytree(SAMPLE, tmp_path / "ws")
-    ws = Workspace(tmp_path / "ws", WorkspaceOptions(index_dir=tmp_path / "index"))
-    eng = SearchEngine(ws, EngineOptions(embeddings=False))
-    try:
+    with opened(copy_sample(tmp_path), tmp_path / "index") as (ws, eng):
         eng.refresh()
         reads: list[int] = []
 
@@ -145,6 +135,3 @@ def test_rarity_is_read_once_per_snapshot_and_handed_down_to_the_next(tmp_path: 
         kept = set(first.chunks) & set(second.chunks)
         assert kept and all(after[cid] == before[cid] for cid in kept)
         assert set(after) == kept  # the edited file's new chunks count as 0.0 (absent)
-    finally:
-        eng.close()
-        ws.close()
