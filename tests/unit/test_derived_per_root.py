@@ -11,17 +11,18 @@ import shutil
 import threading
 from collections import Counter
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.engine.request import SearchRequest
-from retrievers.engine.search_engine import EngineOptions, SearchEngine
+from retrievers.engine.search_engine import SearchEngine
 from retrievers.ranking import contracts, copies, headers
 from retrievers.snapshot import Snapshot
 from retrievers.sources import filecards
+from tests.unit.engine_sample import copy_sample, opened
 
 SAMPLES = Path(__file__).resolve().parents[1] / "workspace"
 QUESTIONS = {
@@ -51,24 +52,19 @@ def test_two_roots_searched_in_turn_build_each_derived_structure_once_per_root(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the signing key lives there
     builds = _count_builds(monkeypatch)
-    engines: list[tuple[SearchEngine, Workspace, str]] = []
-    try:
+    engines: list[tuple[SearchEngine, str]] = []
+    with ExitStack() as open_engines:
         for name, question in QUESTIONS.items():
             root = tmp_path / name
             shutil.copytree(SAMPLES / name, root)
-            ws = Workspace(root, WorkspaceOptions(index_dir=tmp_path / f"{name}-index"))
-            engine = SearchEngine(ws, EngineOptions(embeddings=False))
-            engines.append((engine, ws, question))
+            _, engine = open_engines.enter_context(opened(root, tmp_path / f"{name}-index"))
+            engines.append((engine, question))
             engine.refresh()
         for _ in range(10):
-            for engine, _, question in engines:
+            for engine, question in engines:
                 answer = engine.search(SearchRequest(question, limit=10)).to_json()
                 assert answer["strategy"] == "fused" and answer["intent"]["name"] == "understand_code"
                 assert answer["results"]
-    finally:
-        for engine, ws, _ in engines:
-            engine.close()
-            ws.close()
     assert dict(builds) == {name: len(QUESTIONS) for name in BUILDERS}  # one per root's snapshot
 
 
@@ -101,19 +97,14 @@ def test_a_refresh_after_an_edit_counts_only_the_edited_files_card_again(
     """The engine builds each refresh's snapshot from the one it replaces, which hands down the file
     cards' term counts: the next cards count again only the files whose names or docs changed."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    root = tmp_path / "ws"
-    shutil.copytree(SAMPLES / "engine_sample", root)
+    root = copy_sample(tmp_path)
     seeds: list[Any] = []
     real = filecards.build_cards
     monkeypatch.setattr(filecards, "build_cards", lambda *args: seeds.append(args[2]) or real(*args))
-    with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
-        engine = SearchEngine(ws, EngineOptions(embeddings=False))
-        try:
-            engine.refresh()
-            edited = sorted(root.rglob("*.py"))[0]
-            edited.write_text(edited.read_text() + "\n\ndef settle_refund_ledger():\n    return 1\n")
-            engine.refresh()
-        finally:
-            engine.close()
+    with opened(root, tmp_path / "index") as (_, engine):
+        engine.refresh()
+        edited = sorted(root.rglob("*.py"))[0]
+        edited.write_text(edited.read_text() + "\n\ndef settle_refund_ledger():\n    return 1\n")
+        engine.refresh()
     assert len(seeds) == 2 and seeds[0] is None and isinstance(seeds[1], dict)
     assert edited.relative_to(root).as_posix() in seeds[1]  # the first generation's counts, every file

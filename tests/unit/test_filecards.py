@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import math
 import random
-import shutil
 from pathlib import Path
 
 import pytest
 
 from indexing.records import Chunk, Definition
-from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import QueryError
 from retrievers.engine.fused_route import _card_prior
 from retrievers.engine.request import SearchRequest
-from retrievers.engine.search_engine import EngineOptions, SearchEngine
+from retrievers.engine.search_engine import EngineOptions
 from retrievers.ranking.priors import chunk_prior
 from retrievers.ranking.profile import DEFAULT_CONFIG, RankingConfig
 from retrievers.scope import Scope
@@ -30,8 +28,7 @@ from retrievers.sources.filecards import (
     query_terms,
     strong_cards,
 )
-
-SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
+from tests.unit.engine_sample import copy_sample, opened
 
 
 def definition(name: str, path: str, doc: str = "", line: int = 1) -> Definition:
@@ -204,23 +201,18 @@ def test_a_warm_engine_loads_the_cards_its_index_saved(tmp_path: Path,
     """The first refresh of a revision builds the file cards and saves them beside the index; the next
     process on that revision loads them instead of building (real sample workspace, store, graph)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the signing key lives there
-    root = tmp_path / "ws"
-    shutil.copytree(SAMPLE, root)
+    root = copy_sample(tmp_path)
     saved = tmp_path / "index" / "derived" / "filecards.pickle"
     cards, counts = [], []
     for _ in range(2):
-        with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
-            engine = SearchEngine(ws, EngineOptions(embeddings=False))
-            try:
-                engine.refresh()
-                assert saved.is_file()
-                view = engine._view
-                assert view is not None
-                cards.append(file_cards_of(view[0]))
-                counts.append(view[0].handed_down(filecards._COUNTS))
-                counts[-1] = dict(counts[-1])  # (the loaded ones are read here, on first use)
-            finally:
-                engine.close()
+        with opened(root, tmp_path / "index") as (_, engine):
+            engine.refresh()
+            assert saved.is_file()
+            view = engine._view
+            assert view is not None
+            cards.append(file_cards_of(view[0]))
+            counts.append(view[0].handed_down(filecards._COUNTS))
+            counts[-1] = dict(counts[-1])  # (the loaded ones are read here, on first use)
     built, loaded = cards
     assert loaded is not built and loaded.paths == built.paths and loaded.postings == built.postings
     assert loaded.central == built.central and built.central
@@ -230,14 +222,11 @@ def test_a_warm_engine_loads_the_cards_its_index_saved(tmp_path: Path,
 def _card_entries(tmp_path: Path, ranking: dict[str, object], question: str) -> list[dict[str, object]]:
     root = tmp_path / "ws"
     if not root.exists():
-        shutil.copytree(SAMPLE, root)
-    with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
-        engine = SearchEngine(ws, EngineOptions(embeddings=False, ranking=dict(ranking)))
-        try:
-            engine.refresh()
-            answer = engine.search(SearchRequest(question, limit=10)).to_json()
-        finally:
-            engine.close()
+        copy_sample(tmp_path)
+    options = EngineOptions(embeddings=False, ranking=dict(ranking))
+    with opened(root, tmp_path / "index", options) as (_, engine):
+        engine.refresh()
+        answer = engine.search(SearchRequest(question, limit=10)).to_json()
     assert answer["intent"]["name"] == "understand_code"
     return [r["explain"]["file"] for r in answer["results"] if "file" in r["explain"]]
 
