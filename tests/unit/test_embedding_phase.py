@@ -5,7 +5,6 @@ engine_sample workspace, store, grammars and the default static model."""
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 import threading
 from pathlib import Path
@@ -13,54 +12,41 @@ from typing import NoReturn
 
 import pytest
 
-from indexing.workspace import Workspace, WorkspaceOptions
-from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
-
-SAMPLE = Path(__file__).resolve().parents[1] / "workspace" / "engine_sample"
+from retrievers.engine.search_engine import EngineOptions, SearchRequest
+from tests.unit.engine_sample import copy_sample, opened
 
 
 @pytest.mark.slow
 def test_embedding_beside_phase_one_gives_the_same_index(tmp_path: Path) -> None:
     answers: dict[bool, list[tuple[str, int]]] = {}
     for alongside in (True, False):
-        root = tmp_path / f"ws-{alongside}"
-        shutil.copytree(SAMPLE, root)
-        with Workspace(root, WorkspaceOptions(index_dir=tmp_path / f"idx-{alongside}")) as ws:
-            engine = SearchEngine(ws, EngineOptions(transformer=None, embed_alongside=alongside))
+        root = copy_sample(tmp_path, f"ws-{alongside}")
+        options = EngineOptions(transformer=None, embed_alongside=alongside)
+        with opened(root, tmp_path / f"idx-{alongside}", options) as (_, engine):
             seen: list[tuple[str, str]] = []
 
             def note(phase: str, done: int, total: int, seen: list[tuple[str, str]] = seen) -> None:
                 seen.append((phase, threading.current_thread().name))
 
-            try:
-                result = engine.refresh(progress=note)
-                assert result.embedded == result.chunks > 0 and result.pending == 0
-                assert result.state == "ready" and "embed" in result.seconds
-                embedding_threads = {name for phase, name in seen if phase == "embedding"}
-                assert embedding_threads == ({"codeseek-embed"} if alongside else {"MainThread"})
-                assert {name for phase, name in seen if phase == "graph"} == {"MainThread"}
-                found = engine.search(SearchRequest("apply a discount to a price", limit=5)).results
-                answers[alongside] = [(r.path, r.start_line) for r in found]
-            finally:
-                engine.close()
+            result = engine.refresh(progress=note)
+            assert result.embedded == result.chunks > 0 and result.pending == 0
+            assert result.state == "ready" and "embed" in result.seconds
+            embedding_threads = {name for phase, name in seen if phase == "embedding"}
+            assert embedding_threads == ({"codeseek-embed"} if alongside else {"MainThread"})
+            assert {name for phase, name in seen if phase == "graph"} == {"MainThread"}
+            found = engine.search(SearchRequest("apply a discount to a price", limit=5)).results
+            answers[alongside] = [(r.path, r.start_line) for r in found]
     assert answers[True] == answers[False] and answers[True]
 
 
 @pytest.mark.slow
 def test_a_failing_phase_one_stops_the_embedding(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    shutil.copytree(SAMPLE, root)
-    with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "idx")) as ws:
-        engine = SearchEngine(ws, EngineOptions(transformer=None))
-
+    with opened(copy_sample(tmp_path), tmp_path / "idx", EngineOptions(transformer=None)) as (_, engine):
         def damaged() -> NoReturn:  # what a damaged index raises mid-refresh (the caller rebuilds it)
             raise sqlite3.DatabaseError("database disk image is malformed")
 
         engine.graphs.build = damaged  # type: ignore[method-assign]
-        try:
-            with pytest.raises(sqlite3.DatabaseError):
-                engine.refresh()
-            assert not [t for t in threading.enumerate() if t.name == "codeseek-embed"]
-            assert engine.index_info()["state"] != "embedding"
-        finally:
-            engine.close()
+        with pytest.raises(sqlite3.DatabaseError):
+            engine.refresh()
+        assert not [t for t in threading.enumerate() if t.name == "codeseek-embed"]
+        assert engine.index_info()["state"] != "embedding"
