@@ -22,9 +22,9 @@ from retrievers.semantic.models import is_static, make_embedder
 from retrievers.semantic.static_embedder import StaticEmbedder, is_static_model_dir
 from retrievers.semantic.static_model import DistillSettings, ensure_static_model, static_model_dir
 from retrievers.semantic.tiered import TierBlend, blend_rankings
+from tests.unit.engine_sample import SAMPLE, copy_sample, opened
 
 REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "tests" / "workspace" / "engine_sample"
 # A few hundred tokens (those starting "re", "qu", "ur" plus [UNK]/[PAD]): distils in seconds.
 TINY = DistillSettings(pca_dims=16, token_remove_pattern=r"^(?!(re|qu|ur|\[UNK\]|\[PAD\]))", train_chunks=0)
 
@@ -128,18 +128,13 @@ def test_static_search_never_imports_torch(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_model_switches_reembed_only_what_the_cache_lacks(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    shutil.copytree(SAMPLE, root)
+    root = copy_sample(tmp_path)
 
     def refresh(model: str | None) -> tuple[int, int, list[str]]:
-        with Workspace(root, WorkspaceOptions(index_dir=tmp_path / "idx")) as ws:
-            engine = SearchEngine(ws, EngineOptions(model=model, transformer=None))
-            try:
-                result = engine.refresh()
-                assert engine.semantic is not None
-                return result.embedded, engine.semantic.embedded(), result.notes
-            finally:
-                engine.close()
+        with opened(root, tmp_path / "idx", EngineOptions(model=model, transformer=None)) as (_, engine):
+            result = engine.refresh()
+            assert engine.semantic is not None
+            return result.embedded, engine.semantic.embedded(), result.notes
 
     made, held, _ = refresh(None)
     assert made == held > 0
@@ -153,20 +148,16 @@ def test_model_switches_reembed_only_what_the_cache_lacks(tmp_path: Path) -> Non
 def test_transformer_tier_fills_in_and_blends(tmp_path: Path) -> None:
     from retrievers.engine.request import SearchRequest
 
-    with Workspace(SAMPLE, WorkspaceOptions(index_dir=tmp_path / "idx")) as ws:
-        engine = SearchEngine(ws, EngineOptions())
-        try:
-            engine.refresh()
-            info = engine.index_info()
-            assert info["state"] == "ready" and info["transformer"]["embedded"] == 0
-            before = engine.search(SearchRequest(query="apply a discount to a price")).to_json()
-            seen: list[tuple[str, int, int]] = []
-            made = engine.embed_transformer(lambda phase, done, total: seen.append((phase, done, total)))
-            info = engine.index_info()
-            assert made == info["transformer"]["embedded"] == info["chunks"] and seen[-1][0] == "transformer"
-            after = engine.search(SearchRequest(query="apply a discount to a price")).to_json()
-        finally:
-            engine.close()
+    with opened(SAMPLE, tmp_path / "idx", EngineOptions()) as (_, engine):
+        engine.refresh()
+        info = engine.index_info()
+        assert info["state"] == "ready" and info["transformer"]["embedded"] == 0
+        before = engine.search(SearchRequest(query="apply a discount to a price")).to_json()
+        seen: list[tuple[str, int, int]] = []
+        made = engine.embed_transformer(lambda phase, done, total: seen.append((phase, done, total)))
+        info = engine.index_info()
+        assert made == info["transformer"]["embedded"] == info["chunks"] and seen[-1][0] == "transformer"
+        after = engine.search(SearchRequest(query="apply a discount to a price")).to_json()
     assert before["results"] and after["results"]
     tiers_before = {r["explain"]["semantic"]["detail"].get("tier") for r in before["results"]
                     if "semantic" in r["explain"]}

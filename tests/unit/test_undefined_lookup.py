@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import Hit, StructuralDetail
 from retrievers.engine.fused_route import _names_a_definition
 from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
 from retrievers.ranking.profile import INTENT_WEIGHTS
+from tests.unit.engine_sample import opened
 
 FILES = {
     "plugins/resolver.py": '''
@@ -36,12 +36,10 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[boo
     for rel, text in FILES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    ws = Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index"))
-    eng = SearchEngine(ws, EngineOptions(embeddings=False, ranking={"undefined_as_question": request.param}))
-    eng.refresh()
-    yield request.param, eng
-    eng.close()
-    ws.close()
+    options = EngineOptions(embeddings=False, ranking={"undefined_as_question": request.param})
+    with opened(root, tmp_path / "index", options) as (_, eng):
+        eng.refresh()
+        yield request.param, eng
 
 
 def test_a_name_nobody_defines_is_weighted_as_a_question(engine: tuple[bool, SearchEngine]) -> None:
