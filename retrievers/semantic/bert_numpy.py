@@ -6,13 +6,18 @@ normalization, such as the packaged all-MiniLM-L6-v2) from its `model.safetensor
 query encodes on its own (`encode_one`) without a batch, and its vectors match sentence-transformers'
 (GELU in its tanh form; the tolerance is tests/unit/test_bert_numpy.py's). `supports(model_dir)`
 says whether a directory is such a model; others (other architectures, other pooling) go through
-sentence-transformers.
+sentence-transformers. Given a `weights_cache` folder, the weights are converted into it once (.npy
+files, `load_weights`) and memory-mapped after that: a load costs the tokenizer's ~25 ms, not 0.2 s,
+and only the pages an encode reads become resident (docs/tuning/2026-12-02-question-encoder-mmap.md).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -89,25 +94,97 @@ class _Layer:
     norm2: tuple[np.ndarray, np.ndarray]
 
 
-def _layers(w: dict[str, np.ndarray], count: int, scale: float) -> list[_Layer]:
-    out = []
-    for i in range(count):
-        def g(name: str, i: int = i) -> np.ndarray:
-            return w[f"encoder.layer.{i}.{name}"]
+WEIGHTS_FORMAT = 1  # bump when `_prepare` changes what it writes (the cache is keyed by it)
+_EMBEDDINGS = ("words", "positions", "norm0_weight", "norm0_bias")
+# Every layer's arrays of one kind stacked into one (layers, ...) array: [i] is layer i's, contiguous.
+_STACKED = ("qkv", "qkv_bias", "out", "out_bias", "norm1_weight", "norm1_bias", "inner", "inner_bias",
+            "down", "down_bias", "norm2_weight", "norm2_bias")
 
-        a = "attention.self."
-        qkv = np.concatenate([g(a + "query.weight") * np.float32(scale), g(a + "key.weight"),
-                              g(a + "value.weight")])
-        bias = np.concatenate([g(a + "query.bias") * np.float32(scale), g(a + "key.bias"),
-                               g(a + "value.bias")])
-        out.append(_Layer(
-            np.ascontiguousarray(qkv.T), bias,
+
+def _layer_arrays(w: dict[str, np.ndarray], i: int, scale: float) -> tuple[np.ndarray, ...]:
+    """Layer i's arrays in `_STACKED` order."""
+    def g(name: str) -> np.ndarray:
+        return w[f"encoder.layer.{i}.{name}"]
+
+    a = "attention.self."
+    qkv = np.concatenate([g(a + "query.weight") * np.float32(scale), g(a + "key.weight"),
+                          g(a + "value.weight")])
+    bias = np.concatenate([g(a + "query.bias") * np.float32(scale), g(a + "key.bias"),
+                           g(a + "value.bias")])
+    return (np.ascontiguousarray(qkv.T), bias,
             np.ascontiguousarray(g("attention.output.dense.weight").T), g("attention.output.dense.bias"),
-            (g("attention.output.LayerNorm.weight"), g("attention.output.LayerNorm.bias")),
+            g("attention.output.LayerNorm.weight"), g("attention.output.LayerNorm.bias"),
             np.ascontiguousarray(g("intermediate.dense.weight").T), g("intermediate.dense.bias"),
             np.ascontiguousarray(g("output.dense.weight").T), g("output.dense.bias"),
-            (g("output.LayerNorm.weight"), g("output.LayerNorm.bias"))))
-    return out
+            g("output.LayerNorm.weight"), g("output.LayerNorm.bias"))
+
+
+def _prepare(model_dir: Path, count: int, scale: float) -> dict[str, np.ndarray]:
+    """The arrays the encoder runs on (`_EMBEDDINGS` and `_STACKED`), from `model.safetensors`."""
+    from safetensors.numpy import load_file
+
+    raw = load_file(str(model_dir / "model.safetensors"))
+    w = {k.removeprefix("bert."): v.astype(np.float32) for k, v in raw.items()}
+    arrays = {
+        "words": w["embeddings.word_embeddings.weight"],
+        # Position embeddings with the token type 0 embedding (the only one a sentence uses) added.
+        "positions": (w["embeddings.position_embeddings.weight"]
+                      + w["embeddings.token_type_embeddings.weight"][0]),
+        "norm0_weight": w["embeddings.LayerNorm.weight"], "norm0_bias": w["embeddings.LayerNorm.bias"]}
+    layers = [_layer_arrays(w, i, scale) for i in range(count)]
+    for j, name in enumerate(_STACKED):
+        arrays[name] = np.stack([layer[j] for layer in layers])
+    return arrays
+
+
+def _map(cache: Path) -> dict[str, np.ndarray] | None:
+    """The cached arrays, memory-mapped read-only (pages load when read), or None when absent or broken."""
+    try:
+        return {name: np.asarray(np.load(cache / f"{name}.npy", mmap_mode="r", allow_pickle=False))
+                for name in (*_EMBEDDINGS, *_STACKED)}
+    except (OSError, ValueError):
+        return None
+
+
+def _write(cache: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Save `arrays` as `cache`/NAME.npy: written and synced in a temporary folder beside it, which is
+    then renamed (a killed build leaves no half-written cache; of two racing builds the first stays)."""
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{cache.name}.", dir=cache.parent))
+    try:
+        for name, array in arrays.items():
+            with (tmp / f"{name}.npy").open("wb") as fh:
+                np.save(fh, array, allow_pickle=False)
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.rename(tmp, cache)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_weights(model_dir: Path, count: int, scale: float, cache: Path | None) -> dict[str, np.ndarray]:
+    """The encoder's arrays: mapped from `cache` (a folder of .npy files) when it holds them, else
+    prepared from the safetensors file and written there first; in memory when `cache` is None or
+    cannot be written. A mapped process reads no weights it does not use: of the 30522-row word
+    table a question touches a few dozen rows."""
+    mapped = _map(cache) if cache is not None else None
+    if mapped is not None:
+        return mapped
+    arrays = _prepare(model_dir, count, scale)
+    if cache is None:
+        return arrays
+    try:
+        _write(cache, arrays)
+    except OSError:
+        pass  # another process's build won the rename, or the cache is read-only
+    return _map(cache) or arrays
+
+
+def _layers(w: dict[str, np.ndarray], count: int) -> list[_Layer]:
+    return [_Layer(w["qkv"][i], w["qkv_bias"][i], w["out"][i], w["out_bias"][i],
+                   (w["norm1_weight"][i], w["norm1_bias"][i]), w["inner"][i], w["inner_bias"][i],
+                   w["down"][i], w["down_bias"][i], (w["norm2_weight"][i], w["norm2_bias"][i]))
+            for i in range(count)]
 
 
 def _attend(qkv: np.ndarray, heads: int, out: np.ndarray) -> None:
@@ -134,8 +211,8 @@ class NumpyBertEncoder:
     one (bench/embed_bench.py); whole sequences per thread meet only once a batch.
     """
 
-    def __init__(self, model_dir: Path, max_tokens: int = 256, threads: int = 1) -> None:
-        from safetensors.numpy import load_file
+    def __init__(self, model_dir: Path, max_tokens: int = 256, threads: int = 1,
+                 weights_cache: Path | None = None) -> None:
         from tokenizers import Tokenizer
 
         config = _read_json(model_dir / "config.json") or {}
@@ -147,14 +224,10 @@ class NumpyBertEncoder:
         limit = int(st_config.get("max_seq_length") or config.get("max_position_embeddings", 512))
         self.max_tokens = min(max_tokens, limit)
         self.threads = max(1, threads)
-        raw = load_file(str(model_dir / "model.safetensors"))
-        w = {k.removeprefix("bert."): v.astype(np.float32) for k, v in raw.items()}
-        self._words = w["embeddings.word_embeddings.weight"]
-        # Position embeddings with the token type 0 embedding (the only one a sentence uses) added.
-        self._positions = (w["embeddings.position_embeddings.weight"]
-                           + w["embeddings.token_type_embeddings.weight"][0])
-        self._norm0 = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-        self._layers = _layers(w, self.layers, 1.0 / math.sqrt(self.hidden // self.heads))
+        w = load_weights(model_dir, self.layers, 1.0 / math.sqrt(self.hidden // self.heads), weights_cache)
+        self._words, self._positions = w["words"], w["positions"]
+        self._norm0 = (w["norm0_weight"], w["norm0_bias"])
+        self._layers = _layers(w, self.layers)
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(self.max_tokens)
         self.tokenizer.no_padding()

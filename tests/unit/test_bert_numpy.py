@@ -1,6 +1,6 @@
 """The numpy BERT encoder: the packaged MiniLM's vectors equal sentence-transformers' (cosine >= 0.9999),
 whatever the batch, its order, the thread split or the query path; a batch costs its tokens, not its
-padding; encoding imports no torch."""
+padding; encoding imports no torch; weights mapped from the .npy cache give bitwise the same vectors."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from retrievers.semantic.bert_numpy import NumpyBertEncoder, supports
-from retrievers.semantic.embedder import default_model_path
+from retrievers.semantic.embedder import default_model_path, numpy_weights_cache
 
 REPO = Path(__file__).resolve().parents[2]
 LONG = "def handle(request):\n" + "".join(
@@ -89,6 +89,35 @@ def test_overlapping_encodes_agree_and_give_blas_its_threads_back(encoder: Numpy
     assert len(batches) == 3 and all(np.allclose(b, expected, atol=2e-5) for b in batches)
     assert all(np.allclose(q, expected[0], atol=2e-5) for q in queries)
     assert [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"] == before
+
+
+QUESTIONS = ["parse the http accept header", "where are credentials removed when a redirect is followed",
+             "how does the session retry failed connections", "Ünïcödé question about caching 🚀"]
+
+
+def test_mapped_weights_give_bitwise_the_same_vectors(encoder: NumpyBertEncoder, tmp_path: Path) -> None:
+    """The first encoder converts the weights into the cache (a temp folder renamed), the next maps
+    them: both give the in-memory encoder's vectors bit for bit."""
+    cache = tmp_path / "weights"
+    built = NumpyBertEncoder(default_model_path(), max_tokens=256, weights_cache=cache)
+    assert [p.name for p in tmp_path.iterdir()] == ["weights"]  # no temporary folder left
+    assert len(list(cache.glob("*.npy"))) == 16
+    mapped = NumpyBertEncoder(default_model_path(), max_tokens=256, weights_cache=cache)
+    assert isinstance(mapped._words.base, np.memmap) and not mapped._words.flags.writeable
+    for question in QUESTIONS:
+        expected = encoder.encode_one(question).tobytes()
+        assert built.encode_one(question).tobytes() == expected
+        assert mapped.encode_one(question).tobytes() == expected
+    assert mapped.encode(TEXTS).tobytes() == encoder.encode(TEXTS).tobytes()
+
+
+def test_the_weights_cache_is_keyed_by_the_model_files(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "model.safetensors").write_bytes(b"one")
+    first = numpy_weights_cache(model)
+    (model / "model.safetensors").write_bytes(b"other")
+    assert first is not None and numpy_weights_cache(model) not in (None, first)
 
 
 def _best_of(runs: int, work: object) -> float:
