@@ -1,5 +1,6 @@
 """tests/workspace/engine_sample (a small Python + JavaScript shop) for the tests that run a SearchEngine on
-a copy of it, and opened(): a Workspace with a SearchEngine on it that closes both."""
+a copy of it: opened(), a Workspace with a SearchEngine on it that closes both, and sample_engine(), that
+on a fresh copy, refreshed."""
 
 from __future__ import annotations
 
@@ -32,3 +33,11 @@ def opened(root: Path, index: Path,
             yield ws, eng
         finally:
             eng.close()
+
+
+@contextmanager
+def sample_engine(tmp: Path, options: EngineOptions | None = None) -> Iterator[SearchEngine]:
+    """opened() on a fresh copy of the sample at tmp/ws, indexed in tmp/index and refreshed."""
+    with opened(copy_sample(tmp), tmp / "index", options) as (_, engine):
+        engine.refresh()
+        yield engine

@@ -19,14 +19,12 @@ from retrievers.engine.search_engine import SearchRequest
 from retrievers.navigation import graph_queries
 from retrievers.navigation.references import word_at
 from retrievers.navigation.workspace_symbols import Symbol, fuzzy_score, merge
-from tests.unit.engine_sample import copy_sample, opened
+from tests.unit.engine_sample import copy_sample, sample_engine
 
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Codebase]:
-    tmp = tmp_path_factory.mktemp("codebase")
-    with opened(copy_sample(tmp), tmp / "index") as (_, engine):
-        engine.refresh()
+    with sample_engine(tmp_path_factory.mktemp("codebase")) as engine:
         yield Codebase.of(engine)
 
 
@@ -131,8 +129,7 @@ def test_graph_report_renders_each_definition(shop: Codebase) -> None:
 
 
 def test_a_definition_from_an_older_snapshot_is_found_again(tmp_path: Path) -> None:
-    with opened(copy_sample(tmp_path), tmp_path / "index") as (_, engine):
-        engine.refresh()
+    with sample_engine(tmp_path) as engine:
         codebase = Codebase.of(engine)
         [before] = codebase.lookup("apply_discount") or []
         pricing = tmp_path / "ws" / "shop" / "pricing.py"

@@ -21,14 +21,12 @@ from retrievers.engine.answer import RESULT_KEYS, TOP_KEYS
 from retrievers.engine.request import MAX_QUERY_CHARS
 from retrievers.engine.search_engine import EngineOptions, SearchEngine, SearchRequest
 from retrievers.ranking.profile import INTENT_WEIGHTS
-from tests.unit.engine_sample import copy_sample, opened
+from tests.unit.engine_sample import copy_sample, opened, sample_engine
 
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
-    tmp = tmp_path_factory.mktemp("engine")
-    with opened(copy_sample(tmp), tmp / "index") as (_, eng):
-        eng.refresh()
+    with sample_engine(tmp_path_factory.mktemp("engine")) as eng:
         yield eng
 
 
@@ -157,9 +155,7 @@ def test_question_finds_code_and_demotes_tests_and_docs(engine: SearchEngine) ->
 
 
 def test_file_saturation_and_folding(tmp_path: Path) -> None:
-    strict_options = EngineOptions(embeddings=False, ranking={"file_decay": 0.0})
-    with opened(copy_sample(tmp_path), tmp_path / "index", strict_options) as (_, strict):
-        strict.refresh()
+    with sample_engine(tmp_path, EngineOptions(embeddings=False, ranking={"file_decay": 0.0})) as strict:
         result = search(strict, "cart item quantity price")
         paths = [r["path"] for r in result["results"]]
         assert len(paths) == len(set(paths))  # one result per file...
@@ -383,9 +379,7 @@ def test_searches_answer_while_a_refresh_runs(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def semantic_engine(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[SearchEngine]:
-    tmp = tmp_path_factory.mktemp("semantic")
-    with opened(copy_sample(tmp), tmp / "index", EngineOptions(embedder=embedder)) as (_, eng):
-        eng.refresh()
+    with sample_engine(tmp_path_factory.mktemp("semantic"), EngineOptions(embedder=embedder)) as eng:
         yield eng
 
 

@@ -15,14 +15,12 @@ from indexing.records import Chunk
 from retrievers.engine.fill_order import DEFINITION_KINDS, fill_key, label_tier, snapshot_rarity, word_rarity
 from retrievers.engine.search_engine import SearchEngine
 from retrievers.snapshot import Snapshot
-from tests.unit.engine_sample import copy_sample, opened
+from tests.unit.engine_sample import copy_sample, opened, sample_engine
 
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchEngine]:
-    tmp = tmp_path_factory.mktemp("fill")
-    with opened(copy_sample(tmp), tmp / "index") as (_, eng):
-        eng.refresh()
+    with sample_engine(tmp_path_factory.mktemp("fill")) as eng:
         yield eng
 
 
