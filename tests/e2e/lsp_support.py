@@ -135,14 +135,17 @@ async def status(client: LanguageClient) -> dict[str, Any]:
 
 
 async def wait_state(client: LanguageClient, states: tuple[str, ...] = ("ready",), timeout: float = 60.0,
-                     roots: int = 1, idle: bool = True) -> dict[str, Any]:
-    """Poll codeseek.status until every root is in one of `states` (and idle, unless `idle=False`)."""
+                     roots: int = 1, idle: bool = True, after_jobs: int | None = None) -> dict[str, Any]:
+    """Poll codeseek.status until every root is in one of `states` (and idle, unless `idle=False`);
+    with `after_jobs`, also until the first root has run more jobs than that (the one a change asked
+    for, not the state before the server saw the change)."""
     deadline = time.monotonic() + timeout
     last: dict[str, Any] = {}
     while time.monotonic() < deadline:
         last = await status(client)
         got = last.get("roots", [])
-        if len(got) >= roots and all(r["state"] in states and (r["idle"] or not idle) for r in got):
+        newer = after_jobs is None or (bool(got) and got[0].get("jobs", 0) > after_jobs)
+        if newer and len(got) >= roots and all(r["state"] in states and (r["idle"] or not idle) for r in got):
             return last
         await asyncio.sleep(0.1)
     raise AssertionError(f"index never reached {states}: {last}")

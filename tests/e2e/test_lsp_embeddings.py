@@ -78,13 +78,15 @@ async def test_editing_one_function_re_embeds_one_chunk(served: tuple[LanguageCl
     old = '    sentence = entry.summary.split(". ")[0]'
     assert old in text
     new = '    sentence = entry.summary.split(". ", 1)[0].strip()'
+    jobs = (await S.wait_state(client, ("ready",), timeout=120))["roots"][0]["jobs"]
     S.replace_all(client, root, DIGEST, text.replace(old, new))
-    status = await S.wait_state(client, ("ready",), timeout=120)
+    status = await S.wait_state(client, ("ready",), timeout=120, after_jobs=jobs)
     job = status["roots"][0]["last_job"]
     assert (job["paths"], job["parsed"], job["embedded"], job["transformer_embedded"]) == (1, 1, 1, 1)
     # Closing the buffer goes back to the file on disk, whose vector is still cached: nothing to embed.
+    jobs = status["roots"][0]["jobs"]
     client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=S.doc_id(root, DIGEST)))
-    status = await S.wait_state(client, ("ready",), timeout=120)
+    status = await S.wait_state(client, ("ready",), timeout=120, after_jobs=jobs)
     job = status["roots"][0]["last_job"]
     assert (job["paths"], job["parsed"], job.get("embedded", 0)) == (1, 1, 0)
 
@@ -95,7 +97,8 @@ async def test_restart_with_vectors_answers_before_the_model_loads(
     status = (await S.status(client))["roots"][0]
     index = tmp_path / "copy"
     # The served index is idle: a consistent copy, in the root's folder under another base.
-    shutil.copytree(status["index_dir"], index / Path(status["index_dir"]).name)
+    shutil.copytree(status["index_dir"], index / Path(status["index_dir"]).name,  # not the server's socket
+                    ignore=shutil.ignore_patterns("sock"))
     second = await S.start(root, index, options={})
     try:
         phase1 = await S.wait_state(second, ("ready", "embedding", "text-only"), timeout=60, idle=False)
