@@ -212,7 +212,8 @@ def _mcp_command(sub: SubParsers) -> None:
     _root_options(p)
     _flags(p, NO_EMBED, ("--no-share-engine", "do not answer `codeseek search` on this root over a socket "
                                               "in its index folder"),
-           ("--no-watch", "do not watch the root: a tool call rescans when the last refresh is 5 s old"))
+           ("--no-watch", "do not watch the root: a tool call rescans when the last refresh is 5 s old"),
+           ("--no-transformer", "do not fill the transformer tier (MiniLM vectors) in the background"))
     p.set_defaults(handler=_dispatch("lsp_server.mcp.server", "serve"))
 
 

@@ -292,7 +292,8 @@ def serve(args: argparse.Namespace) -> int:
     base = Path(args.index_dir).expanduser().resolve() if getattr(args, "index_dir", None) else None
     options = McpOptions(index_base=base, embeddings=not getattr(args, "no_embed", False),
                          share_engine=not getattr(args, "no_share_engine", False),
-                         watch=not getattr(args, "no_watch", False))
+                         watch=not getattr(args, "no_watch", False),
+                         transformer_background=not getattr(args, "no_transformer", False))
     try:
         service = McpService(root, options)
     except WorkspaceError as exc:  # e.g. the index folder belongs to another root

@@ -4,8 +4,10 @@ answer as a small JSON document (protocol-free; `lsp_server.mcp.server` register
 `McpService(root, options)` opens the same index as `codeseek search --root ROOT` (`--index-dir`, else
 `$CODESEEK_INDEX_DIR`, else the user cache per root) with an index keeper over it
 (`retrievers.engine.keeper`, the language server's too): its worker runs phase 1 (changed files, text
-index, call graph), then phase 2 (embeddings for new chunks, then the model is loaded). The service
-watches the root (`lsp_server.file_watch`): a changed file is indexed in the background about a
+index, call graph), then phase 2 (embeddings for new chunks, then the model is loaded), then, while
+idle and at low priority, the transformer tier (`transformer_background`; every process, the CLI
+included, ranks with the vectors it stores; `retrievers.engine.fill_order` decides which come first).
+The service watches the root (`lsp_server.file_watch`): a changed file is indexed in the background about a
 quarter second after the last write, and tool calls answer from the current snapshot at once, never
 waiting for a rescan. Without a watcher (`watch=False`, or inotify unavailable), a tool call made
 `refresh_interval` seconds or more after the last refresh starts another one and waits up to
@@ -29,7 +31,7 @@ from indexing.workspace import WorkspaceError, WorkspaceOptions
 from lsp_server.engine_share import share_engine
 from lsp_server.engine_socket import EngineListener
 from lsp_server.file_watch import RootWatcher
-from lsp_server.process_tuning import release_memory
+from lsp_server.process_tuning import lower_priority, release_memory
 from retrievers.base import QueryError
 from retrievers.codebase import Codebase
 from retrievers.engine.keeper import IndexKeeper, KeeperOptions
@@ -73,6 +75,7 @@ class McpOptions:
     limits: Limits = field(default_factory=Limits)
     share_engine: bool = True  # answer `codeseek search` over a socket (lsp_server.engine_socket)
     watch: bool = True  # watch the root (lsp_server.file_watch): tool calls then never wait for a rescan
+    transformer_background: bool = True  # fill the transformer tier while idle, as the language server does
 
 
 class McpService:
@@ -85,7 +88,9 @@ class McpService:
             root, WorkspaceOptions(index_dir=self.options.index_dir, index_base=self.options.index_base,
                                    parse_workers=None),
             EngineOptions(model=self.options.model, embeddings=self.options.embeddings),
-            KeeperOptions(after_work=release_memory))  # collect, trim and freeze what a refresh left
+            KeeperOptions(transformer_background=self.options.transformer_background,
+                          after_work=release_memory,  # collect, trim and freeze what a refresh left
+                          low_priority=lower_priority))
         self.workspace = self.keeper.workspace
         self.engine = self.keeper.engine
         self.codebase = Codebase.of(self.engine)  # every tool asks the domain facade
@@ -269,7 +274,7 @@ class McpService:
         return {"root": str(self.root), "index_dir": str(self.workspace.index_dir), "state": info["state"],
                 "refreshing": self.refreshing(), "files": info["files"],
                 "chunks": info["chunks"], "definitions": info["definitions"],
-                "embedded": info["embedded"], "model": info["model"],
+                "embedded": info["embedded"], "model": info["model"], "transformer": info["transformer"],
                 "last_refresh": dict(self.last_refresh), "error": self.error}
 
     # -- helpers -------------------------------------------------------------------------------------

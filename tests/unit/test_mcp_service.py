@@ -166,3 +166,32 @@ def test_with_the_watcher_calls_never_wait_and_an_edit_shows_within_two_seconds(
             time.sleep(0.05)
     finally:
         svc.stop()
+
+
+def test_the_transformer_tier_fills_in_the_background_and_status_says_how_much(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLE, tmp_path / "ws")
+    svc = McpService(tmp_path / "ws", McpOptions(index_dir=tmp_path / "index"))  # the packaged models
+    svc.start()
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            deep = svc.status()["transformer"]
+            if deep and deep["embedded"] and not deep["pending"]:
+                break
+            assert time.monotonic() < deadline, f"the transformer tier never filled: {svc.status()}"
+            time.sleep(0.2)
+        assert deep["model"] == "all-MiniLM-L6-v2" and deep["embedded"] == svc.status()["chunks"]
+    finally:
+        svc.stop()
+
+
+def test_no_transformer_fill_when_asked_not_to(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLE, tmp_path / "ws")
+    svc = McpService(tmp_path / "ws", McpOptions(index_dir=tmp_path / "index", transformer_background=False))
+    svc.start()
+    try:
+        wait_idle(svc)
+        deep = svc.status()["transformer"]
+        assert deep is not None and deep["embedded"] == 0 and deep["pending"] == svc.status()["chunks"]
+    finally:
+        svc.stop()
