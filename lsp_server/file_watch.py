@@ -22,27 +22,16 @@ import os
 import threading
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from indexing.ignore_files import IGNORE_FILES, IgnoreFiles, is_inside
 from indexing.languages import language_for_path
 from indexing.scan import ALWAYS_SKIP_DIRS, COVERAGE_DIRS
 
+if TYPE_CHECKING:
+    from retrievers.codebase import Codebase
+    from retrievers.engine.keeper import IndexKeeper
 
-class WatchedRoot(Protocol):
-    """What the watcher needs of a served root (the language server's `RootIndex`, the MCP service)."""
-
-    root: Path
-
-    @property
-    def workspace(self) -> Any: ...  # indexing.workspace.Workspace: its options and index folder
-
-    @property
-    def codebase(self) -> Any: ...  # retrievers.codebase.Codebase: the files the index holds
-
-    def request_full(self) -> None: ...
-
-    def request_paths(self, paths: Iterable[str]) -> None: ...
 
 log = logging.getLogger("codeseek.watch")
 
@@ -117,16 +106,17 @@ def relevant(root: Path, changes: Iterable[tuple[bool, str]], indexed: Collectio
 
 
 class RootWatcher:
-    """watchfiles over one root, feeding its refreshes (`WatchedRoot`); `stop()` ends the thread."""
+    """watchfiles over one keeper's root, asking it for refreshes; `stop()` ends the thread."""
 
-    def __init__(self, root: WatchedRoot, notify: Callable[[str], None] | None = None) -> None:
-        self.root = root
+    def __init__(self, keeper: IndexKeeper, codebase: Codebase,
+                 notify: Callable[[str], None] | None = None) -> None:
+        self.keeper, self.codebase = keeper, codebase
         self.notify = notify
         self.batches = 0  # batches that asked for a refresh
         self.paths = 0  # paths they named
         self.error: str | None = None
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"codeseek-watch:{root.root.name}",
+        self._thread = threading.Thread(target=self._run, name=f"codeseek-watch:{keeper.root.name}",
                                         daemon=True)
 
     def start(self) -> None:
@@ -147,9 +137,8 @@ class RootWatcher:
         except ImportError as exc:  # an install without it: say so once, keep serving
             self._failed(f"watchfiles is not installed ({exc})")
             return
-        root = self.root
         try:
-            for changes in watch(root.root, watch_filter=None, debounce=MAX_BATCH_MS, step=STEP_MS,
+            for changes in watch(self.keeper.root, watch_filter=None, debounce=MAX_BATCH_MS, step=STEP_MS,
                                  stop_event=self._stop, raise_interrupt=False,
                                  ignore_permission_denied=True):
                 if self._stop.is_set():
@@ -160,29 +149,29 @@ class RootWatcher:
                 self._failed(str(exc) or type(exc).__name__)
 
     def _handle(self, changes: list[tuple[bool, str]]) -> None:
-        root = self.root
-        options = root.workspace.options.scan
+        keeper, root = self.keeper, self.keeper.root
+        options = keeper.workspace.options.scan
         try:
-            indexed = set(root.codebase.files())
+            indexed = set(self.codebase.files())
         except Exception as exc:  # the root is stopping (its store closed)
-            log.info("watch %s: %s", root.root, exc)
+            log.info("watch %s: %s", root, exc)
             return
-        ignores = IgnoreFiles(root.root, options.excludes, options.use_ignore_files)
-        batch = relevant(root.root, changes, indexed, ignores, root.workspace.index_dir)
+        ignores = IgnoreFiles(root, options.excludes, options.use_ignore_files)
+        batch = relevant(root, changes, indexed, ignores, keeper.workspace.index_dir)
         if not (batch.full or batch.paths):
             return
         self.batches += 1
         self.paths += len(batch.paths)
         said = "an ignore file changed: full rescan" if batch.full else f"{len(batch.paths)} changed path(s)"
-        log.info("watch %s: %s", root.root.name, said)
+        log.info("watch %s: %s", root.name, said)
         if batch.full:
-            root.request_full()
+            keeper.request_full()
         else:
-            root.request_paths(batch.paths)
+            keeper.request_paths(batch.paths)
 
     def _failed(self, why: str) -> None:
         self.error = why
-        message = (f"codeseek: cannot watch {self.root.root} for changes made outside the editor ({why}); "
+        message = (f"codeseek: cannot watch {self.keeper.root} for changes made outside the editor ({why}); "
                    "files you save in the editor are still indexed")
         log.warning(message)
         if self.notify is not None:

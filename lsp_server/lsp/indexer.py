@@ -99,7 +99,7 @@ class RootIndex:
     def watch(self, notify: Callable[[str], None] | None = None) -> None:
         """Watch the root for changes made outside the editor (`lsp_server.file_watch`), once."""
         if self.watcher is None and not self.keeper.stopping:
-            self.watcher = RootWatcher(self, notify)
+            self.watcher = RootWatcher(self.keeper, self.codebase, notify)
             self.watcher.start()
 
     def stop(self, timeout: float = 5.0) -> None:

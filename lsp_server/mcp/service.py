@@ -21,7 +21,6 @@ saying what is wrong; nothing here raises for a name that matches nothing (the a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,7 +102,7 @@ class McpService:
     def start(self) -> None:
         self.keeper.start()
         if self.options.watch:
-            self.watcher = RootWatcher(self)
+            self.watcher = RootWatcher(self.keeper, self.codebase)
             self.watcher.start()
         if self.options.share_engine:
             self.shared = share_engine(self.keeper, self.codebase, "mcp")
@@ -117,12 +116,6 @@ class McpService:
 
     def request_refresh(self) -> None:
         self.keeper.request_full()
-
-    def request_full(self) -> None:  # (the watcher's names for the two kinds of refresh)
-        self.keeper.request_full()
-
-    def request_paths(self, paths: Iterable[str]) -> None:
-        self.keeper.request_paths(paths)
 
     def watching(self) -> bool:
         """Whether the watcher runs: changes then reach the index without a tool call asking."""
