@@ -18,7 +18,6 @@ use of anything else (name resolution, call sites, the networkx view), after whi
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import threading
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from graph.callgraph import CallGraph
+from indexing.array_folder import map_arrays, save_arrays
 from indexing.records import Definition
 
 __all__ = ["SavedCallGraph", "flat_arrays", "open_flat", "save_flat"]
@@ -81,19 +81,7 @@ def save_flat(derived: Path, key: str, graph: CallGraph) -> bool:
     """Write the flat form of `graph` for `key` (module docstring); False when it could not be
     written. Folders of other keys are removed (a reader that mapped their files keeps them)."""
     target = _folder(derived, key)
-    tmp = derived / f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-    try:
-        arrays = flat_arrays(graph)
-        tmp.mkdir(parents=True)
-        for name in ARRAYS:
-            np.save(tmp / f"{name}.npy", arrays[name], allow_pickle=False)
-        (tmp / "key").write_text(key, encoding="utf-8")
-        if target.exists():
-            shutil.rmtree(tmp)  # another process wrote the same revision's arrays first
-        else:
-            tmp.rename(target)
-    except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)
+    if not save_arrays(target, flat_arrays(graph), texts={"key": key}):
         return False
     for stale in derived.glob(PREFIX + "*"):
         if stale != target:
@@ -107,9 +95,10 @@ def open_flat(derived: Path, key: str) -> dict[str, np.ndarray] | None:
     try:
         if (folder / "key").read_text(encoding="utf-8") != key:
             return None
-        arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-                  for name in ARRAYS}
-    except (OSError, ValueError):
+    except OSError:
+        return None
+    arrays = map_arrays(folder, ARRAYS)
+    if arrays is None:
         return None
     n, edges = len(arrays["ids"]), len(arrays["other"])
     if len(arrays["pagerank"]) != n or len(arrays["indptr"]) != n + 1 or \

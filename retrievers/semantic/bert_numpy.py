@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from indexing.array_folder import map_arrays, save_arrays
 
 
 def _read_json(path: Path) -> Any:
@@ -137,47 +136,24 @@ def _prepare(model_dir: Path, count: int, scale: float) -> dict[str, np.ndarray]
     return arrays
 
 
-def _map(cache: Path) -> dict[str, np.ndarray] | None:
-    """The cached arrays, memory-mapped read-only (pages load when read), or None when absent or broken."""
-    try:
-        return {name: np.asarray(np.load(cache / f"{name}.npy", mmap_mode="r", allow_pickle=False))
-                for name in (*_EMBEDDINGS, *_STACKED)}
-    except (OSError, ValueError):
-        return None
-
-
-def _write(cache: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Save `arrays` as `cache`/NAME.npy: written and synced in a temporary folder beside it, which is
-    then renamed (a killed build leaves no half-written cache; of two racing builds the first stays)."""
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{cache.name}.", dir=cache.parent))
-    try:
-        for name, array in arrays.items():
-            with (tmp / f"{name}.npy").open("wb") as fh:
-                np.save(fh, array, allow_pickle=False)
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.rename(tmp, cache)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 def load_weights(model_dir: Path, count: int, scale: float, cache: Path | None) -> dict[str, np.ndarray]:
     """The encoder's arrays: mapped from `cache` (a folder of .npy files) when it holds them, else
     prepared from the safetensors file and written there first; in memory when `cache` is None or
     cannot be written. A mapped process reads no weights it does not use: of the 30522-row word
     table a question touches a few dozen rows."""
-    mapped = _map(cache) if cache is not None else None
+    names = (*_EMBEDDINGS, *_STACKED)
+    mapped = map_arrays(cache, names) if cache is not None else None
     if mapped is not None:
-        return mapped
+        return _as_arrays(mapped)
     arrays = _prepare(model_dir, count, scale)
-    if cache is None:
+    if cache is None or not save_arrays(cache, arrays, durable=True):  # a read-only cache: in memory
         return arrays
-    try:
-        _write(cache, arrays)
-    except OSError:
-        pass  # another process's build won the rename, or the cache is read-only
-    return _map(cache) or arrays
+    mapped = map_arrays(cache, names)
+    return _as_arrays(mapped) if mapped is not None else arrays
+
+
+def _as_arrays(mapped: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {name: np.asarray(array) for name, array in mapped.items()}
 
 
 def _layers(w: dict[str, np.ndarray], count: int) -> list[_Layer]:

@@ -1,0 +1,57 @@
+"""A folder of numpy arrays saved whole and opened memory-mapped: the flat call graph beside the index
+(`graph.flat`) and the question encoder's converted weights (`retrievers.semantic.bert_numpy`).
+
+`save_arrays(folder, arrays)` writes each array as `NAME.npy` (`allow_pickle=False`: no code can run
+from them) into a temporary folder beside `folder`, then renames it into place, so a reader never sees
+half a folder and a killed writer leaves none; when another process got there first, its folder stays.
+`map_arrays(folder, names)` opens them read-only with `mmap_mode="r"` (pages load when read), or
+None when one is missing or unreadable.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["map_arrays", "save_arrays"]
+
+
+def save_arrays(folder: Path, arrays: Mapping[str, np.ndarray], texts: Mapping[str, str] | None = None,
+                durable: bool = False) -> bool:
+    """Write `arrays` (and small `texts` files) as the folder `folder` (module docstring); with
+    `durable`, each file is synced before the rename. True when `folder` now holds a complete folder
+    (this one, or one another process renamed first); False when it could not be written."""
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    except OSError:
+        return False
+    try:
+        for name, array in arrays.items():
+            with (tmp / f"{name}.npy").open("wb") as fh:
+                np.save(fh, array, allow_pickle=False)
+                if durable:
+                    fh.flush()
+                    os.fsync(fh.fileno())
+        for name, text in (texts or {}).items():
+            (tmp / name).write_text(text, encoding="utf-8")
+        if not folder.exists():
+            os.rename(tmp, folder)
+        return True
+    except OSError:
+        return folder.exists()  # another process's rename won the race, or the disk refused
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def map_arrays(folder: Path, names: Iterable[str]) -> dict[str, np.ndarray] | None:
+    """The arrays `names` of `folder`, memory-mapped read-only; None when one is missing or broken."""
+    try:
+        return {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in names}
+    except (OSError, ValueError):
+        return None
