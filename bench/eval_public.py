@@ -25,6 +25,7 @@ import argparse
 import dataclasses
 import json
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -134,12 +135,17 @@ def engine_options(embed: bool, embedder: Any = None, overrides: Sequence[str] =
 
 def open_engine(qs: QuerySet, embed: bool, embedder: Any = None,
                 progress: Callable[[str, int, int], None] | None = None, root: Path | None = None,
-                index: Path | None = None, overrides: Sequence[str] = ()) -> SearchEngine:
-    """An engine over the set's corpus (or `root`), refreshed (and embedded unless `embed` is False)."""
-    ws = Workspace(root or corpus_root(qs), WorkspaceOptions(index_dir=index or index_dir(qs)))
+                index: Path | None = None, overrides: Sequence[str] = (), cold: bool = False) -> SearchEngine:
+    """An engine over the set's corpus (or `root`), refreshed (and embedded unless `embed` is False);
+    `cold`: in a fresh index folder whose transformer tier is left empty (a first `codeseek search`)."""
+    folder = index or index_dir(qs)
+    if cold:
+        folder = folder.with_name(folder.name + "-cold")
+        shutil.rmtree(folder, ignore_errors=True)
+    ws = Workspace(root or corpus_root(qs), WorkspaceOptions(index_dir=folder))
     engine = SearchEngine(ws, engine_options(embed, embedder, overrides))
     engine.refresh(embed=embed, progress=progress)
-    if embed:  # the index as it converges: the transformer tier filled in too (when there is one)
+    if embed and not cold:  # the index as it converges: the transformer tier filled in too (if any)
         engine.embed_transformer(progress)
     return engine
 
@@ -273,7 +279,7 @@ def _progress(name: str) -> Callable[[str, int, int], None]:
 def run(sets: Sequence[Path | SembleDevSpec], embed: bool = True, limit: int = 10, preset: str = "default",
         json_out: str | None = None, quiet: bool = False, root: Path | None = None,
         index_dir: Path | None = None, overrides: Sequence[str] = (),
-        model: str | None = None) -> list[dict[str, Any]]:
+        model: str | None = None, cold: bool = False) -> list[dict[str, Any]]:
     """Evaluate each set (one model load shared by all) and print the reports."""
     embedder = None
     if embed:
@@ -288,11 +294,11 @@ def run(sets: Sequence[Path | SembleDevSpec], embed: bool = True, limit: int = 1
             from bench.semble_dev import run_semble_dev
 
             reports += run_semble_dev(path, embed, embedder, limit, preset, columns, quiet, root, index_dir,
-                                      overrides)
+                                      overrides, cold)
             continue
         qs = load_set(path)
         engine = open_engine(qs, embed, embedder, None if quiet else _progress(qs.name), root, index_dir,
-                             overrides)
+                             overrides, cold)
         try:
             for q in qs.queries:
                 q.targets = resolve_targets(engine, qs, q.targets)
@@ -318,6 +324,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--static-only", action="store_true",
                         help="leave the transformer tier empty (what a cold CLI search ranks with; the "
                              "default fills it in, as the language server does: slow on large sets)")
+    parser.add_argument("--cold", action="store_true",
+                        help="a fresh index each set, its transformer tier left empty: what a first "
+                             "`codeseek search` ranks with (the default fills the tier in)")
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--preset", default="default", choices=PRESETS)
     parser.add_argument("--json", metavar="FILE", help="write the reports as JSON")
@@ -345,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     reports = run(sets, not args.no_embed, args.limit, args.preset, args.json, quiet=args.summary,
                   root=root, index_dir=Path(args.index_dir).expanduser() if args.index_dir else None,
                   overrides=[*args.opt, *(["transformer=null"] if args.static_only else [])],
-                  model=args.model)
+                  model=args.model, cold=args.cold)
     if args.summary:
         for report in reports:
             print(summary_line(report))

@@ -285,9 +285,10 @@ def print_tables(reports: Sequence[dict[str, Any]], summary: dict[str, Any],
 
 def run_semble_dev(spec: SembleDevSpec, embed: bool, embedder: Any, limit: int, preset: str,
                    columns: Sequence[str], quiet: bool, src: Path | None = None,
-                   index_base: Path | None = None, overrides: Sequence[str] = ()) -> list[dict[str, Any]]:
+                   index_base: Path | None = None, overrides: Sequence[str] = (),
+                   cold: bool = False) -> list[dict[str, Any]]:
     """Evaluate the chosen repositories one after another (each its own index, kept for the next
-    run), then print the tables. Returns the per-repository reports (language and checkout added)."""
+    run; `cold`: a fresh one, its transformer tier left empty), then print the tables. Returns the per-repository reports (language and checkout added)."""
     import sys
     import time
 
@@ -308,7 +309,7 @@ def run_semble_dev(spec: SembleDevSpec, embed: bool, embedder: Any, limit: int, 
         started = time.perf_counter()
         progress = None if quiet else eval_public._progress(repo.name)
         engine = eval_public.open_engine(qs, embed, embedder, progress, source / repo.name / repo.root, index,
-                                         overrides)
+                                         overrides, cold)
         refresh_s = time.perf_counter() - started
         try:
             report = eval_public.evaluate_set(engine, qs, limit, preset, columns)

@@ -30,6 +30,7 @@ from retrievers.engine.keeper import IndexKeeper, KeeperOptions
 from retrievers.engine.lifecycle import READY, IndexState, reported
 from retrievers.engine.options import EngineOptions
 from retrievers.semantic.models import shared_embedder
+from retrievers.semantic.tiered import TierBlend
 
 REPORT_INTERVAL = 0.1  # seconds between two progress reports of one step
 SYNC_POLL_S = 1.0  # when idle, look this often for changes other processes committed to the index
@@ -75,6 +76,7 @@ class RootIndex:
             embedder=shared_embedder(options.model) if options.embeddings else None,
             transformer=options.transformer,
             transformer_embedder=shared_embedder(options.transformer) if options.transformer else None,
+            tier_blend=TierBlend(question_pool=options.question_pool),
             persist_once=True)  # a restart loads what the last process saved; edits stay in memory
         reports = _ProgressReports(sink or NullSink(), on_error)
         self.keeper = IndexKeeper.open(

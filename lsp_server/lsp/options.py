@@ -16,6 +16,8 @@ from typing import Any
 
 from retrievers.ranking.profile import DEFAULT_PRESET, PRESETS
 
+MAX_QUESTION_POOL = 200  # chunks the transformer may embed for one question (~0.03 s each on 2 cores)
+
 
 @dataclass(frozen=True)
 class ServerOptions:
@@ -24,6 +26,8 @@ class ServerOptions:
     model: str | None = None  # None: the static tier; "minilm" or a sentence-transformers id/path
     transformer: str | None = "minilm"  # the tier filled in behind a static model; None: none
     transformer_background: bool = True  # phase 3: fill in the transformer tier while idle
+    # a question has the transformer embed the static tier's top N it lacks, then rank them; 0: off
+    question_pool: int = 40
     index_dir: str | None = None  # base folder for indexes; None: $CODESEEK_INDEX_DIR or the user cache
     excludes: tuple[str, ...] = ()  # extra gitignore-style patterns to skip
     max_file_size: int = 1_000_000  # bytes; larger files are not indexed
@@ -81,6 +85,12 @@ def _check_max_file_size(value: Any) -> int:
     return value
 
 
+def _check_question_pool(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_QUESTION_POOL:
+        raise ValueError(f"must be an integer from 0 (off) to {MAX_QUESTION_POOL}")
+    return value
+
+
 def _check_preset(value: Any) -> str:
     if not isinstance(value, str) or value not in PRESETS:
         raise ValueError(f"must be one of {', '.join(PRESETS)}")
@@ -103,6 +113,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "embeddings": _check_bool,
     "transformer": _check_transformer,
     "transformer_background": _check_bool,
+    "question_pool": _check_question_pool,
     "share_engine": _check_bool,
 }
 

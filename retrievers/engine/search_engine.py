@@ -95,6 +95,9 @@ class SearchEngine:
             embedder = opts.transformer_embedder or make_embedder(opts.transformer)
             deep = SemanticRetriever(workspace.store, workspace.chunk_text, embedder,
                                      meta_prefix="embedding.deep")
+            share = getattr(fast.embedder, "read_questions_with", None)
+            if share is not None:  # one MiniLM reads questions and embeds the transformer tier
+                share(embedder)
         return TieredSemantic(fast, deep, opts.tier_blend)
 
     def close(self) -> None:
@@ -102,12 +105,21 @@ class SearchEngine:
         writer. With writes held back, the view and the vectors are let go first (pickling the call
         graph needs ~100 MB of its own on the Django sdist); a search after that answers as one before
         the first refresh does."""
+        self._save_pooled()
         if self._writes is not None and self._writes.writes:
             with self._lock:
                 self._view = None
             self.semantic = None
         self.flush_writes()
         self.text.close()
+
+    def _save_pooled(self) -> None:
+        """Save the transformer vectors questions' pools added (`TierBlend.question_pool`), so the next
+        process reads them with the rest instead of from the cache."""
+        semantic = self.semantic
+        key = self.graphs.derived_key() if self.graphs.persist and semantic is not None else ""
+        if semantic is not None and semantic.pooled_unsaved and key:
+            semantic.save_deep(self.workspace.index_dir / "derived", key)
 
     def flush_writes(self) -> int:
         """Write the saved structures `write_behind` queued (how many files); 0 without it."""

@@ -122,7 +122,20 @@ class EmbedPass:
             self._settle()
         return embedded
 
+    def embed_now(self, ids: Sequence[int]) -> int:
+        """Embed these pending chunks now, in this thread (a question's pool); returns how many."""
+        with self._lock:
+            todo = [i for i in dict.fromkeys(ids) if i in self._pending]
+        if not todo:
+            return 0
+        embedded = self._embed_here(todo, 0, len(todo), None)
+        with self._lock:
+            self._settle()
+        return embedded
+
     def _embed_here(self, ids: Sequence[int], start: int, total: int, progress: Progress | None) -> int:
+        with self._lock:  # a chunk a question's pool embedded meanwhile (`embed_now`) is not embedded again
+            ids = [i for i in ids if i in self._pending]
         batch = self._prepare(ids)
 
         def report(d: int, _t: int) -> None:

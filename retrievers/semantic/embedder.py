@@ -65,6 +65,9 @@ class EmbedderOptions:
     backend: str = "auto"  # "auto": numpy where the model allows it, else torch; "numpy"; "torch"
 
 
+RECENT_QUERIES = 8  # query vectors kept: the tiers of one search, and a request repeated at once
+
+
 def default_threads() -> int:
     """Half the CPUs (at least one): leaves room for the editor and for queries while embedding."""
     return max(1, (os.cpu_count() or 2) // 2)
@@ -170,6 +173,7 @@ class Embedder(LazyModel):
         self.backend: str | None = None  # "numpy" or "torch" once loaded
         self._load_lock = threading.Lock()
         self._encode_lock = threading.Lock()  # HF fast tokenizers are not safe to share across threads
+        self._recent_queries: dict[str, np.ndarray] = {}  # a search asks for one question's vector twice
         table = prefixes_for(model or DEFAULT_MODEL_ID)
         if self.options.query_prefix is not None or self.options.document_prefix is not None:
             base = table or ("", "")
@@ -319,9 +323,17 @@ class Embedder(LazyModel):
     def encode_query(self, text: str) -> np.ndarray:
         """One unit vector (dims,) float32 for a search query, with the model's query prefix."""
         query = self.query_prefix + text[: self.max_tokens * 6]
+        known = self._recent_queries.get(query)
+        if known is not None:
+            return known.copy()
         if self.backend == "numpy":  # loaded by max_tokens above; a batch of one on one thread
             with self._encode_lock:
-                return np.asarray(self._model.encode_one(query), dtype=np.float32)
-        return self._encode([query])[0]
+                vector = np.asarray(self._model.encode_one(query), dtype=np.float32)
+        else:
+            vector = self._encode([query])[0]
+        if len(self._recent_queries) >= RECENT_QUERIES:
+            self._recent_queries.pop(next(iter(self._recent_queries)), None)
+        self._recent_queries[query] = vector
+        return vector.copy()
 
 

@@ -221,6 +221,13 @@ class StaticEmbedder(LazyModel):
             return deep, "transformer"
         return self._encode([text[: self.max_tokens * 8]])[0], "static"
 
+    def read_questions_with(self, embedder: Any) -> None:
+        """Have `embedder` (the transformer tier's, when it is the packaged MiniLM the projection is
+        made for) read questions too, instead of loading a second copy of that model."""
+        if self._query_model is None and getattr(embedder, "model_id", None) == DEFAULT_MODEL_ID \
+                and getattr(embedder, "model", "unset") is None:
+            self._query_model = embedder
+
     def _project(self, text: str) -> np.ndarray | None:
         """The source model's unit vector of `text` projected onto the static space (unit), or None
         when the source model cannot be loaded (then queries stay static, with one warning)."""

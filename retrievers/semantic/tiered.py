@@ -9,13 +9,17 @@ in the foreground; both persist in the embedding cache, so every process uses wh
 A query ranks each chunk with the best model that has embedded it: the transformer's ranking of the
 chunks it covers and the static ranking of the others meet by weighted reciprocal rank (`TierBlend`). So
 a complete transformer tier answers exactly as the transformer alone (no static blend beat it:
-docs/tuning/2026-11-30-tier-figures.md), and a partial one is completed by static evidence. While the
-deep model is loading on another thread, or when it has no vector yet, the fast tier answers alone.
+docs/tuning/2026-11-30-tier-figures.md), and a partial one is completed by static evidence. A question
+the transformer reads first has it embed the static top `question_pool` chunks it lacks (each once,
+kept in the tier and its cache), so even a cold index ranks a question's candidates by the transformer.
+While the deep model is loading on another thread, or when it has no vector yet, the fast tier answers
+alone.
 `similar(chunk)` prefers the transformer's vector of the chunk when there is one.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,8 +28,11 @@ from typing import Any
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, SemanticDetail
 from retrievers.scope import EVERYWHERE, Scope
+from retrievers.semantic.embedder import EmbedderError
 from retrievers.semantic.retriever import Progress, SemanticRetriever
 from retrievers.semantic.static_embedder import is_static_id
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,12 @@ class TierBlend:
     k: int = 10
     fast: float = 0.5
     deep: float = 0.5
+    # A question the transformer reads has the transformer embed, there and then, the chunks of the
+    # static tier's top `question_pool` it has no vector of (each once: they join the tier and its
+    # cache), so it ranks that pool; the chunks below it keep their static ranks. 0: off. 40 recovered
+    # 10 of the 12 hits the static tier missed against a full transformer tier on the 124
+    # vocabulary-gap questions (docs/tuning/2026-12-02-question-pool.md); 20 recovered fewer, 80 no more.
+    question_pool: int = 40
 
 
 class TieredSemantic:
@@ -50,6 +63,7 @@ class TieredSemantic:
         self.fast = fast
         self.deep = deep
         self.blend = blend or TierBlend()
+        self._pooled_unsaved = False  # a question's pool added transformer vectors since the last save
 
     # -- what the engine reads of the main tier ---------------------------------------------------
     @property
@@ -90,8 +104,18 @@ class TieredSemantic:
     def save(self, folder: Path, stamp: str) -> None:
         """Save both tiers' vectors for the next process (`index(saved=folder)`)."""
         self.fast.save(folder / "vectors-main.npz", stamp)
+        self.save_deep(folder, stamp)
+
+    def save_deep(self, folder: Path, stamp: str) -> None:
+        """Save the transformer tier's vectors only (what questions' pools added)."""
         if self.deep is not None:
+            self._pooled_unsaved = False
             self.deep.save(folder / "vectors-transformer.npz", stamp)
+
+    @property
+    def pooled_unsaved(self) -> bool:
+        """True when a question's pool embedded chunks that no save has written since."""
+        return self._pooled_unsaved
 
     def update(self, added: Sequence[Chunk], removed_ids: Sequence[int], *, embed: bool = True,
                progress: Progress | None = None) -> None:
@@ -132,6 +156,7 @@ class TieredSemantic:
         """Each chunk is ranked by the best model that has embedded it: the transformer ranks the
         chunks it covers, the static model the others; the two rankings meet by weighted RRF. With
         the transformer complete this is the transformer's ranking, with none the static one."""
+        pooled = self._complete_pool(query, scope)
         if not self._deep_usable():
             tier = "static" if is_static_id(self.fast.model_id) else "transformer"
             return self.fast.search(query, limit, scope, tier=tier)
@@ -140,8 +165,33 @@ class TieredSemantic:
         deep = deep_tier.search(query, limit, scope)
         if deep_tier.pending() == 0 or self.blend.fast <= 0:
             return [Hit(h.chunk_id, h.score, _tiered(h, "transformer")) for h in deep]
-        fast = self.fast.search(query, limit, scope, skip=deep_tier.has_vector)
-        return blend_rankings(fast, deep, self.blend, limit)
+        if not pooled:
+            fast = self.fast.search(query, limit, scope, skip=deep_tier.has_vector)
+            return blend_rankings(fast, deep, self.blend, limit)
+        # The pool is the static top: the chunks outside it keep their place in the static ranking.
+        ranked = list(enumerate(self.fast.search(query, limit + self.blend.question_pool, scope), start=1))
+        kept = [(rank, hit) for rank, hit in ranked if not deep_tier.has_vector(hit.chunk_id)]
+        return blend_rankings([h for _, h in kept], deep, self.blend, limit, [r for r, _ in kept])
+
+    def _complete_pool(self, query: Query, scope: Scope) -> bool:
+        """For a question the transformer reads (`TierBlend.question_pool`), embed with the transformer
+        the static top chunks it has no vector of; True when that pool is covered."""
+        deep_tier, size = self.deep, self.blend.question_pool
+        if deep_tier is None or size <= 0 or deep_tier.embedder.loading:
+            return False
+        pool = self.fast.search(query, size, scope, tier="static")
+        first = pool[0].detail if pool else None
+        if not isinstance(first, SemanticDetail) or first.query != "transformer":
+            return False
+        missing = [h.chunk_id for h in pool if not deep_tier.has_vector(h.chunk_id)]
+        if missing:
+            try:
+                if deep_tier.embed_now(missing):
+                    self._pooled_unsaved = True
+            except EmbedderError as exc:
+                log.warning("the transformer cannot rank this question's chunks: %s", exc)
+                return False
+        return True
 
     def similar(self, chunk_id: int, limit: int) -> list[Hit]:
         if self.deep is not None and self.deep.has_vector(chunk_id):
@@ -160,12 +210,17 @@ def _tiered(hit: Hit, tier: str) -> SemanticDetail:
     return SemanticDetail(_cosine(hit), tier)
 
 
-def blend_rankings(fast: list[Hit], deep: list[Hit], blend: TierBlend, limit: int) -> list[Hit]:
-    """Weighted RRF of two rankings; each hit's detail keeps both cosines and ranks."""
+def blend_rankings(fast: list[Hit], deep: list[Hit], blend: TierBlend, limit: int,
+                   fast_ranks: Sequence[int] | None = None) -> list[Hit]:
+    """Weighted RRF of two rankings (ranks from 1, or `fast_ranks` for the static hits); each hit's
+    detail keeps both cosines and ranks."""
     scores: dict[int, float] = {}
     ranks: dict[int, dict[str, tuple[int, float]]] = {}  # chunk -> tier -> (its rank there, cosine)
-    for tier, hits, weight in (("static", fast, blend.fast), ("transformer", deep, blend.deep)):
-        for rank, hit in enumerate(hits, start=1):
+    static_ranks = list(fast_ranks) if fast_ranks is not None else list(range(1, len(fast) + 1))
+    deep_ranks = list(range(1, len(deep) + 1))
+    for tier, hits, weight, numbers in (("static", fast, blend.fast, static_ranks),
+                                        ("transformer", deep, blend.deep, deep_ranks)):
+        for rank, hit in zip(numbers, hits, strict=True):
             scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight / (blend.k + rank)
             ranks.setdefault(hit.chunk_id, {})[tier] = (rank, _cosine(hit))
     order = sorted(scores, key=lambda cid: -scores[cid])[:limit]

@@ -66,4 +66,13 @@ def test_to_json_round_trips() -> None:
     assert again == options and problems == []
     assert {f.name for f in fields(ServerOptions)} == {
         "model", "index_dir", "excludes", "max_file_size", "preset", "hover", "embeddings", "transformer",
-        "transformer_background", "share_engine"}
+        "transformer_background", "question_pool", "share_engine"}
+
+
+def test_question_pool_is_checked() -> None:
+    assert parse_options({"questionPool": 0})[0].question_pool == 0
+    options, problems = parse_options({"questionPool": -3})
+    assert options.question_pool == 40
+    assert problems == ["codeseek option 'questionPool' must be an integer from 0 (off) to 200; got -3, "
+                        "using the default 40"]
+    assert parse_options({"questionPool": True})[1] and parse_options({"question_pool": 201})[1]

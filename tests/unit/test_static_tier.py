@@ -148,7 +148,9 @@ def test_model_switches_reembed_only_what_the_cache_lacks(tmp_path: Path) -> Non
 def test_transformer_tier_fills_in_and_blends(tmp_path: Path) -> None:
     from retrievers.engine.request import SearchRequest
 
-    with opened(SAMPLE, tmp_path / "idx", EngineOptions()) as (_, engine):
+    # (no question pool: the fill alone puts transformer vectors in the tier)
+    no_pool = EngineOptions(tier_blend=TierBlend(question_pool=0))
+    with opened(SAMPLE, tmp_path / "idx", no_pool) as (_, engine):
         engine.refresh()
         info = engine.index_info()
         assert info["state"] == "ready" and info["transformer"]["embedded"] == 0
@@ -166,6 +168,39 @@ def test_transformer_tier_fills_in_and_blends(tmp_path: Path) -> None:
     assert tiers_before == {"static"} and tiers_after == {"transformer"}  # complete: the transformer ranks
 
 
+@pytest.mark.slow
+def test_a_question_has_the_transformer_embed_and_rank_its_static_pool(tmp_path: Path) -> None:
+    """A cold index (no transformer vectors): a question's static top 3 is embedded by the transformer
+    then and there, once, ranked by it, and saved for the next process; an identifier embeds nothing."""
+    from retrievers.base import Query
+    from retrievers.engine.request import SearchRequest
+
+    question = "apply a discount to a price"
+    options = EngineOptions(tier_blend=TierBlend(question_pool=3))
+    with opened(SAMPLE, tmp_path / "idx", options) as (_, engine):
+        engine.refresh()
+        semantic = engine.semantic
+        assert semantic is not None and semantic.deep is not None and semantic.deep.embedded() == 0
+        engine.search(SearchRequest(query="apply_discount"))
+        assert semantic.deep.embedded() == 0  # not a question: the static tier answers alone
+        pool = [h.chunk_id for h in semantic.fast.search(Query(question, "understand_code"), 3)]
+        answer = engine.search(SearchRequest(query=question)).to_json()
+        assert semantic.deep.embedded() == 3 and all(semantic.deep.has_vector(c) for c in pool)
+        tiers = {r["explain"]["semantic"]["detail"]["tier"] for r in answer["results"]
+                 if "semantic" in r["explain"]}
+        assert tiers == {"transformer", "static"}
+        ranked = semantic.search(Query(question, "understand_code"), 5)
+        assert {h.chunk_id for h in ranked[:3]} == set(pool)  # the pool first, ranked by the transformer
+        assert [h.detail.tier for h in ranked] == ["transformer"] * 3 + ["static"] * 2  # type: ignore[union-attr]
+        again = engine.search(SearchRequest(query=question)).to_json()
+        assert semantic.deep.embedded() == 3 and again["results"] == answer["results"]
+    no_pool = EngineOptions(tier_blend=TierBlend(question_pool=0))
+    with opened(SAMPLE, tmp_path / "idx", no_pool) as (_, engine):
+        engine.refresh()
+        assert engine.semantic is not None and engine.semantic.deep is not None
+        assert engine.semantic.deep.loaded_saved and engine.semantic.deep.embedded() == 3
+
+
 def test_partial_transformer_coverage_ranks_the_rest_statically() -> None:
     from retrievers.base import Query
     from retrievers.semantic.tiered import TieredSemantic
@@ -177,7 +212,7 @@ def test_partial_transformer_coverage_ranks_the_rest_statically() -> None:
             self.asked: list[int] = []
 
         def search(self, query: Query, limit: int, scope: object = None, *,
-                   skip: Callable[[int], bool] | None = None) -> list[Hit]:
+                   skip: Callable[[int], bool] | None = None, tier: str | None = None) -> list[Hit]:
             keep = [h for h in self.hits if skip is None or not skip(h.chunk_id)]
             self.asked = [h.chunk_id for h in keep]
             return keep[:limit]
