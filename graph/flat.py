@@ -28,12 +28,14 @@ from typing import Any
 import numpy as np
 
 from graph.callgraph import CallGraph
+from graph.modules import ModuleIndex
 from indexing.array_folder import map_arrays, save_arrays
 from indexing.records import Definition
 
 __all__ = ["SavedCallGraph", "flat_arrays", "open_flat", "save_flat"]
 
 _BARE = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")  # a name without dots, paths or separators
+_DOTTED = re.compile(r"[^\W\d$][\w$]*(?:\.[^\W\d$][\w$]*)+")  # names joined by dots, nothing else
 ARRAYS = ("ids", "pagerank", "indptr", "other", "caller", "weight")
 PREFIX = "flatgraph-"
 
@@ -71,6 +73,18 @@ def flat_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
             "pagerank": np.asarray([rank.get(i, np.nan) for i in ids], dtype=np.float64),
             "indptr": np.asarray(indptr, dtype=np.int64), "other": np.asarray(other, dtype=np.int64),
             "caller": np.asarray(caller, dtype=np.bool_), "weight": np.asarray(weight, dtype=np.float64)}
+
+
+def _dotted(text: str, by_q: dict[str, list[int]], defs: dict[int, Definition]) -> list[int]:
+    """`graph.lookup._lookup`'s exact steps for a dotted name: the qualified name itself, then each
+    split into leading parts naming the definition's file as a module (`ModuleIndex` keys) and the
+    qualified name of the rest."""
+    found = list(by_q.get(text, ()))
+    parts = text.split(".")
+    for i in range(1, len(parts)):
+        module, rest = tuple(parts[:i]), ".".join(parts[i:])
+        found.extend(d for d in by_q.get(rest, ()) if module in ModuleIndex.keys_for_path(defs[d].path))
+    return list(dict.fromkeys(found))
 
 
 def _first_site(sites: Sequence[Any]) -> tuple[str, int, int]:
@@ -196,14 +210,17 @@ class SavedCallGraph(CallGraph):
         return list(known)
 
     def resolve(self, name: str) -> list[Definition]:
-        """A bare name (`parse_header`, `get_or_create()`) from the saved definitions, as
-        `graph.lookup.resolve_name` finds it (qualified then plain name, exact then case-folded) and
-        `CallGraph.resolve` orders it; any other form from the whole graph (module keys, re-exports)."""
+        """A bare name (`parse_header`, `get_or_create()`) or a dotted one (`QuerySet.filter`,
+        `utils.select_proxy`) from the saved definitions, as `graph.lookup.resolve_name` finds it
+        (qualified then plain name, exact then case-folded; a dotted name's leading parts as a module
+        key of the file) and `CallGraph.resolve` orders it; a dotted name those find nothing for, and
+        any other form, from the whole graph (re-exports, name suffixes, paths)."""
         text = name.strip()
         text = text[:-2].strip() if text.endswith("()") else text
         if not text:
             return []
-        defs = self._saved_definitions() if _BARE.fullmatch(text) else None
+        bare = _BARE.fullmatch(text) is not None
+        defs = self._saved_definitions() if bare or _DOTTED.fullmatch(text) else None
         flat = self._flat_only()
         if defs is None or flat is None:
             return super().resolve(name)
@@ -215,8 +232,13 @@ class SavedCallGraph(CallGraph):
                     table.setdefault(key, []).append(d.id)
             flat["names"] = tables
         by_q, by_n, by_q_lower, by_n_lower = flat["names"]
-        ids = list(dict.fromkeys([*by_q.get(text, ()), *by_n.get(text, ())])) or list(dict.fromkeys(
-            [*by_q_lower.get(text.lower(), ()), *by_n_lower.get(text.lower(), ())]))
+        if bare:
+            ids = list(dict.fromkeys([*by_q.get(text, ()), *by_n.get(text, ())])) or list(dict.fromkeys(
+                [*by_q_lower.get(text.lower(), ()), *by_n_lower.get(text.lower(), ())]))
+        else:
+            ids = _dotted(text, by_q, defs)
+            if not ids:  # (the re-exports and suffix matches that would come next are the whole graph's)
+                return super().resolve(name)
         if len(ids) > 1:
             rank = self.pagerank
             ids.sort(key=lambda i: (-rank.get(i, 0.0), defs[i].path, defs[i].start_line))

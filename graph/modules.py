@@ -82,6 +82,12 @@ class ModuleIndex:
         self._lower_path_keys: dict[str, set[tuple[str, ...]]] | None = None
 
     @staticmethod
+    def keys_for_path(path: str) -> set[tuple[str, ...]]:
+        """The module keys of a file of the index (`keys_of` without the index): a pure function of
+        its path."""
+        return ModuleIndex._keys_for(path)
+
+    @staticmethod
     def _keys_for(path: str) -> set[tuple[str, ...]]:
         stem_path = path
         while True:  # strip every extension: "index.d.ts" -> "index"

@@ -65,7 +65,7 @@ class EmbedderOptions:
     backend: str = "auto"  # "auto": numpy where the model allows it, else torch; "numpy"; "torch"
 
 
-RECENT_QUERIES = 8  # query vectors kept: the tiers of one search, and a request repeated at once
+RECENT_QUERIES = 2  # query vectors kept: one search asks both tiers (and the pool) for the same one
 
 
 def default_threads() -> int:

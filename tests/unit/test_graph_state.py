@@ -146,9 +146,12 @@ def test_a_warm_graph_opens_from_its_flat_arrays(tree: Path, tmp_path: Path,
         assert opened.definition(ids[0]) == built.definition(ids[0])
         for name in ("beta", "BETA()", "run", "Gamma", "nowhere", ""):  # bare names: the saved definitions
             assert opened.resolve(name) == built.resolve(name), name
+        for name in ("Gamma.run", "gamma.Gamma.run", "gamma.Gamma", "alpha.beta()"):  # dotted ones too
+            assert opened.resolve(name) and opened.resolve(name) == built.resolve(name), name
         assert opened.__dict__["_whole"] is None  # nothing above needed the pickle
         first = opened.definition(ids[0])
-        assert opened.resolve("Gamma.run") == built.resolve("Gamma.run") and opened.__dict__["_whole"]
+        assert opened.resolve("gamma.alpha") == built.resolve("gamma.alpha")  # an import: the whole graph's
+        assert opened.__dict__["_whole"]
         assert opened.index.defs[ids[0]] is first  # the whole graph names the definitions already read
         assert callers(opened, "beta") == {"alpha"}
         assert [opened.neighbours(i) for i in ids] == [built.neighbours(i) for i in ids]
