@@ -73,7 +73,8 @@ def _update(ws: Workspace, show_progress: bool, plain: bool = False) -> UpdateRe
 
 
 def _call_edges(ws: Workspace) -> int | None:
-    """Call edges in the graph; remembered per index revision so an unchanged re-run builds nothing."""
+    """Call edges in the graph; remembered per index revision (`record_call_edges`) so an unchanged
+    re-run, or one whose embedding refresh built the graph, builds nothing."""
     revision = str(ws.revision)
     cached = (ws.store.get_meta("call_edges") or "").split(":")
     if len(cached) == 2 and cached[0] == revision and cached[1].isdigit():
@@ -81,10 +82,16 @@ def _call_edges(ws: Workspace) -> int | None:
     try:
         from retrievers.engine.graph_state import GraphState
 
-        edges = int(GraphState(ws).build().stats()["call_edges"])
+        graph = GraphState(ws).build()
     except ImportError:
         return None
-    ws.store.set_meta("call_edges", f"{revision}:{edges}")
+    return record_call_edges(ws, graph)
+
+
+def record_call_edges(ws: Workspace, graph: Any) -> int:
+    """Remember the call edges of `graph` (built for the index's current revision); returns them."""
+    edges = int(graph.stats()["call_edges"])
+    ws.store.set_meta("call_edges", f"{ws.revision}:{edges}")
     return edges
 
 
@@ -102,18 +109,17 @@ def cmd_index(args: argparse.Namespace) -> int:
         tty = sys.stderr.isatty()
         result = _update(ws, not args.quiet and tty, not args.quiet and not tty)
         counts = ws.store.counts()
-        graph_started = time.perf_counter()
-        call_edges = _call_edges(ws)
-        seconds = result.seconds + time.perf_counter() - graph_started
-        error_files = ws.error_files()
-        errors = dict(Counter(reason for _, reason in error_files))
         vectors = None
-        if not args.no_embed:
+        if not args.no_embed:  # (its refresh builds the call graph and records its edges)
             from lsp_server.cli.embed import embed_index
 
             vectors = embed_index(ws, args.transformer, not args.quiet and sys.stderr.isatty(),
                                   not args.quiet and not sys.stderr.isatty())
-            seconds += vectors["seconds"]
+        graph_started = time.perf_counter()
+        call_edges = _call_edges(ws)
+        seconds = result.seconds + time.perf_counter() - graph_started + (vectors or {}).get("seconds", 0.0)
+        error_files = ws.error_files()
+        errors = dict(Counter(reason for _, reason in error_files))
         summary = {
             "root": str(ws.root), "index_dir": str(ws.index_dir), "files": counts["files"],
             "languages": result.languages, "parsed": result.parsed, "unchanged": result.unchanged,
