@@ -288,7 +288,8 @@ def run_semble_dev(spec: SembleDevSpec, embed: bool, embedder: Any, limit: int, 
                    index_base: Path | None = None, overrides: Sequence[str] = (),
                    cold: bool = False) -> list[dict[str, Any]]:
     """Evaluate the chosen repositories one after another (each its own index, kept for the next
-    run; `cold`: a fresh one, its transformer tier left empty), then print the tables. Returns the per-repository reports (language and checkout added)."""
+    run; `cold`: a fresh one, its transformer tier left empty), then print the tables. Returns the
+    per-repository reports (language and checkout added)."""
     import sys
     import time
 
