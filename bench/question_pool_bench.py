@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         first, covered, made = run(root, questions, pool, args.runs)
         rows[label] = (first, covered)
         print(f"{label:16s} first p50 {statistics.median(first):8.1f} ms"
-              f"  p95 {percentile(first, 0.95):8.1f} ms   covered p50 {statistics.median(covered):7.1f} ms  p95 {percentile(covered, 0.95):7.1f} ms"
+              f"  p95 {percentile(first, 0.95):8.1f} ms   covered p50 {statistics.median(covered):7.1f} ms"
+              f"  p95 {percentile(covered, 0.95):7.1f} ms"
               f"   vectors made per question {made}")
     (b_first, b_cov), (p_first, p_cov) = rows.values()
     print(f"ratio pool/static: first p50 x{statistics.median(p_first) / statistics.median(b_first):.1f}, "
