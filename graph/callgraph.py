@@ -227,11 +227,21 @@ class CallGraph:
     def neighbours(self, def_id: int) -> list[tuple[int, bool, float]]:
         """The definitions `def_id` calls, then those calling it (each once; no module nodes): (id,
         whether it is a caller, the call edge's weight, 1.0 when there is none): a seed's expansion."""
-        out = [(c, False, self._weight(def_id, c)) for c in self.callees(def_id) if c >= 0]
+        out = [(c, False, self.call_weight(def_id, c)) for c in self.callees(def_id) if c >= 0]
         callers = dict.fromkeys(c for _, c in self.callers(def_id) if c is not None)
-        return out + [(c, True, self._weight(c, def_id)) for c in callers if c >= 0]
+        return out + [(c, True, self.call_weight(c, def_id)) for c in callers if c >= 0]
 
-    def _weight(self, caller: int, callee: int) -> float:
+    def incoming_sites(self, def_id: int) -> list[tuple[CallSite, int | None, str]]:
+        """Resolved call sites that may call `def_id`: (site, caller id or None, evidence)."""
+        self.definition(def_id)
+        return list(self.incoming_index.get(def_id, ()))
+
+    def caller_ids(self, def_id: int, confident: bool = False) -> list[int]:
+        """Ids of the definitions that may call `def_id` (`graph.traversal.caller_ids`)."""
+        return traversal.caller_ids(self, def_id, confident)
+
+    def call_weight(self, caller: int, callee: int) -> float:
+        """The weight of the call edge caller -> callee (1.0 when there is none)."""
         data = self.succ.get(caller, {}).get(callee)
         return 1.0 if data is None else float(data.get("weight", 1.0))
 

@@ -11,8 +11,9 @@ PageRank, and the neighbour lists as CSR (`indptr`, `other`, `caller`, `weight`)
 The folder is written under a temporary name and renamed whole, so a reader never sees half of it.
 
 `SavedCallGraph` answers those four from the arrays and the definitions (saved apart as a signed
-pickle by `retrievers.engine.graph_state`, read when first needed), and loads the whole graph on first
-use of anything else (name resolution, call sites, the networkx view), after which it is that graph.
+pickle by `retrievers.engine.graph_state`, read when first needed), a definition's callers and
+subclasses from its shard (`graph.caller_shards`), and loads the whole graph on first use of anything
+else (call sites out of a definition, re-exports, the networkx view), after which it is that graph.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from graph.caller_shards import CallerEntry, shard_of
 from graph.callgraph import CallGraph
 from graph.modules import ModuleIndex
+from graph.symbol_index import CONFIDENT, EVIDENCE_RANK
 from indexing.array_folder import map_arrays, save_arrays
-from indexing.records import Definition
+from indexing.records import CallSite, Definition
 
 __all__ = ["SavedCallGraph", "flat_arrays", "open_flat", "save_flat"]
 
@@ -73,6 +76,31 @@ def flat_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
             "pagerank": np.asarray([rank.get(i, np.nan) for i in ids], dtype=np.float64),
             "indptr": np.asarray(indptr, dtype=np.int64), "other": np.asarray(other, dtype=np.int64),
             "caller": np.asarray(caller, dtype=np.bool_), "weight": np.asarray(weight, dtype=np.float64)}
+
+
+def _name_tables(flat: dict[str, Any], defs: dict[int, Definition],
+                 folded: bool) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """The symbol index's name tables (qualified name, name; lower-cased when `folded`), in definition
+    order, built on first use (the folded ones only when an exact lookup found nothing)."""
+    slot = "names_folded" if folded else "names"
+    tables = flat.get(slot)
+    if tables is None:
+        by_q: dict[str, list[int]] = {}
+        by_n: dict[str, list[int]] = {}
+        for d in defs.values():
+            q, n = (d.qualified_name.lower(), d.name.lower()) if folded else (d.qualified_name, d.name)
+            found = by_q.get(q)
+            if found is None:
+                by_q[q] = [d.id]
+            else:
+                found.append(d.id)
+            found = by_n.get(n)
+            if found is None:
+                by_n[n] = [d.id]
+            else:
+                found.append(d.id)
+        tables = flat[slot] = (by_q, by_n)
+    return tables  # type: ignore[no-any-return]
 
 
 def _dotted(text: str, by_q: dict[str, list[int]], defs: dict[int, Definition]) -> list[int]:
@@ -129,12 +157,13 @@ class SavedCallGraph(CallGraph):
     anything else loads `whole()` (the pickled graph) once, whose state this object then takes on."""
 
     def __init__(self, arrays: dict[str, np.ndarray], load_definitions: Callable[[], object],
-                 load_whole: Callable[[dict[int, Definition] | None], CallGraph]) -> None:
+                 load_whole: Callable[[dict[int, Definition] | None], CallGraph],
+                 load_shard: Callable[[int], object] | None = None) -> None:
         # (no CallGraph.__init__: its state is lazy; `load_whole` is given the definitions once read)
         ids = arrays["ids"].tolist()
         flat = {"ids": ids, "position": {i: k for k, i in enumerate(ids)}, "arrays": arrays,
                 "load_defs": load_definitions, "defs": None, "load": load_whole, "lock": threading.Lock(),
-                "by_path": None}
+                "by_path": None, "load_shard": load_shard, "shards": {}}
         self.__dict__.update(_flat=flat, _whole=None, _nx=None, _around={},
                              _pagerank=dict(zip(ids, arrays["pagerank"].tolist(), strict=True)))
 
@@ -224,17 +253,13 @@ class SavedCallGraph(CallGraph):
         flat = self._flat_only()
         if defs is None or flat is None:
             return super().resolve(name)
-        if flat.get("names") is None:  # the symbol index's name tables, in definition order
-            tables: tuple[dict[str, list[int]], ...] = ({}, {}, {}, {})
-            for d in defs.values():
-                for table, key in zip(tables, (d.qualified_name, d.name, d.qualified_name.lower(),
-                                               d.name.lower()), strict=True):
-                    table.setdefault(key, []).append(d.id)
-            flat["names"] = tables
-        by_q, by_n, by_q_lower, by_n_lower = flat["names"]
+        by_q, by_n = _name_tables(flat, defs, folded=False)
         if bare:
-            ids = list(dict.fromkeys([*by_q.get(text, ()), *by_n.get(text, ())])) or list(dict.fromkeys(
-                [*by_q_lower.get(text.lower(), ()), *by_n_lower.get(text.lower(), ())]))
+            ids = list(dict.fromkeys([*by_q.get(text, ()), *by_n.get(text, ())]))
+            if not ids:
+                by_q_lower, by_n_lower = _name_tables(flat, defs, folded=True)
+                low = text.lower()
+                ids = list(dict.fromkeys([*by_q_lower.get(low, ()), *by_n_lower.get(low, ())]))
         else:
             ids = _dotted(text, by_q, defs)
             if not ids:  # (the re-exports and suffix matches that would come next are the whole graph's)
@@ -243,6 +268,61 @@ class SavedCallGraph(CallGraph):
             rank = self.pagerank
             ids.sort(key=lambda i: (-rank.get(i, 0.0), defs[i].path, defs[i].start_line))
         return [defs[i] for i in ids]
+
+    def _callers_entry(self, def_id: int) -> CallerEntry | None:
+        """A definition's incoming call sites and subclasses from its saved shard (`graph.caller_shards`,
+        read on first use); None when the whole graph must answer (loaded, no shard, not a definition)."""
+        flat = self._flat_only()
+        defs = self._saved_definitions() if flat is not None and flat["load_shard"] is not None else None
+        if flat is None or defs is None or def_id not in defs:
+            return None
+        index = shard_of(def_id)
+        with flat["lock"]:
+            if index not in flat["shards"]:
+                shard = flat["load_shard"](index)
+                flat["shards"][index] = shard if isinstance(shard, dict) else None
+            shard = flat["shards"][index]
+        if shard is None:
+            return None
+        return shard.get(def_id, ([], []))  # type: ignore[no-any-return]
+
+    def incoming_sites(self, def_id: int) -> list[tuple[CallSite, int | None, str]]:
+        entry = self._callers_entry(def_id)
+        return list(entry[0]) if entry is not None else super().incoming_sites(def_id)
+
+    def subclasses(self, def_id: int) -> list[int]:
+        entry = self._callers_entry(def_id)
+        return list(entry[1]) if entry is not None else super().subclasses(def_id)
+
+    def caller_ids(self, def_id: int, confident: bool = False) -> list[int]:
+        """From the neighbour lists (the callers there are the graph's: the same set on all 42,673
+        definitions of the Django sdist); the confident ones from the shard: a caller whose call edge
+        is confident, i.e. whose best site evidence (`EVIDENCE_RANK`, as the build ranks it) is."""
+        flat = self._flat_only()
+        entry = self._callers_entry(def_id) if confident else None
+        if flat is None or def_id not in flat["position"] or (confident and entry is None):
+            return super().caller_ids(def_id, confident)
+        if not confident:
+            return [c for c, is_caller, _ in self.neighbours(def_id) if is_caller and c != def_id]
+        assert entry is not None
+        best: dict[int, str] = {}
+        for _, caller, evidence in entry[0]:
+            if caller is not None and caller != def_id and (
+                    caller not in best or EVIDENCE_RANK[evidence] > EVIDENCE_RANK[best[caller]]):
+                best[caller] = evidence
+        return [c for c, evidence in best.items() if evidence in CONFIDENT]
+
+    def call_weight(self, caller: int, callee: int) -> float:
+        """From the callee's neighbour list (a caller of it is there with the edge's weight)."""
+        flat = self._flat_only()
+        k = flat["position"].get(callee) if flat is not None else None
+        if flat is not None and k is not None:
+            arrays = flat["arrays"]
+            start, stop = int(arrays["indptr"][k]), int(arrays["indptr"][k + 1])
+            for j in range(start, stop):
+                if int(arrays["other"][j]) == caller and bool(arrays["caller"][j]):
+                    return float(arrays["weight"][j])
+        return super().call_weight(caller, callee)
 
     def neighbours(self, def_id: int) -> list[tuple[int, bool, float]]:
         flat = self._flat_only()

@@ -23,8 +23,7 @@ def site_key(site: CallSite) -> tuple[str, int, int]:
 
 def callers_marked(cg: CallGraph, def_id: int) -> list[tuple[CallSite, int | None, str]]:
     """Every resolved call site that may call `def_id`, with the caller id and the evidence."""
-    cg.definition(def_id)
-    return list(cg.incoming_index.get(def_id, ()))
+    return cg.incoming_sites(def_id)
 
 
 def callers(cg: CallGraph, def_id: int, confident: bool = False) -> list[tuple[CallSite, int | None]]:
@@ -83,7 +82,7 @@ def impact(cg: CallGraph, def_id: int, depth: int = 2, confident: bool = False) 
         node, d = queue.popleft()
         if d >= depth:
             continue
-        for caller in sorted(caller_ids(cg, node, confident), key=lambda i: _def_key(cg, i)):
+        for caller in sorted(cg.caller_ids(node, confident), key=lambda i: _def_key(cg, i)):
             if caller not in seen:
                 seen.add(caller)
                 out.append((caller, d + 1))

@@ -118,7 +118,6 @@ def progress_events(progress: Callable[[str, int, int], None]) -> Listener:
 
 def embed_index(ws: Workspace, transformer: bool, show: bool, plain: bool = False) -> dict[str, Any]:
     """Static vectors for every chunk (and transformer vectors with `transformer`); a summary dict."""
-    from graph.flat import SavedCallGraph
     from lsp_server.cli.index_commands import record_call_edges
     from retrievers.engine.keeper import IndexKeeper
     from retrievers.engine.search_engine import EngineOptions, SearchEngine
@@ -134,7 +133,7 @@ def embed_index(ws: Workspace, transformer: bool, show: bool, plain: bool = Fals
             keeper = IndexKeeper(engine, listener=progress_events(progress))
             result = keeper.refresh(paths=[])
             graph = engine.call_graph()
-            if graph is not None and not isinstance(graph, SavedCallGraph):  # (a saved one: loaded whole)
+            if graph is not None and not engine.graphs.loaded:  # built now (a saved one would load whole)
                 record_call_edges(ws, graph)
             made = keeper.fill_transformer() if transformer else 0
         info = engine.index_info()

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from graph.caller_shards import shard_name
 from indexing.persist import SignedCache, code_fingerprint
 from indexing.records import Definition
 from indexing.workspace import Workspace
@@ -91,7 +92,8 @@ class GraphState:
         arrays = open_flat(cache.folder, key)
         if arrays is not None:
             return SavedCallGraph(arrays, lambda: cache.load(DEFINITIONS, key),
-                                  lambda defs: self._load_whole(cache, key, defs))
+                                  lambda defs: self._load_whole(cache, key, defs),
+                                  lambda index: cache.load(shard_name(index), key))
         graph = self._read_whole(cache, key, None)
         if graph is not None:
             from graph.flat import save_flat
@@ -149,6 +151,7 @@ class GraphState:
         if cache.save(UNRESOLVED, key, unresolved) and cache.save(DEFINITIONS, key, graph.definitions()):
             cache.save("callgraph", key, head, refs=definition_id)
             self._queue(lambda: save_flat(cache.folder, key, graph))
+            self._queue(lambda: _save_shards(SignedCache(cache.folder.parent), key, graph))
 
     def _queue(self, write: Callable[[], object]) -> None:
         if self.later is not None:
@@ -179,6 +182,13 @@ class GraphState:
         the graph code (what saved structures are keyed by); "" while unsaved buffers are open."""
         state = self.workspace.state_key()
         return f"{state}:{graph_code()}" if state else ""
+
+
+def _save_shards(cache: SignedCache, key: str, graph: CallGraph) -> bool:
+    """Write the graph's caller shards (`graph.caller_shards`) for `key`, each signed."""
+    from graph.caller_shards import caller_shards
+
+    return all([cache.save(shard_name(i), key, shard) for i, shard in enumerate(caller_shards(graph))])
 
 
 _GRAPH_CODE: str | None = None

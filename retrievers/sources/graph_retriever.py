@@ -225,10 +225,7 @@ def _site_order(hit: Hit) -> tuple[float, str, int, int]:
 
 
 def _edge_weight(cg: CallGraph, caller: int | None, callee: int | None) -> float:
-    data = cg.succ.get(caller, {}).get(callee) if caller is not None and callee is not None else None
-    if data is None:
-        return 1.0
-    return float(data.get("weight", 1.0))
+    return 1.0 if caller is None or callee is None else cg.call_weight(caller, callee)
 
 
 def _dedupe(hits: list[Hit]) -> list[Hit]:

@@ -130,6 +130,7 @@ def test_a_warm_graph_opens_from_its_flat_arrays(tree: Path, tmp_path: Path,
     from graph.flat import SavedCallGraph
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tree / "delta.py").write_text("from gamma import Gamma\n\n\nclass Delta(Gamma):\n    pass\n")
     with open_ws(tree, tmp_path) as ws:
         ws.update()
         built = GraphState(ws, persist=True).build()
@@ -148,6 +149,16 @@ def test_a_warm_graph_opens_from_its_flat_arrays(tree: Path, tmp_path: Path,
             assert opened.resolve(name) == built.resolve(name), name
         for name in ("Gamma.run", "gamma.Gamma.run", "gamma.Gamma", "alpha.beta()"):  # dotted ones too
             assert opened.resolve(name) and opened.resolve(name) == built.resolve(name), name
+        for i in ids:  # a definition's callers, subclasses and call weights: its saved shard
+            assert opened.callers_marked(i) == built.callers_marked(i)
+            assert opened.incoming_calls(i) == built.incoming_calls(i)
+            assert opened.subclasses(i) == built.subclasses(i)
+            assert [opened.call_weight(c, i) for _, c in built.callers(i) if c is not None] == \
+                [built.call_weight(c, i) for _, c in built.callers(i) if c is not None]
+        assert any(opened.callers_marked(i) for i in ids) and any(opened.subclasses(i) for i in ids)
+        assert [sorted(opened.caller_ids(i)) for i in ids] == [sorted(built.caller_ids(i)) for i in ids]
+        assert [opened.impact(i, 3) for i in ids] == [built.impact(i, 3) for i in ids]
+        assert [opened.impact(i, 3, confident=True) for i in ids] == [built.impact(i, 3, True) for i in ids]
         assert opened.__dict__["_whole"] is None  # nothing above needed the pickle
         first = opened.definition(ids[0])
         assert opened.resolve("gamma.alpha") == built.resolve("gamma.alpha")  # an import: the whole graph's
