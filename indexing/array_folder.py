@@ -1,11 +1,12 @@
-"""A folder of numpy arrays saved whole and opened memory-mapped: the flat call graph beside the index
-(`graph.flat`) and the question encoder's converted weights (`retrievers.semantic.bert_numpy`).
+"""A folder of numpy arrays saved whole and opened memory-mapped: the flat call graph and the saved
+vectors beside the index (`graph.flat`, `retrievers.semantic.retriever`) and the question encoder's
+converted weights (`retrievers.semantic.bert_numpy`).
 
 `save_arrays(folder, arrays)` writes each array as `NAME.npy` (`allow_pickle=False`: no code can run
 from them) into a temporary folder beside `folder`, then renames it into place, so a reader never sees
 half a folder and a killed writer leaves none; when another process got there first, its folder stays.
-`map_arrays(folder, names)` opens them read-only with `mmap_mode="r"` (pages load when read), or
-None when one is missing or unreadable.
+`map_arrays(folder, names)` opens them read-only with `mmap_mode="r"` (pages load when read; "c",
+copy-on-write, with `private`), or None when one is missing or unreadable.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -49,9 +51,11 @@ def save_arrays(folder: Path, arrays: Mapping[str, np.ndarray], texts: Mapping[s
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def map_arrays(folder: Path, names: Iterable[str]) -> dict[str, np.ndarray] | None:
-    """The arrays `names` of `folder`, memory-mapped read-only; None when one is missing or broken."""
+def map_arrays(folder: Path, names: Iterable[str], private: bool = False) -> dict[str, np.ndarray] | None:
+    """The arrays `names` of `folder`, memory-mapped read-only (`private`: copy-on-write, so an owner may
+    change them in memory, never on disk); None when one is missing or broken."""
+    mode: Literal["c", "r"] = "c" if private else "r"
     try:
-        return {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in names}
+        return {name: np.load(folder / f"{name}.npy", mmap_mode=mode, allow_pickle=False) for name in names}
     except (OSError, ValueError):
         return None

@@ -13,7 +13,8 @@ pending chunks in batches (`embed_pending`) is `semantic.embed_pass`'s.
 
 from __future__ import annotations
 
-import os
+import hashlib
+import shutil
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from indexing.array_folder import map_arrays, save_arrays
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError, SemanticDetail
 from retrievers.scope import EVERYWHERE, Scope
@@ -33,6 +35,14 @@ if TYPE_CHECKING:
     from retrievers.semantic.models import TextEmbedder
 
 VECTOR_STATE_VERSION = 3  # in the saved vectors' stamp (2: centre settled over every row; 3: in blocks)
+
+
+STATE_ARRAYS = ("ids", "vectors", "bits", "center", "centered_at")  # VectorIndex.export_state
+
+
+def _state_folder(path: Path, stamp_text: str) -> Path:
+    """Where the state saved under `path` for `stamp_text` lives: `<path>-<digest of the stamp>/`."""
+    return path.with_name(f"{path.name}-{hashlib.blake2b(stamp_text.encode(), digest_size=8).hexdigest()}")
 
 
 class EmbeddingCache(Protocol):
@@ -165,22 +175,27 @@ class SemanticRetriever(EmbedPass):
             self._vectors.settle()
 
     def _load_saved(self, chunks: Sequence[Chunk], saved: Path, stamp: str) -> bool:
-        """Read vectors saved for this index revision and this cache state (False: use the cache)."""
+        """Map the vectors saved for this index revision and this cache state (False: use the cache):
+        copy-on-write, so a search reads only the rows it scores and a change stays in memory."""
+        stamp_text = self._stamp(stamp)
+        folder = _state_folder(saved, stamp_text)
         try:
-            with np.load(saved, allow_pickle=False) as data:
-                if str(data["stamp"]) != self._stamp(stamp):
-                    return False
-                state = {name: data[name] for name in ("ids", "vectors", "bits", "center", "centered_at")}
-        except (OSError, ValueError, KeyError):  # KeyError: saved by an older version, no sign bits
+            if (folder / "stamp").read_text(encoding="utf-8") != stamp_text:
+                return False
+        except OSError:
             return False
+        state = map_arrays(folder, STATE_ARRAYS, private=True)
+        if state is None or state["centered_at"].shape != (1,):
+            return False
+        state["centered_at"] = np.array(int(state["centered_at"][0]))
         ids = state["ids"]
         wanted = np.fromiter((c.id for c in chunks), dtype=np.int64, count=len(chunks))
         keep = np.isin(ids, wanted)
         if keep.any():
-            dims = int(state["vectors"].shape[1])
-            index = VectorIndex(dims, self.options.vectors)
+            dims = int(state["vectors"].shape[1]) if state["vectors"].ndim == 2 else 0
             try:
-                index.restore(state, keep)
+                index = VectorIndex(dims, self.options.vectors)
+                index.restore(state, None if keep.all() else keep)
             except ValueError:
                 return False
             self._vectors = index
@@ -192,18 +207,19 @@ class SemanticRetriever(EmbedPass):
         return True
 
     def save(self, path: Path, stamp: str) -> None:
-        """Write the vector index's state (ids, float16 rows, sign bits, centre) for `_load_saved`;
-        silent when not writable."""
+        """Write the vector index's state (ids, float16 rows, sign bits, centre) for `_load_saved`, as a
+        folder of `.npy` named after `path` and the stamp (`_state_folder`); the folders of other stamps
+        go. Silent when not writable."""
         with self._lock:
             state = (self._vectors or VectorIndex(1)).export_state()
             stamp_text = self._stamp(stamp)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.npz")
-            np.savez(tmp, stamp=np.array(stamp_text), **state)  # type: ignore[arg-type]
-            tmp.replace(path)
-        except OSError:
-            pass
+        state["centered_at"] = np.asarray(state["centered_at"]).reshape(1)
+        folder = _state_folder(path, stamp_text)
+        if save_arrays(folder, state, texts={"stamp": stamp_text}):
+            for stale in path.parent.glob(f"{path.name}-*"):
+                if stale != folder:
+                    shutil.rmtree(stale, ignore_errors=True)
+            path.with_name(path.name + ".npz").unlink(missing_ok=True)  # (an older version's single file)
 
     # ----- Retriever ---------------------------------------------------------------------------
 

@@ -44,6 +44,12 @@ QUERY_PROJECTION = "query_projection.npy"  # (source dims, static dims) float32,
 log = logging.getLogger(__name__)
 
 
+def is_question(text: str, intent: str) -> bool:
+    """A query the transformer reads: a question (`TRANSFORMER_INTENTS`, `MIN_QUESTION_WORDS` words or
+    more), not a name, a lookup or a two-word phrase."""
+    return intent in TRANSFORMER_INTENTS and len(text.split()) >= MIN_QUESTION_WORDS
+
+
 def is_static_id(model_id: str) -> bool:
     """True for the model id of a static (model2vec) embedder."""
     return model_id.startswith(STATIC_PREFIX)
@@ -215,8 +221,8 @@ class StaticEmbedder(LazyModel):
         (`TRANSFORMER_INTENTS`, `MIN_QUESTION_WORDS` words or more) is worth the transformer's ~10 ms: a
         bare identifier, a definition, usage or similar-code lookup names code, which the static
         vectors match as well, in ~0.1 ms."""
-        question = intent in TRANSFORMER_INTENTS and len(text.split()) >= MIN_QUESTION_WORDS
-        deep = self._project(text) if question and self.query_space == "transformer" else None
+        read = is_question(text, intent) and self.query_space == "transformer"
+        deep = self._project(text) if read else None
         if deep is not None:  # (a half static, half MiniLM vector was measured: no better)
             return deep, "transformer"
         return self._encode([text[: self.max_tokens * 8]])[0], "static"

@@ -30,7 +30,7 @@ from retrievers.base import Hit, Query, SemanticDetail
 from retrievers.scope import EVERYWHERE, Scope
 from retrievers.semantic.embedder import EmbedderError
 from retrievers.semantic.retriever import Progress, SemanticRetriever
-from retrievers.semantic.static_embedder import is_static_id
+from retrievers.semantic.static_embedder import is_question, is_static_id
 
 log = logging.getLogger(__name__)
 
@@ -96,21 +96,21 @@ class TieredSemantic:
               saved: Path | None = None, stamp: str = "") -> None:
         """Both tiers hold `chunks`; with `saved` (a folder), vectors `save()` wrote there are read."""
         self.fast.index(chunks, embed=embed, progress=progress, stamp=stamp,
-                        saved=saved / "vectors-main.npz" if saved else None)
+                        saved=saved / "vectors-main" if saved else None)
         if self.deep is not None:
             self.deep.index(chunks, embed=False, stamp=stamp,
-                            saved=saved / "vectors-transformer.npz" if saved else None)
+                            saved=saved / "vectors-transformer" if saved else None)
 
     def save(self, folder: Path, stamp: str) -> None:
         """Save both tiers' vectors for the next process (`index(saved=folder)`)."""
-        self.fast.save(folder / "vectors-main.npz", stamp)
+        self.fast.save(folder / "vectors-main", stamp)
         self.save_deep(folder, stamp)
 
     def save_deep(self, folder: Path, stamp: str) -> None:
         """Save the transformer tier's vectors only (what questions' pools added)."""
         if self.deep is not None:
             self._pooled_unsaved = False
-            self.deep.save(folder / "vectors-transformer.npz", stamp)
+            self.deep.save(folder / "vectors-transformer", stamp)
 
     @property
     def pooled_unsaved(self) -> bool:
@@ -157,7 +157,11 @@ class TieredSemantic:
         chunks it covers, the static model the others; the two rankings meet by weighted RRF. With
         the transformer complete this is the transformer's ranking, with none the static one."""
         pooled = self._complete_pool(query, scope)
-        if not self._deep_usable():
+        # A name or a lookup is ranked by the transformer only once it covers every chunk: the few
+        # vectors questions' pools left would otherwise load it (~90 MiB) to rank a handful of chunks.
+        partial = self.deep is not None and self.deep.pending() > 0 \
+            and not is_question(query.text, query.intent)
+        if partial or not self._deep_usable():
             tier = "static" if is_static_id(self.fast.model_id) else "transformer"
             return self.fast.search(query, limit, scope, tier=tier)
         deep_tier = self.deep

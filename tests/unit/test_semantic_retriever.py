@@ -166,6 +166,34 @@ def test_second_run_embeds_nothing_and_needs_no_model(setup, embedder: Embedder)
     assert not again.model_changed
 
 
+def test_saved_vectors_are_mapped_and_answer_as_before(setup, embedder: Embedder, tmp_path: Path) -> None:
+    """A saved state is a folder of .npy per stamp, opened copy-on-write: the same answers, a change
+    stays in memory (the file keeps the saved rows), another stamp's folder replaces it on save."""
+    import numpy as np
+
+    root, store, chunks = setup
+    built = SemanticRetriever(store, reader(root), embedder)
+    built.index(chunks)
+    saved = tmp_path / "derived" / "vectors-main"
+    built.save(saved, "rev-1")
+    (folder,) = saved.parent.glob("vectors-main-*")
+    warm = SemanticRetriever(store, reader(root), embedder)
+    warm.index(chunks, embed=False, saved=saved, stamp="rev-1")
+    assert warm.loaded_saved and warm.embedded() == len(chunks)
+    rows = warm._vectors._f16  # type: ignore[union-attr]
+    assert isinstance(rows.base, np.memmap) or isinstance(rows, np.memmap)
+    for text in ("do not send the password to another host", "wait longer after each failure"):
+        expected = [h.chunk_id for h in built.search(Query(text), 3)]
+        assert [h.chunk_id for h in warm.search(Query(text), 3)] == expected
+    on_disk = np.load(folder / "vectors.npy").copy()
+    warm.update([replace(chunks[0], content_hash="changed")], [])  # dropped (rows move) and embedded again
+    assert np.array_equal(np.load(folder / "vectors.npy"), on_disk)
+    other = SemanticRetriever(store, reader(root), embedder)
+    assert not (other.index(chunks, embed=False, saved=saved, stamp="rev-2") or other.loaded_saved)
+    built.save(saved, "rev-2")
+    assert [p.name for p in saved.parent.glob("vectors-main-*")] != [folder.name] and not folder.exists()
+
+
 @pytest.mark.slow
 def test_update_remove_pending_and_unreadable(setup, embedder: Embedder) -> None:
     root, store, chunks = setup

@@ -209,6 +209,7 @@ def test_partial_transformer_coverage_ranks_the_rest_statically() -> None:
         def __init__(self, hits: list[Hit], covered: set[int], pending: int) -> None:
             self.hits, self.covered, self._pending = hits, covered, pending
             self.embedder = type("E", (), {"loading": False})()
+            self.model_id = "static:tiny"
             self.asked: list[int] = []
 
         def search(self, query: Query, limit: int, scope: object = None, *,
@@ -229,10 +230,12 @@ def test_partial_transformer_coverage_ranks_the_rest_statically() -> None:
     fast = Tier([Hit(1, 0.9), Hit(2, 0.8), Hit(3, 0.7)], {1, 2, 3}, 0)
     deep = Tier([Hit(2, 0.6), Hit(1, 0.5)], {1, 2}, 1)
     tiered = TieredSemantic(fast, deep, TierBlend(k=10, fast=0.3, deep=0.7))  # type: ignore[arg-type]
-    hits = tiered.search(Query("q", "understand_code"), 3)
+    hits = tiered.search(Query("how are prices discounted", "understand_code"), 3)
     assert fast.asked == [3]  # the static tier ranks only what the transformer has not embedded
     assert [(h.chunk_id, h.detail.tier) for h in hits] == [(2, "transformer"), (1, "transformer"),
                                                                (3, "static")]
+    # a name, while the transformer covers only part of the index: the static tier alone
+    assert [h.chunk_id for h in tiered.search(Query("discount", "find_definition"), 3)] == [1, 2, 3]
 
 
 @pytest.mark.slow
