@@ -136,7 +136,7 @@ def render_callees(graph: CallGraph, def_id: int, fmt: str = "text") -> str:
     out = graph.outgoing_calls(def_id)
     if fmt == "json":
         items = [{"callee": definition_dict(graph.definition(c)), "sites": [site_dict(s) for s in sites],
-                  "weight": graph.graph.edges[def_id, c].get("weight", 1.0),
+                  "weight": graph.call_weight(def_id, c),
                   "evidence": graph.edge_evidence(def_id, c)} for c, sites in out]
         return json.dumps({"symbol": definition_dict(source), "callees": items}, indent=2)
     if fmt == "dot":

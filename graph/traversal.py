@@ -57,7 +57,7 @@ def outgoing_calls(cg: CallGraph, def_id: int, confident: bool = False) -> list[
 
 def callees(cg: CallGraph, def_id: int, confident: bool = False) -> list[int]:
     """Ids of the definitions `def_id` may call."""
-    return [callee for callee, _ in outgoing_calls(cg, def_id, confident)]
+    return [callee for callee, _ in cg.outgoing_calls(def_id, confident)]
 
 
 def caller_ids(cg: CallGraph, def_id: int, confident: bool = False) -> list[int]:
