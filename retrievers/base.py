@@ -39,6 +39,9 @@ class Query:
     exact: str | None = None  # the exact string to match, if any (quotes removed)
     # Chunks no hit may name (the fused route's boilerplate); the limit counts the hits returned.
     exclude: frozenset[int] = frozenset()
+    # Chunks other retrievers ranked first (the fused route's text list), which a question's pool
+    # (`retrievers.semantic.tiered`) has the transformer read too.
+    candidates: tuple[int, ...] = ()
 
 
 def _listed(out: dict[str, Any], parts: tuple[int, ...]) -> dict[str, Any]:

@@ -47,6 +47,9 @@ MODEL_LOADING = "the embedding model is still loading: this answer is ranked wit
 # Fused route
 
 
+POOL_FROM_TEXT = 10  # BM25's first chunks a question's pool adds to the static tier's (semantic.tiered)
+
+
 def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     """(modalities run, results) by weighted RRF over the profile's retrievers plus priors."""
     checked, intent, snap, profile = ctx.checked, ctx.intent, ctx.snap, ctx.profile
@@ -66,6 +69,8 @@ def fused(ctx: RouteContext) -> tuple[list[str], list[Located]]:
     ranked: dict[str, list[Hit]] = {}
     for modality in ("structural", "text", "semantic"):
         if modality in weights and ctx.retrievers.get(modality) is not None:
+            if modality == "semantic" and ranked.get("text"):  # the question pool reads these too
+                query = replace(query, candidates=tuple(h.chunk_id for h in ranked["text"][:POOL_FROM_TEXT]))
             hits = ctx.search(modality, query, fetch)
             if not hits and boiler:  # nothing but boilerplate matches (a licence line): keep it then
                 hits = ctx.search(modality, ctx.query, fetch)

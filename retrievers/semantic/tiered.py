@@ -187,7 +187,8 @@ class TieredSemantic:
         first = pool[0].detail if pool else None
         if not isinstance(first, SemanticDetail) or first.query != "transformer":
             return False
-        missing = [h.chunk_id for h in pool if not deep_tier.has_vector(h.chunk_id)]
+        wanted = [h.chunk_id for h in pool] + [c for c in query.candidates if c not in query.exclude]
+        missing = [c for c in dict.fromkeys(wanted) if not deep_tier.has_vector(c)]
         if missing:
             try:
                 if deep_tier.embed_now(missing):

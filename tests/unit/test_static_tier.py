@@ -170,8 +170,9 @@ def test_transformer_tier_fills_in_and_blends(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_question_has_the_transformer_embed_and_rank_its_static_pool(tmp_path: Path) -> None:
-    """A cold index (no transformer vectors): a question's static top 3 is embedded by the transformer
-    then and there, once, ranked by it, and saved for the next process; an identifier embeds nothing."""
+    """A cold index (no transformer vectors): a question's static top 3, and through the engine the text
+    retriever's first hits, are embedded by the transformer then and there, once, ranked by it, and
+    saved for the next process; an identifier embeds nothing."""
     from retrievers.base import Query
     from retrievers.engine.request import SearchRequest
 
@@ -184,21 +185,24 @@ def test_a_question_has_the_transformer_embed_and_rank_its_static_pool(tmp_path:
         engine.search(SearchRequest(query="apply_discount"))
         assert semantic.deep.embedded() == 0  # not a question: the static tier answers alone
         pool = [h.chunk_id for h in semantic.fast.search(Query(question, "understand_code"), 3)]
-        answer = engine.search(SearchRequest(query=question)).to_json()
-        assert semantic.deep.embedded() == 3 and all(semantic.deep.has_vector(c) for c in pool)
-        tiers = {r["explain"]["semantic"]["detail"]["tier"] for r in answer["results"]
-                 if "semantic" in r["explain"]}
-        assert tiers == {"transformer", "static"}
         ranked = semantic.search(Query(question, "understand_code"), 5)
+        assert semantic.deep.embedded() == 3 and all(semantic.deep.has_vector(c) for c in pool)
         assert {h.chunk_id for h in ranked[:3]} == set(pool)  # the pool first, ranked by the transformer
         assert [h.detail.tier for h in ranked] == ["transformer"] * 3 + ["static"] * 2  # type: ignore[union-attr]
+        answer = engine.search(SearchRequest(query=question)).to_json()
+        text = [x.chunk.id for x in engine.retrieve(SearchRequest(query=question), "text", 10)]
+        made = semantic.deep.embedded()
+        assert text and all(semantic.deep.has_vector(c) for c in text) and made == len(set(pool) | set(text))
+        tiers = {r["explain"]["semantic"]["detail"]["tier"] for r in answer["results"]
+                 if "semantic" in r["explain"]}
+        assert "transformer" in tiers
         again = engine.search(SearchRequest(query=question)).to_json()
-        assert semantic.deep.embedded() == 3 and again["results"] == answer["results"]
+        assert semantic.deep.embedded() == made and again["results"] == answer["results"]
     no_pool = EngineOptions(tier_blend=TierBlend(question_pool=0))
     with opened(SAMPLE, tmp_path / "idx", no_pool) as (_, engine):
         engine.refresh()
         assert engine.semantic is not None and engine.semantic.deep is not None
-        assert engine.semantic.deep.loaded_saved and engine.semantic.deep.embedded() == 3
+        assert engine.semantic.deep.loaded_saved and engine.semantic.deep.embedded() == made
 
 
 def test_partial_transformer_coverage_ranks_the_rest_statically() -> None:
