@@ -10,8 +10,9 @@ A query ranks each chunk with the best model that has embedded it: the transform
 chunks it covers and the static ranking of the others meet by weighted reciprocal rank (`TierBlend`). So
 a complete transformer tier answers exactly as the transformer alone (no static blend beat it:
 docs/tuning/2026-11-30-tier-figures.md), and a partial one is completed by static evidence. A question
-the transformer reads first has it embed the static top `question_pool` chunks it lacks (each once,
-kept in the tier and its cache), so even a cold index ranks a question's candidates by the transformer.
+the transformer reads first has it embed the chunks it lacks of the static top `question_pool` and of
+BM25's first (each once, kept in the tier and its cache), so even a cold index ranks a question's
+candidates by the transformer; a name or lookup waits for a complete tier.
 While the deep model is loading on another thread, or when it has no vector yet, the fast tier answers
 alone.
 `similar(chunk)` prefers the transformer's vector of the chunk when there is one.
@@ -46,10 +47,11 @@ class TierBlend:
     fast: float = 0.5
     deep: float = 0.5
     # A question the transformer reads has the transformer embed, there and then, the chunks of the
-    # static tier's top `question_pool` it has no vector of (each once: they join the tier and its
-    # cache), so it ranks that pool; the chunks below it keep their static ranks. 0: off. 40 recovered
-    # 10 of the 12 hits the static tier missed against a full transformer tier on the 124
-    # vocabulary-gap questions (docs/tuning/2026-12-02-question-pool.md); 20 recovered fewer, 80 no more.
+    # static tier's top `question_pool` (and of `Query.candidates`: BM25's first) it has no vector of
+    # (each once: they join the tier and its cache), so it ranks that pool; the chunks below keep their
+    # static ranks. 0: off. With BM25's 10, 40 recovered all 12 hits the static tier missed against a
+    # full transformer tier on the 124 vocabulary-gap questions (docs/tuning/2026-12-02-question-pool.md);
+    # 20 recovered fewer, 80 no more.
     question_pool: int = 40
 
 
@@ -179,9 +181,11 @@ class TieredSemantic:
 
     def _complete_pool(self, query: Query, scope: Scope) -> bool:
         """For a question the transformer reads (`TierBlend.question_pool`), embed with the transformer
-        the static top chunks it has no vector of; True when that pool is covered."""
+        the chunks it has no vector of among the static top and `query.candidates` (other retrievers'
+        first hits); True when that pool is covered."""
         deep_tier, size = self.deep, self.blend.question_pool
-        if deep_tier is None or size <= 0 or deep_tier.embedder.loading:
+        if deep_tier is None or size <= 0 or not is_question(query.text, query.intent) \
+                or deep_tier.embedder.loading:
             return False
         pool = self.fast.search(query, size, scope, tier="static")
         first = pool[0].detail if pool else None
