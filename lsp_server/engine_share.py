@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 READY_WAIT_S = 10.0  # how long a request waits for the refresh it asked for, then `busy`
 REQUEST_KEYS: dict[str, type | tuple[type, ...]] = {
     "query": str, "limit": int, "preset": str, "intent": (str, type(None)), "include": list, "exclude": list}
-OPTION_KEYS = {"embeddings", "max_span_lines"}
+OPTION_KEYS = {"embeddings", "max_span_lines", "question_pool"}
 
 
 def engine_profile(engine: EngineOptions, scan: ScanOptions) -> dict[str, Any]:
@@ -89,10 +89,14 @@ class SearchService:
 
         if code != self.code or not isinstance(options, dict) or set(options) != OPTION_KEYS:
             return False
-        embeddings, lines = options["embeddings"], options["max_span_lines"]
-        if not isinstance(embeddings, bool) or not isinstance(lines, int) or isinstance(lines, bool):
+        from retrievers.semantic.tiered import TierBlend
+
+        embeddings, lines, pool = options["embeddings"], options["max_span_lines"], options["question_pool"]
+        if not isinstance(embeddings, bool) or any(not isinstance(n, int) or isinstance(n, bool)
+                                                   for n in (lines, pool)):
             return False
-        cli = EngineOptions(embeddings=embeddings, max_span_lines=lines)
+        cli = EngineOptions(embeddings=embeddings, max_span_lines=lines,
+                            tier_blend=TierBlend(question_pool=pool))
         return engine_profile(cli, ScanOptions()) == self.profile  # the CLI's workspace: the default scan
 
     def _search(self, request: SearchRequest) -> dict[str, Any]:

@@ -271,10 +271,12 @@ def ask(index_dir: Path, message: dict[str, Any],
 
 
 def search_message(root: Path, embeddings: bool, max_span_lines: int,
-                   request: SearchRequest) -> dict[str, Any]:
-    """The request of `codeseek search` with these options (`--no-embed`, `--max-lines`)."""
+                   request: SearchRequest, question_pool: int = 40) -> dict[str, Any]:
+    """The request of `codeseek search` with these options (`--no-embed`, `--max-lines`,
+    `--question-pool`)."""
     return {"v": PROTOCOL, "op": "search", "root": str(root), "code": code_stamp(),
-            "options": {"embeddings": embeddings, "max_span_lines": max_span_lines},
+            "options": {"embeddings": embeddings, "max_span_lines": max_span_lines,
+                        "question_pool": question_pool},
             "request": {"query": request.query, "limit": request.limit, "preset": request.preset,
                         "intent": request.intent, "include": list(request.include),
                         "exclude": list(request.exclude)}}

@@ -12,8 +12,9 @@ import gc
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from retrievers.engine.options import EngineOptions, RefreshResult
@@ -30,7 +31,13 @@ def open_engine(root: Path, args: argparse.Namespace) -> SearchEngine:
     workspace = Workspace(root, WorkspaceOptions(index_base=base, parse_workers=None))
     options = foreground_engine_options(embeddings=not args.no_embed)
     options.max_span_lines = max_lines(args, options.max_span_lines)
+    options.tier_blend = replace(options.tier_blend, question_pool=question_pool(args, options.tier_blend))
     return SearchEngine(workspace, options)
+
+
+def question_pool(args: argparse.Namespace, blend: Any) -> int:
+    """`--question-pool` (0: off); the engine's default when the command has no such option."""
+    return int(getattr(args, "question_pool", blend.question_pool))
 
 
 def max_lines(args: argparse.Namespace, default: int) -> int:

@@ -54,6 +54,20 @@ def _host_port(value: str) -> str:
     return value
 
 
+QUESTION_POOL = 40  # retrievers.semantic.tiered.TierBlend.question_pool (not imported here: start-up time)
+MAX_QUESTION_POOL = 200  # lsp_server.lsp.options.MAX_QUESTION_POOL
+
+
+def _pool_size(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if not 0 <= n <= MAX_QUESTION_POOL:
+        raise argparse.ArgumentTypeError(f"must be 0 (off) to {MAX_QUESTION_POOL}, got {n}")
+    return n
+
+
 def _positive(value: str) -> int:
     try:
         n = int(value)
@@ -188,6 +202,9 @@ def _search_command(sub: SubParsers) -> None:
                    help="show N lines around each result's line instead of the snippet")
     p.add_argument("--max-lines", type=int, default=60, metavar="N",
                    help="a longer result shows its best-matching N lines (default 60, 0: whole)")
+    p.add_argument("--question-pool", type=_pool_size, default=QUESTION_POOL, metavar="N",
+                   help="a question: the transformer embeds, then ranks, the static top N (and BM25's top "
+                        f"10) it has no vector of (default {QUESTION_POOL}, 0: off)")
     _flags(p.add_mutually_exclusive_group(), ("--json", "one JSON document (the result schema)"),
            ("--jsonl", "one JSON object per result, streamed"),
            ("--vimgrep", "path:line:col:text lines (for Vim's quickfix)"))

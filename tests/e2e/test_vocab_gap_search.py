@@ -39,3 +39,31 @@ def test_a_question_without_shared_words_is_answered_at_rank_one(tmp_path: Path)
     semantic = top["explain"]["semantic"]["detail"]
     assert semantic["tier"] == "transformer"
     assert data["index"]["transformer"]["embedded"] == data["index"]["chunks"] == 4  # the pool: all four
+
+
+def test_the_question_pool_can_be_turned_off_and_is_bounded(tmp_path: Path) -> None:
+    """`--question-pool 0`: the static tier answers alone and the transformer embeds nothing; an
+    out-of-range pool is refused before anything runs."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    base = [sys.executable, "-m", "lsp_server.cli", "search", QUESTION, "--json", "--root", str(WORKSPACE),
+            "--index-dir", str(tmp_path / "index"), "--no-server"]
+    proc = subprocess.run([*base, "--question-pool", "0"], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["index"]["transformer"]["embedded"] == 0
+    assert data["results"][0]["explain"]["semantic"]["detail"]["tier"] == "static"
+    refused = subprocess.run([*base, "--question-pool", "500"], capture_output=True, text=True, env=env,
+                             timeout=300)
+    assert refused.returncode == 2 and "must be 0 (off) to 200" in refused.stderr
+
+
+def test_the_cli_pool_defaults_are_the_engine_and_server_ones() -> None:
+    from lsp_server.cli.main import MAX_QUESTION_POOL, build_parser
+    from lsp_server.lsp.options import MAX_QUESTION_POOL as SERVER_MAX
+    from lsp_server.lsp.options import ServerOptions
+    from retrievers.semantic.tiered import TierBlend
+
+    args = build_parser().parse_args(["search", "where"])
+    assert args.question_pool == TierBlend().question_pool == ServerOptions().question_pool
+    assert MAX_QUESTION_POOL == SERVER_MAX

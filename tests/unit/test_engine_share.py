@@ -54,7 +54,7 @@ class FakeCodebase:
 
 def message(where: Path, **changes: Any) -> bytes:
     doc: dict[str, Any] = {"v": 1, "op": "search", "root": str(where), "code": code_stamp(),
-                           "options": {"embeddings": False, "max_span_lines": 60},
+                           "options": {"embeddings": False, "max_span_lines": 60, "question_pool": 40},
                            "request": {"query": "apply discount", "limit": 3, "preset": "default",
                                        "intent": None, "include": ["shop/**"], "exclude": []}}
     doc.update(changes)
@@ -103,9 +103,12 @@ def test_malformed_lines_get_an_error(keeper: FakeKeeper, codebase: FakeCodebase
     ({"op": "delete"}, "request"),
     ({"root": "/elsewhere"}, "mismatch"),
     ({"code": "0123456789abcdef"}, "mismatch"),  # a server started before an upgrade or an edit
-    ({"options": {"embeddings": True, "max_span_lines": 60}}, "mismatch"),  # --no-embed differs
-    ({"options": {"embeddings": False, "max_span_lines": 0}}, "mismatch"),  # --max-lines differs
-    ({"options": {"embeddings": "no", "max_span_lines": 60}}, "mismatch"),
+    ({"options": {"embeddings": True, "max_span_lines": 60, "question_pool": 40}}, "mismatch"),  # --no-embed
+    ({"options": {"embeddings": False, "max_span_lines": 0, "question_pool": 40}}, "mismatch"),  # --max-lines
+    ({"options": {"embeddings": False, "max_span_lines": 60, "question_pool": 0}}, "mismatch"),  # the pool
+    ({"options": {"embeddings": False, "max_span_lines": 60, "question_pool": True}}, "mismatch"),
+    ({"options": {"embeddings": False, "max_span_lines": 60}}, "mismatch"),  # an older CLI
+    ({"options": {"embeddings": "no", "max_span_lines": 60, "question_pool": 40}}, "mismatch"),
     ({"options": None}, "mismatch"),
     ({"request": {"query": "x", "limit": "ten"}}, "request"),
     ({"request": {"query": "x", "limit": True}}, "request"),
