@@ -18,9 +18,7 @@ else (call sites out of a definition, re-exports, the networkx view), after whic
 
 from __future__ import annotations
 
-import hashlib
 import re
-import shutil
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -32,7 +30,7 @@ from graph.caller_shards import CallerEntry, shard_of
 from graph.callgraph import CallGraph
 from graph.modules import ModuleIndex
 from graph.symbol_index import CONFIDENT, EVIDENCE_RANK
-from indexing.array_folder import map_arrays, save_arrays
+from indexing.array_folder import open_keyed, save_keyed
 from indexing.records import CallSite, Definition
 
 __all__ = ["SavedCallGraph", "flat_arrays", "open_flat", "save_flat"]
@@ -41,10 +39,6 @@ _BARE = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")  # a name without dots, paths or s
 _DOTTED = re.compile(r"[^\W\d$][\w$]*(?:\.[^\W\d$][\w$]*)+")  # names joined by dots, nothing else
 ARRAYS = ("ids", "pagerank", "indptr", "other", "caller", "weight")
 PREFIX = "flatgraph-"
-
-
-def _folder(derived: Path, key: str) -> Path:
-    return derived / (PREFIX + hashlib.blake2b(key.encode(), digest_size=8).hexdigest())
 
 
 def flat_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
@@ -89,16 +83,8 @@ def _name_tables(flat: dict[str, Any], defs: dict[int, Definition],
         by_n: dict[str, list[int]] = {}
         for d in defs.values():
             q, n = (d.qualified_name.lower(), d.name.lower()) if folded else (d.qualified_name, d.name)
-            found = by_q.get(q)
-            if found is None:
-                by_q[q] = [d.id]
-            else:
-                found.append(d.id)
-            found = by_n.get(n)
-            if found is None:
-                by_n[n] = [d.id]
-            else:
-                found.append(d.id)
+            by_q.setdefault(q, []).append(d.id)
+            by_n.setdefault(n, []).append(d.id)
         tables = flat[slot] = (by_q, by_n)
     return tables  # type: ignore[no-any-return]
 
@@ -122,24 +108,12 @@ def _first_site(sites: Sequence[Any]) -> tuple[str, int, int]:
 def save_flat(derived: Path, key: str, graph: CallGraph) -> bool:
     """Write the flat form of `graph` for `key` (module docstring); False when it could not be
     written. Folders of other keys are removed (a reader that mapped their files keeps them)."""
-    target = _folder(derived, key)
-    if not save_arrays(target, flat_arrays(graph), texts={"key": key}):
-        return False
-    for stale in derived.glob(PREFIX + "*"):
-        if stale != target:
-            shutil.rmtree(stale, ignore_errors=True)
-    return True
+    return save_keyed(derived, PREFIX, key, flat_arrays(graph))
 
 
 def open_flat(derived: Path, key: str) -> dict[str, np.ndarray] | None:
     """The arrays saved for `key`, memory-mapped; None when absent, of another key or inconsistent."""
-    folder = _folder(derived, key)
-    try:
-        if (folder / "key").read_text(encoding="utf-8") != key:
-            return None
-    except OSError:
-        return None
-    arrays = map_arrays(folder, ARRAYS)
+    arrays = open_keyed(derived, PREFIX, key, ARRAYS)
     if arrays is None:
         return None
     n, edges = len(arrays["ids"]), len(arrays["other"])

@@ -71,7 +71,7 @@ class ModuleIndex:
         self.dir_keys: dict[tuple[str, ...], list[str]] = defaultdict(list)
         self.path_keys: dict[str, set[tuple[str, ...]]] = {}
         for path in sorted(self.paths):
-            keys = self._keys_for(path)
+            keys = self.keys_for_path(path)
             self.path_keys[path] = keys
             for key in keys:
                 self.file_keys[key].append(path)
@@ -85,10 +85,6 @@ class ModuleIndex:
     def keys_for_path(path: str) -> set[tuple[str, ...]]:
         """The module keys of a file of the index (`keys_of` without the index): a pure function of
         its path."""
-        return ModuleIndex._keys_for(path)
-
-    @staticmethod
-    def _keys_for(path: str) -> set[tuple[str, ...]]:
         stem_path = path
         while True:  # strip every extension: "index.d.ts" -> "index"
             stem_path, ext = posixpath.splitext(stem_path)

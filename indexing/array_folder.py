@@ -7,10 +7,16 @@ from them) into a temporary folder beside `folder`, then renames it into place, 
 half a folder and a killed writer leaves none; when another process got there first, its folder stays.
 `map_arrays(folder, names)` opens them read-only with `mmap_mode="r"` (pages load when read; "c",
 copy-on-write, with `private`), or None when one is missing or unreadable.
+
+`save_keyed(parent, prefix, key, arrays)` and `open_keyed(parent, prefix, key, names)` keep one such
+folder per key beside the index (`<prefix><digest of key>/`, the key itself in its `key` file): saving
+one removes the folders of other keys (a reader that mapped their files keeps them), opening one
+checks its key.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -20,7 +26,7 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["map_arrays", "save_arrays"]
+__all__ = ["keyed_folder", "map_arrays", "open_keyed", "save_arrays", "save_keyed"]
 
 
 def save_arrays(folder: Path, arrays: Mapping[str, np.ndarray], texts: Mapping[str, str] | None = None,
@@ -59,3 +65,32 @@ def map_arrays(folder: Path, names: Iterable[str], private: bool = False) -> dic
         return {name: np.load(folder / f"{name}.npy", mmap_mode=mode, allow_pickle=False) for name in names}
     except (OSError, ValueError):
         return None
+
+
+def keyed_folder(parent: Path, prefix: str, key: str) -> Path:
+    """Where the arrays saved under `prefix` for `key` live."""
+    return parent / (prefix + hashlib.blake2b(key.encode(), digest_size=8).hexdigest())
+
+
+def save_keyed(parent: Path, prefix: str, key: str, arrays: Mapping[str, np.ndarray]) -> bool:
+    """`save_arrays` into `keyed_folder(parent, prefix, key)`, then the folders of other keys go;
+    False when it could not be written."""
+    target = keyed_folder(parent, prefix, key)
+    if not save_arrays(target, arrays, texts={"key": key}):
+        return False
+    for stale in parent.glob(prefix + "*"):
+        if stale != target:
+            shutil.rmtree(stale, ignore_errors=True)
+    return True
+
+
+def open_keyed(parent: Path, prefix: str, key: str, names: Iterable[str],
+               private: bool = False) -> dict[str, np.ndarray] | None:
+    """The arrays `save_keyed` wrote for `key`, mapped (`map_arrays`); None when absent or of another key."""
+    folder = keyed_folder(parent, prefix, key)
+    try:
+        if (folder / "key").read_text(encoding="utf-8") != key:
+            return None
+    except OSError:
+        return None
+    return map_arrays(folder, names, private)

@@ -271,7 +271,7 @@ def ask(index_dir: Path, message: dict[str, Any],
 
 
 def search_message(root: Path, embeddings: bool, max_span_lines: int,
-                   request: SearchRequest, question_pool: int = 40) -> dict[str, Any]:
+                   request: SearchRequest, question_pool: int) -> dict[str, Any]:
     """The request of `codeseek search` with these options (`--no-embed`, `--max-lines`,
     `--question-pool`)."""
     return {"v": PROTOCOL, "op": "search", "root": str(root), "code": code_stamp(),

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from retrievers.engine.options import EngineOptions, RefreshResult
@@ -31,13 +31,14 @@ def open_engine(root: Path, args: argparse.Namespace) -> SearchEngine:
     workspace = Workspace(root, WorkspaceOptions(index_base=base, parse_workers=None))
     options = foreground_engine_options(embeddings=not args.no_embed)
     options.max_span_lines = max_lines(args, options.max_span_lines)
-    options.tier_blend = replace(options.tier_blend, question_pool=question_pool(args, options.tier_blend))
+    blend = options.tier_blend
+    options.tier_blend = replace(blend, question_pool=question_pool(args, blend.question_pool))
     return SearchEngine(workspace, options)
 
 
-def question_pool(args: argparse.Namespace, blend: Any) -> int:
-    """`--question-pool` (0: off); the engine's default when the command has no such option."""
-    return int(getattr(args, "question_pool", blend.question_pool))
+def question_pool(args: argparse.Namespace, default: int) -> int:
+    """`--question-pool` (0: off); `default` when the command has no such option."""
+    return int(getattr(args, "question_pool", default))
 
 
 def max_lines(args: argparse.Namespace, default: int) -> int:

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_server import engine_socket
-from lsp_server.cli.foreground import max_lines
+from lsp_server.cli.foreground import max_lines, question_pool
+from lsp_server.cli.main import QUESTION_POOL
 from retrievers.base import QueryError
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def served_answer(root: Path, args: argparse.Namespace, request: SearchRequest) 
     real = Path(os.path.realpath(root))
     index_dir = index_dir_for(real, getattr(args, "index_dir", None))
     lines = max_lines(args, 60)  # --max-lines (its default: retrievers.engine.spans.MAX_SPAN_LINES)
-    pool = int(getattr(args, "question_pool", 40))  # --question-pool (its default: TierBlend.question_pool)
+    pool = question_pool(args, QUESTION_POOL)  # --question-pool
     message = engine_socket.search_message(real, not args.no_embed, lines, request, pool)
     answer = engine_socket.ask(index_dir, message)
     if answer is None:

@@ -116,10 +116,8 @@ class SearchEngine:
     def _save_pooled(self) -> None:
         """Save the transformer vectors questions' pools added (`TierBlend.question_pool`), so the next
         process reads them with the rest instead of from the cache."""
-        semantic = self.semantic
-        key = self.graphs.derived_key() if self.graphs.persist and semantic is not None else ""
-        if semantic is not None and semantic.pooled_unsaved and key:
-            semantic.save_deep(self.workspace.index_dir / "derived", key)
+        if self.semantic is not None and self.semantic.pooled_unsaved:
+            self._save_vectors(transformer_only=True)
 
     def flush_writes(self) -> int:
         """Write the saved structures `write_behind` queued (how many files); 0 without it."""
@@ -192,11 +190,13 @@ class SearchEngine:
                 self.graphs.persist = False
             return out
 
-    def _save_vectors(self) -> None:
-        """Save the tiers' vectors beside the index so the next process reads them in one go."""
+    def _save_vectors(self, transformer_only: bool = False) -> None:
+        """Save the tiers' vectors (or the transformer tier's only) beside the index so the next
+        process reads them in one go."""
         key = self.graphs.derived_key() if self.graphs.persist else ""
         if key and self.semantic is not None:
-            self.semantic.save(self.workspace.index_dir / "derived", key)
+            save = self.semantic.save_deep if transformer_only else self.semantic.save
+            save(self.workspace.index_dir / "derived", key)
 
     def _set_running(self, state: IndexState | None) -> None:
         with self._lock:

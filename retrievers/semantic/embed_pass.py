@@ -123,11 +123,9 @@ class EmbedPass:
         return embedded
 
     def embed_now(self, ids: Sequence[int]) -> int:
-        """Embed these pending chunks now, in this thread (a question's pool); returns how many."""
-        with self._lock:
-            todo = [i for i in dict.fromkeys(ids) if i in self._pending]
-        if not todo:
-            return 0
+        """Embed those of these chunks still pending, now, in this thread (a question's pool); returns
+        how many."""
+        todo = list(dict.fromkeys(ids))
         embedded = self._embed_here(todo, 0, len(todo), None)
         with self._lock:
             self._settle()

@@ -13,8 +13,6 @@ pending chunks in batches (`embed_pending`) is `semantic.embed_pass`'s.
 
 from __future__ import annotations
 
-import hashlib
-import shutil
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from indexing.array_folder import map_arrays, save_arrays
+from indexing.array_folder import open_keyed, save_keyed
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError, SemanticDetail
 from retrievers.scope import EVERYWHERE, Scope
@@ -38,11 +36,6 @@ VECTOR_STATE_VERSION = 3  # in the saved vectors' stamp (2: centre settled over 
 
 
 STATE_ARRAYS = ("ids", "vectors", "bits", "center", "centered_at")  # VectorIndex.export_state
-
-
-def _state_folder(path: Path, stamp_text: str) -> Path:
-    """Where the state saved under `path` for `stamp_text` lives: `<path>-<digest of the stamp>/`."""
-    return path.with_name(f"{path.name}-{hashlib.blake2b(stamp_text.encode(), digest_size=8).hexdigest()}")
 
 
 class EmbeddingCache(Protocol):
@@ -177,14 +170,7 @@ class SemanticRetriever(EmbedPass):
     def _load_saved(self, chunks: Sequence[Chunk], saved: Path, stamp: str) -> bool:
         """Map the vectors saved for this index revision and this cache state (False: use the cache):
         copy-on-write, so a search reads only the rows it scores and a change stays in memory."""
-        stamp_text = self._stamp(stamp)
-        folder = _state_folder(saved, stamp_text)
-        try:
-            if (folder / "stamp").read_text(encoding="utf-8") != stamp_text:
-                return False
-        except OSError:
-            return False
-        state = map_arrays(folder, STATE_ARRAYS, private=True)
+        state = open_keyed(saved.parent, f"{saved.name}-", self._stamp(stamp), STATE_ARRAYS, private=True)
         if state is None or state["centered_at"].shape != (1,):
             return False
         state["centered_at"] = np.array(int(state["centered_at"][0]))
@@ -208,17 +194,13 @@ class SemanticRetriever(EmbedPass):
 
     def save(self, path: Path, stamp: str) -> None:
         """Write the vector index's state (ids, float16 rows, sign bits, centre) for `_load_saved`, as a
-        folder of `.npy` named after `path` and the stamp (`_state_folder`); the folders of other stamps
-        go. Silent when not writable."""
+        folder of `.npy` per stamp beside `path` (`indexing.array_folder.save_keyed`: those of other
+        stamps go). Silent when not writable."""
         with self._lock:
             state = (self._vectors or VectorIndex(1)).export_state()
             stamp_text = self._stamp(stamp)
         state["centered_at"] = np.asarray(state["centered_at"]).reshape(1)
-        folder = _state_folder(path, stamp_text)
-        if save_arrays(folder, state, texts={"stamp": stamp_text}):
-            for stale in path.parent.glob(f"{path.name}-*"):
-                if stale != folder:
-                    shutil.rmtree(stale, ignore_errors=True)
+        if save_keyed(path.parent, f"{path.name}-", stamp_text, state):
             path.with_name(path.name + ".npz").unlink(missing_ok=True)  # (an older version's single file)
 
     # ----- Retriever ---------------------------------------------------------------------------
