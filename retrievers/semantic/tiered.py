@@ -158,7 +158,7 @@ class TieredSemantic:
         """Each chunk is ranked by the best model that has embedded it: the transformer ranks the
         chunks it covers, the static model the others; the two rankings meet by weighted RRF. With
         the transformer complete this is the transformer's ranking, with none the static one."""
-        pooled = self._complete_pool(query, scope)
+        static = self._complete_pool(query, limit, scope)
         # A name or a lookup is ranked by the transformer only once it covers every chunk: the few
         # vectors questions' pools left would otherwise load it (~90 MiB) to rank a handful of chunks.
         partial = self.deep is not None and self.deep.pending() > 0 \
@@ -171,27 +171,29 @@ class TieredSemantic:
         deep = deep_tier.search(query, limit, scope)
         if deep_tier.pending() == 0 or self.blend.fast <= 0:
             return [Hit(h.chunk_id, h.score, _tiered(h, "transformer")) for h in deep]
-        if not pooled:
+        if static is None:
             fast = self.fast.search(query, limit, scope, skip=deep_tier.has_vector)
             return blend_rankings(fast, deep, self.blend, limit)
         # The pool is the static top: the chunks outside it keep their place in the static ranking.
-        ranked = list(enumerate(self.fast.search(query, limit + self.blend.question_pool, scope), start=1))
-        kept = [(rank, hit) for rank, hit in ranked if not deep_tier.has_vector(hit.chunk_id)]
+        kept = [(rank, hit) for rank, hit in enumerate(static, start=1)
+                if not deep_tier.has_vector(hit.chunk_id)]
         return blend_rankings([h for _, h in kept], deep, self.blend, limit, [r for r, _ in kept])
 
-    def _complete_pool(self, query: Query, scope: Scope) -> bool:
+    def _complete_pool(self, query: Query, limit: int, scope: Scope) -> list[Hit] | None:
         """For a question the transformer reads (`TierBlend.question_pool`), embed with the transformer
         the chunks it has no vector of among the static top and `query.candidates` (other retrievers'
-        first hits); True when that pool is covered."""
+        first hits). Returns the static ranking (`limit` past the pool) once that pool is covered,
+        else None."""
         deep_tier, size = self.deep, self.blend.question_pool
         if deep_tier is None or size <= 0 or not is_question(query.text, query.intent) \
                 or deep_tier.embedder.loading:
-            return False
-        pool = self.fast.search(query, size, scope, tier="static")
-        first = pool[0].detail if pool else None
+            return None
+        static = self.fast.search(query, limit + size, scope, tier="static")
+        first = static[0].detail if static else None
         if not isinstance(first, SemanticDetail) or first.query != "transformer":
-            return False
-        wanted = [h.chunk_id for h in pool] + [c for c in query.candidates if c not in query.exclude]
+            return None
+        wanted = [h.chunk_id for h in static[:size]]
+        wanted += [c for c in query.candidates if c not in query.exclude]
         missing = [c for c in dict.fromkeys(wanted) if not deep_tier.has_vector(c)]
         if missing:
             try:
@@ -199,8 +201,8 @@ class TieredSemantic:
                     self._pooled_unsaved = True
             except EmbedderError as exc:
                 log.warning("the transformer cannot rank this question's chunks: %s", exc)
-                return False
-        return True
+                return None
+        return static
 
     def similar(self, chunk_id: int, limit: int) -> list[Hit]:
         if self.deep is not None and self.deep.has_vector(chunk_id):
