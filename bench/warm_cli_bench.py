@@ -1,0 +1,88 @@
+"""Warm command-line calls, this checkout against another (issue 29): wall time and peak RSS per call.
+
+    python bench/warm_cli_bench.py --base /tmp/wt-before --tree django-sdist
+    python bench/warm_cli_bench.py --base /tmp/wt-before --root DIR --runs 5
+
+`--base` is another checkout of codeseek (`git worktree add /tmp/wt-before REV`); both run with this
+checkout's virtual environment, each on its own copy of one index of the tree (built here first, then
+copied), so neither rebuilds what the other saved. Each call runs once per side to warm up (a code
+change rebuilds the saved structures), then `--runs` times, interleaved; medians of wall seconds and
+peak RSS (`/usr/bin/time`) are printed with the ratio now/base.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.corpora import fetch_sdist  # noqa: E402
+
+TREES = {"django": ("Django", "5.1.4", "django"), "django-sdist": ("Django", "5.1.4", ""),
+         "requests": ("requests", "2.32.3", "")}
+CALLS = (["graph", "get_or_create", "--callers"], ["graph", "get_or_create", "--impact", "2"],
+         ["search", "QuerySet.filter", "--no-server", "--json"],
+         ["search", "who calls get_or_create", "--no-server", "--json"],
+         ["search", "what breaks if I change get_or_create", "--no-server", "--json"],
+         ["search", "get_or_create", "--no-server", "--json"])
+
+
+def call(tree: Path, index: Path, root: Path, args: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS MiB) of one `codeseek ARGS` run from checkout `tree`."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(tree))
+    proc = subprocess.run(["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "lsp_server.cli", *args,
+                           "--root", str(root), "--index-dir", str(index)],
+                          cwd=tree, env=env, capture_output=True, text=True, check=False)
+    wall, kib = proc.stderr.strip().splitlines()[-1].split()
+    return float(wall), int(kib) / 1024
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--base", required=True, help="the other checkout (a git worktree)")
+    parser.add_argument("--tree", choices=sorted(TREES), default="django-sdist")
+    parser.add_argument("--root", help="a tree of your own instead of --tree")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    if args.root:
+        root = Path(args.root).resolve()
+    else:
+        name, version, sub = TREES[args.tree]
+        root = fetch_sdist(name, version) / sub if sub else fetch_sdist(name, version)
+    sides = {"base": Path(args.base).resolve(), "now": REPO}
+    with tempfile.TemporaryDirectory(prefix="cs-warm-") as tmp:
+        built = Path(tmp) / "built"
+        subprocess.run([sys.executable, "-m", "lsp_server.cli", "index", "--root", str(root),
+                        "--index-dir", str(built), "--quiet"],
+                       cwd=REPO, env=dict(os.environ, HF_HUB_OFFLINE="1"), check=True)
+        indexes = {side: Path(tmp) / side for side in sides}
+        for index in indexes.values():
+            shutil.copytree(built, index)
+        print(f"{root}: base {sides['base']}, now {REPO}; medians of {args.runs}")
+        for cargs in CALLS:
+            for side, tree in sides.items():
+                call(tree, indexes[side], root, cargs)
+            got: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
+            for _ in range(args.runs):
+                for side, tree in sides.items():
+                    got[side].append(call(tree, indexes[side], root, cargs))
+            wall = {s: statistics.median(w for w, _ in v) for s, v in got.items()}
+            rss = {s: statistics.median(m for _, m in v) for s, v in got.items()}
+            label = " ".join(cargs[:2]) + (" " + cargs[2] if cargs[0] == "graph" else "")
+            print(f"{label:50s} base {wall['base']:5.2f} s {rss['base']:5.0f} MiB | now {wall['now']:5.2f} s "
+                  f"{rss['now']:5.0f} MiB | x{wall['now'] / wall['base']:.2f} wall, "
+                  f"x{rss['now'] / rss['base']:.2f} RSS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
