@@ -7,12 +7,14 @@
 checkout's virtual environment, each on its own copy of one index of the tree (built here first, then
 copied), so neither rebuilds what the other saved. Each call runs once per side to warm up (a code
 change rebuilds the saved structures), then `--runs` times, interleaved; medians of wall seconds and
-peak RSS (`/usr/bin/time`) are printed with the ratio now/base.
+peak RSS (`/usr/bin/time`) are printed with the ratio now/base, and whether both sides answered the
+same (the locations of a search's results, a graph command's output).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -33,17 +35,28 @@ CALLS = (["graph", "get_or_create", "--callers"], ["graph", "get_or_create", "--
          ["search", "QuerySet.filter", "--no-server", "--json"],
          ["search", "who calls get_or_create", "--no-server", "--json"],
          ["search", "what breaks if I change get_or_create", "--no-server", "--json"],
-         ["search", "get_or_create", "--no-server", "--json"])
+         ["search", "get_or_create", "--no-server", "--json"],
+         ["search", "where do we tell listeners that a row was written", "--no-server", "--json"])
 
 
-def call(tree: Path, index: Path, root: Path, args: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS MiB) of one `codeseek ARGS` run from checkout `tree`."""
+def call(tree: Path, index: Path, root: Path, args: list[str]) -> tuple[float, float, str]:
+    """(wall seconds, peak RSS MiB, the answer: `answer`) of one `codeseek ARGS` run from checkout
+    `tree`."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(tree))
     proc = subprocess.run(["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "lsp_server.cli", *args,
                            "--root", str(root), "--index-dir", str(index)],
                           cwd=tree, env=env, capture_output=True, text=True, check=False)
     wall, kib = proc.stderr.strip().splitlines()[-1].split()
-    return float(wall), int(kib) / 1024
+    return float(wall), int(kib) / 1024, answer(proc.stdout)
+
+
+def answer(stdout: str) -> str:
+    """What a call answered: a JSON search's result locations and scores, else its whole output."""
+    try:
+        results = json.loads(stdout)["results"]
+    except (ValueError, KeyError, TypeError):
+        return stdout
+    return json.dumps([(r.get("path"), r.get("line"), r.get("score")) for r in results])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,18 +82,19 @@ def main(argv: list[str] | None = None) -> int:
             shutil.copytree(built, index)
         print(f"{root}: base {sides['base']}, now {REPO}; medians of {args.runs}")
         for cargs in CALLS:
-            for side, tree in sides.items():
-                call(tree, indexes[side], root, cargs)
-            got: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
+            answers = {side: call(tree, indexes[side], root, cargs)[2] for side, tree in sides.items()}
+            got: dict[str, list[tuple[float, float, str]]] = {side: [] for side in sides}
             for _ in range(args.runs):
                 for side, tree in sides.items():
                     got[side].append(call(tree, indexes[side], root, cargs))
-            wall = {s: statistics.median(w for w, _ in v) for s, v in got.items()}
-            rss = {s: statistics.median(m for _, m in v) for s, v in got.items()}
+            wall = {s: statistics.median(w for w, _, _ in v) for s, v in got.items()}
+            rss = {s: statistics.median(m for _, m, _ in v) for s, v in got.items()}
+            same = answers["base"] == answers["now"] and all(a == answers["now"] for v in got.values()
+                                                             for _, _, a in v)
             label = " ".join(cargs[:2]) + (" " + cargs[2] if cargs[0] == "graph" else "")
             print(f"{label:50s} base {wall['base']:5.2f} s {rss['base']:5.0f} MiB | now {wall['now']:5.2f} s "
                   f"{rss['now']:5.0f} MiB | x{wall['now'] / wall['base']:.2f} wall, "
-                  f"x{rss['now'] / rss['base']:.2f} RSS")
+                  f"x{rss['now'] / rss['base']:.2f} RSS | {'same answers' if same else 'ANSWERS DIFFER'}")
     return 0
 
 

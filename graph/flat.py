@@ -6,7 +6,8 @@ definitions it expands (`CallGraph.neighbours`). Unpickling the whole graph for 
 call on the whole Django sdist about a second and most of its memory (every edge's call sites, the
 symbol index, the resolver's tables). `save` writes, beside the signed pickles, one folder per index
 revision (`<derived>/flatgraph-<digest of the key>/`): the definition ids in the graph's order, their
-PageRank, and the neighbour lists as CSR (`indptr`, `other`, `caller`, `weight`), all `.npy` read with
+PageRank, the neighbour lists as CSR (`indptr`, `other`, `caller`, `weight`), and the symbol index's
+exact name tables (qualified name and name to ids, `indexing.name_table`), all `.npy` read with
 `allow_pickle=False` (no code can run from them) and memory-mapped, with the key itself in `key`.
 The folder is written under a temporary name and renamed whole, so a reader never sees half of it.
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +32,16 @@ from graph.callgraph import CallGraph
 from graph.modules import ModuleIndex
 from graph.symbol_index import CONFIDENT, EVIDENCE_RANK
 from indexing.array_folder import open_keyed, save_keyed
+from indexing.name_table import NameTable
 from indexing.records import CallSite, Definition
 
 __all__ = ["SavedCallGraph", "flat_arrays", "open_flat", "save_flat"]
 
 _BARE = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")  # a name without dots, paths or separators
 _DOTTED = re.compile(r"[^\W\d$][\w$]*(?:\.[^\W\d$][\w$]*)+")  # names joined by dots, nothing else
-ARRAYS = ("ids", "pagerank", "indptr", "other", "caller", "weight")
+NAME_TABLES = ("qualified_", "name_")  # prefixes of the saved name tables' arrays (`_name_tables`)
+ARRAYS = ("ids", "pagerank", "indptr", "other", "caller", "weight",
+          *(f"{table}{part}" for table in NAME_TABLES for part in ("names", "ptr", "members")))
 PREFIX = "flatgraph-"
 
 
@@ -66,38 +70,57 @@ def flat_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
                 caller.append(True)
                 weight.append(1.0 if data is None else float(data.get("weight", 1.0)))
         indptr.append(len(other))
+    # (names holding a NUL, which no query names, are left out: they cannot be saved as arrays)
+    clean = (d for d in graph.definitions() if "\0" not in d.qualified_name and "\0" not in d.name)
+    by_q, by_n = _name_lists(clean, folded=False)
+    tables = {**NameTable.build(by_q).to_arrays(NAME_TABLES[0]),
+              **NameTable.build(by_n).to_arrays(NAME_TABLES[1])}
     return {"ids": np.asarray(ids, dtype=np.int64),
             "pagerank": np.asarray([rank.get(i, np.nan) for i in ids], dtype=np.float64),
             "indptr": np.asarray(indptr, dtype=np.int64), "other": np.asarray(other, dtype=np.int64),
-            "caller": np.asarray(caller, dtype=np.bool_), "weight": np.asarray(weight, dtype=np.float64)}
+            "caller": np.asarray(caller, dtype=np.bool_), "weight": np.asarray(weight, dtype=np.float64),
+            **tables}
 
 
-def _name_tables(flat: dict[str, Any], defs: dict[int, Definition],
-                 folded: bool) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
-    """The symbol index's name tables (qualified name, name; lower-cased when `folded`), in definition
-    order, built on first use (the folded ones only when an exact lookup found nothing)."""
+def _name_lists(defs: Iterable[Definition], folded: bool
+                ) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """Qualified name -> ids and name -> ids (lower-cased when `folded`), in the order of `defs`."""
+    by_q: dict[str, list[int]] = {}
+    by_n: dict[str, list[int]] = {}
+    for d in defs:
+        q, n = (d.qualified_name.lower(), d.name.lower()) if folded else (d.qualified_name, d.name)
+        by_q.setdefault(q, []).append(d.id)
+        by_n.setdefault(n, []).append(d.id)
+    return by_q, by_n
+
+
+def _name_tables(flat: dict[str, Any], defs: dict[int, Definition], folded: bool
+                 ) -> tuple[NameTable, NameTable]:
+    """The symbol index's name tables (qualified name, name; lower-cased when `folded`), each name's
+    ids in definition order: the exact ones as saved with the arrays, the folded ones built on first use
+    (only when an exact lookup found nothing)."""
     slot = "names_folded" if folded else "names"
     tables = flat.get(slot)
     if tables is None:
-        by_q: dict[str, list[int]] = {}
-        by_n: dict[str, list[int]] = {}
-        for d in defs.values():
-            q, n = (d.qualified_name.lower(), d.name.lower()) if folded else (d.qualified_name, d.name)
-            by_q.setdefault(q, []).append(d.id)
-            by_n.setdefault(n, []).append(d.id)
-        tables = flat[slot] = (by_q, by_n)
+        if folded:
+            by_q, by_n = _name_lists(defs.values(), folded=True)
+            tables = (NameTable.build(by_q), NameTable.build(by_n))
+        else:
+            arrays = flat["arrays"]
+            tables = tuple(NameTable.from_arrays(arrays, prefix) for prefix in NAME_TABLES)
+        flat[slot] = tables
     return tables  # type: ignore[no-any-return]
 
 
-def _dotted(text: str, by_q: dict[str, list[int]], defs: dict[int, Definition]) -> list[int]:
+def _dotted(text: str, by_q: NameTable, defs: dict[int, Definition]) -> list[int]:
     """`graph.lookup._lookup`'s exact steps for a dotted name: the qualified name itself, then each
     split into leading parts naming the definition's file as a module (`ModuleIndex` keys) and the
     qualified name of the rest."""
-    found = list(by_q.get(text, ()))
+    found = by_q.get(text)
     parts = text.split(".")
     for i in range(1, len(parts)):
         module, rest = tuple(parts[:i]), ".".join(parts[i:])
-        found.extend(d for d in by_q.get(rest, ()) if module in ModuleIndex.keys_for_path(defs[d].path))
+        found.extend(d for d in by_q.get(rest) if module in ModuleIndex.keys_for_path(defs[d].path))
     return list(dict.fromkeys(found))
 
 
@@ -229,11 +252,11 @@ class SavedCallGraph(CallGraph):
             return super().resolve(name)
         by_q, by_n = _name_tables(flat, defs, folded=False)
         if bare:
-            ids = list(dict.fromkeys([*by_q.get(text, ()), *by_n.get(text, ())]))
+            ids = list(dict.fromkeys([*by_q.get(text), *by_n.get(text)]))
             if not ids:
                 by_q_lower, by_n_lower = _name_tables(flat, defs, folded=True)
                 low = text.lower()
-                ids = list(dict.fromkeys([*by_q_lower.get(low, ()), *by_n_lower.get(low, ())]))
+                ids = list(dict.fromkeys([*by_q_lower.get(low), *by_n_lower.get(low)]))
         else:
             ids = _dotted(text, by_q, defs)
             if not ids:  # (the re-exports and suffix matches that would come next are the whole graph's)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from indexing import records
+from indexing import name_table, records
 from indexing.persist import SignedCache, code_fingerprint
 from indexing.records import Chunk
 from retrievers.ranking import copies
@@ -28,7 +28,8 @@ def load_or_build(index_dir: Path, snapshot: Any, structural: StructuralRetrieve
                   key: str | None, file_cards: bool, later: list[Callable[[], object]] | None = None) -> None:
     """Fill `structural`'s tables and (with `file_cards`) the snapshot's file cards."""
     cache = SignedCache(index_dir, later)
-    code = code_fingerprint(structural_module, tokenize, copies, records)  # (the tables hold Definitions)
+    # (the tables hold Definitions and name tables)
+    code = code_fingerprint(structural_module, tokenize, copies, records, name_table)
     tables_key = f"{key}:{code}" if key is not None else None
     if tables_key is None or not structural.import_state(cache.load("structural", tables_key) or {}):
         structural.index(chunks)

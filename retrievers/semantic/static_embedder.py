@@ -16,6 +16,7 @@ fit is ignored, and a MiniLM that cannot load leaves queries static, with one wa
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -262,16 +263,17 @@ class StaticEmbedder(LazyModel):
 
 class _TokenVectors:
     """A model2vec model read directly (safetensors + tokenizers, no model2vec import): the mean of
-    the vectors of a text's tokens, unknown tokens left out, the first `max_tokens` tokens only."""
+    the vectors of a text's tokens, unknown tokens left out, the first `max_tokens` tokens only.
+
+    The token vectors are memory-mapped from the safetensors file in its own dtype (`map_safetensors`):
+    a query reads the rows of its few tokens, so a search process never holds the whole table (29 MiB
+    as float32 for the packaged model); a batch of documents converts the table to float32 once."""
 
     def __init__(self, directory: Path, max_tokens: int) -> None:
-        from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
-        tensors = load_file(str(directory / "model.safetensors"))
-        if set(tensors) != {"embeddings"}:  # vocabulary-quantized models need model2vec's mapping
-            raise ValueError(f"unsupported model2vec layout in {directory}: {sorted(tensors)}")
-        self.vectors = tensors["embeddings"].astype(np.float32, copy=False)
+        self.vectors = map_safetensors(directory / "model.safetensors")
+        self._dense: np.ndarray | None = None  # float32, made by the first batch of documents
         self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
         self.tokenizer.no_truncation()
         self.tokenizer.no_padding()
@@ -296,7 +298,7 @@ class _TokenVectors:
             ids = rows[0]
             if not len(ids):
                 return np.zeros((1, self.dims), dtype=np.float32)
-            return self.vectors[ids].mean(axis=0, dtype=np.float32)[None, :]
+            return self.vectors[ids].astype(np.float32).mean(axis=0, dtype=np.float32)[None, :]
         from scipy.sparse import csr_matrix
 
         lengths = np.fromiter((len(ids) for ids in rows), dtype=np.int64, count=len(rows))
@@ -305,4 +307,31 @@ class _TokenVectors:
         weights = np.repeat(1.0 / np.maximum(lengths, 1), lengths).astype(np.float32)
         # A (texts x vocabulary) matrix of token shares times the vectors: every mean in one product.
         shares = csr_matrix((weights, indices, indptr), shape=(len(rows), len(self.vectors)))
-        return np.asarray(shares @ self.vectors, dtype=np.float32)
+        with self._lock:
+            if self._dense is None:
+                self._dense = np.asarray(self.vectors, dtype=np.float32)
+        return np.asarray(shares @ self._dense, dtype=np.float32)
+
+
+def map_safetensors(path: Path) -> np.ndarray:
+    """The `embeddings` tensor of a model2vec safetensors file, memory-mapped read-only when it is
+    float32 or float16 (little-endian, as the format stores it), else read whole as float32; ValueError
+    when the file holds anything else (vocabulary-quantized models need model2vec's mapping)."""
+    with open(path, "rb") as fh:
+        size = int.from_bytes(fh.read(8), "little")
+        if not 0 < size <= 1 << 24:
+            raise ValueError(f"{path}: not a safetensors file")
+        header = json.loads(fh.read(size))
+    header.pop("__metadata__", None)
+    if set(header) != {"embeddings"}:
+        raise ValueError(f"unsupported model2vec layout in {path.parent}: {sorted(header)}")
+    info = header["embeddings"]
+    dtype = {"F32": "<f4", "F16": "<f2"}.get(info.get("dtype"))
+    shape = tuple(int(n) for n in info.get("shape", ()))
+    start, stop = (int(n) for n in info.get("data_offsets", (0, 0)))
+    if dtype is None or len(shape) != 2 or stop - start != shape[0] * shape[1] * np.dtype(dtype).itemsize:
+        from safetensors.numpy import load_file
+
+        return load_file(str(path))["embeddings"].astype(np.float32, copy=False)
+    return np.memmap(path, dtype=dtype, mode="r", offset=8 + size + start, shape=shape)
+

@@ -15,7 +15,6 @@ The index is rebuilt from `definitions_provider()` on `index` and lazily after `
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from indexing.labels import labels_for
+from indexing.name_table import NameTable
 from indexing.records import Chunk, Definition
 from indexing.symbols import CLASS_KINDS
 from retrievers.base import Hit, Query, StructuralDetail
@@ -60,23 +60,18 @@ class StructuralOptions:
 
 
 class _MatchArrays:
-    """The index's tables as numpy arrays (`retrievers.sources.split_scoring`): each name part's definitions
-    (made per part on first use), and per definition its count of name parts, its within-tier
-    adjustment and its tie order."""
+    """Each name part's definitions as an int64 array (`retrievers.sources.split_scoring`), per definition
+    its count of name parts, its within-tier adjustment and its tie order."""
 
-    def __init__(self, by_part: dict[str, list[int]], name_parts: Sequence[tuple[str, ...]],
-                 adjust: Sequence[float], order: Sequence[int]) -> None:
+    def __init__(self, by_part: NameTable, name_lengths: np.ndarray, adjust: np.ndarray,
+                 order: np.ndarray) -> None:
         self._by_part = by_part
-        self._parts: dict[str, np.ndarray] = {}
-        self.name_lengths = np.fromiter((len(p) for p in name_parts), dtype=np.int64, count=len(name_parts))
-        self.adjust = np.asarray(adjust, dtype=np.float64)
-        self.order = np.asarray(order, dtype=np.int64)
+        self.name_lengths = name_lengths
+        self.adjust = adjust
+        self.order = order
 
     def part(self, part: str) -> np.ndarray:
-        ids = self._parts.get(part)
-        if ids is None:
-            ids = self._parts[part] = np.asarray(self._by_part.get(part, ()), dtype=np.int64)
-        return ids
+        return self._by_part.ids(part)
 
 
 def module_parts(path: str) -> list[str]:
@@ -105,14 +100,11 @@ class StructuralRetriever:
         self.options = options or StructuralOptions()
         self._dirty = True
         self._defs: list[Definition] = []
-        self._by_name: dict[str, list[int]] = {}
-        self._by_folded: dict[str, list[int]] = {}
-        self._by_part: dict[str, list[int]] = {}
-        self._name_parts: list[tuple[str, ...]] = []
-        self._sorted_names: list[tuple[str, int]] = []
-        self._sorted_parts: list[str] = []
-        self._adjust: list[float] = []
-        self._order: list[int] = []
+        # name / case-folded name (members ascending) / name part -> indexes into _defs
+        self._by_name = self._by_folded = self._by_part = NameTable.build({})
+        self._name_lengths = np.empty(0, dtype=np.int64)  # per definition: its count of name parts
+        self._adjust = np.empty(0, dtype=np.float64)  # per definition: its within-tier adjustment
+        self._order = np.empty(0, dtype=np.int64)  # per definition: its rank in tie order
         self._chunk_cache: dict[int, int | None] = {}
         self._module_cache: dict[str, list[str]] = {}  # path -> its folder and module names
         self._match_arrays: _MatchArrays | None = None
@@ -220,7 +212,7 @@ class StructuralRetriever:
         """The tables as numpy arrays, made on first use after a build or a load."""
         arrays = self._match_arrays
         if arrays is None:
-            arrays = self._match_arrays = _MatchArrays(self._by_part, self._name_parts, self._adjust,
+            arrays = self._match_arrays = _MatchArrays(self._by_part, self._name_lengths, self._adjust,
                                                        self._order)
         return arrays
 
@@ -234,7 +226,7 @@ class StructuralRetriever:
         out: list[tuple[int, float, str]] = []
         if len(parts) > 1:
             key = ".".join(parts).lower()
-            for i in self._by_folded.get(folded, ()):
+            for i in self._by_folded.get(folded):
                 if self._qualifies(i, key):
                     out.append((i, o.qualified, "qualified"))
                 else:
@@ -242,14 +234,11 @@ class StructuralRetriever:
                     out.append((i, score, "last_part"))
             return out
         if len(folded) >= o.min_prefix_len:
-            start = bisect.bisect_left(self._sorted_names, (folded, -1))
-            for name, idx in self._sorted_names[start:start + o.max_prefix_candidates]:
-                if not name.startswith(folded):
-                    break
+            for name, idx in self._by_folded.starting_with(folded, o.max_prefix_candidates):
                 score = o.split + o.split_span * o.prefix_share + 5.0 * len(folded) / max(len(name), 1)
                 out.append((idx, score, "prefix"))
-        out += [(i, o.exact_folded, "exact_folded") for i in self._by_folded.get(folded, [])]
-        out += [(i, o.exact, "exact") for i in self._by_name.get(last, [])]
+        out += [(i, o.exact_folded, "exact_folded") for i in self._by_folded.get(folded)]
+        out += [(i, o.exact, "exact") for i in self._by_name.get(last)]
         return out
 
     def _qualifies(self, idx: int, key: str) -> bool:
@@ -274,10 +263,7 @@ class StructuralRetriever:
         out = [(term, 1.0)] if term in self._by_part else []
         n = self.options.stem_min_prefix
         if len(term) >= n:
-            start = bisect.bisect_left(self._sorted_parts, term[:n])
-            for part in self._sorted_parts[start:]:
-                if not part.startswith(term[:n]):
-                    break
+            for part in self._by_part.names_from(term[:n]):
                 if part != term and prefix_match(term, part, n):
                     out.append((part, self.options.stem_credit))
         return out
@@ -296,8 +282,7 @@ class StructuralRetriever:
         if self._dirty:
             self._build(self._provider())
 
-    _STATE = ("_by_name", "_by_folded", "_by_part", "_name_parts", "_adjust", "_sorted_names", "_order",
-              "_sorted_parts")
+    _STATE = ("_by_name", "_by_folded", "_by_part", "_name_lengths", "_adjust", "_order")
 
     def export_state(self) -> dict[str, Any]:
         """The built tables (plain data), for `indexing.persist` to save beside the index: the definitions
@@ -338,20 +323,19 @@ class StructuralRetriever:
             parts = parts_of[name] = tuple(dict.fromkeys(split_identifier(name)))
             for part in parts:
                 by_part.setdefault(part, []).extend(ids)
-        name_parts = [parts_of[d.name] for d in defs]
         self._defs = defs
-        self._by_name, self._by_folded = by_name, by_folded
-        self._by_part, self._name_parts = by_part, name_parts
-        self._adjust = [self._kind_adjust(d) for d in defs]
-        self._sorted_names = sorted((name, i) for name, ids in by_folded.items() for i in ids)
+        self._by_name, self._by_part = NameTable.build(by_name), NameTable.build(by_part)
+        self._by_folded = NameTable.build(by_folded, sort_members=True)
+        count = len(defs)
+        self._name_lengths = np.fromiter((len(parts_of[d.name]) for d in defs), dtype=np.int64, count=count)
+        self._adjust = np.fromiter((self._kind_adjust(d) for d in defs), dtype=np.float64, count=count)
         # Ties go to a type declared in its home file (`Foo.cs` for the partial class `Foo` also declared
         # in `Foo.Async.cs`), then to the smaller (more specific) one, then by position.
         spans = sorted((d.kind not in CLASS_KINDS or not home_file(d.path, d.name), d.end_line - d.start_line,
                         d.path, d.start_line, i) for i, d in enumerate(defs))
-        self._order = [0] * len(defs)
+        self._order = np.zeros(len(defs), dtype=np.int64)
         for rank, (*_, i) in enumerate(spans):
             self._order[i] = rank
-        self._sorted_parts = sorted(by_part)
         self._chunk_cache = {}
         self._module_cache = {}
         self._match_arrays = None

@@ -304,3 +304,25 @@ def test_a_model_with_a_query_projection_reads_questions_with_the_transformer(ti
     wrong = StaticEmbedder(folder)
     assert wrong.query_space == "static"
     assert np.allclose(wrong.encode_query(question), plain.encode_query(question))
+
+
+def test_token_vectors_are_mapped_from_the_safetensors_file(tmp_path: Path) -> None:
+    """The packaged model's token vectors are memory-mapped in their own dtype and read as safetensors
+    reads them; a file of another layout is refused with the names it holds."""
+    from safetensors.numpy import load_file, save_file
+
+    from retrievers.semantic.static_embedder import map_safetensors
+
+    packaged = REPO / "retrievers" / "semantic" / "data" / "static-minilm-code" / "model.safetensors"
+    mapped = map_safetensors(packaged)
+    assert isinstance(mapped, np.memmap) and not mapped.flags.writeable
+    assert np.array_equal(mapped, load_file(str(packaged))["embeddings"])
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    save_file({"embeddings": table}, str(tmp_path / "f32.safetensors"))
+    assert np.array_equal(map_safetensors(tmp_path / "f32.safetensors"), table)
+    save_file({"embeddings": table, "mappings": np.zeros(4, dtype=np.int64)}, str(tmp_path / "q.safetensors"))
+    with pytest.raises(ValueError, match="mappings"):
+        map_safetensors(tmp_path / "q.safetensors")
+    (tmp_path / "junk.safetensors").write_bytes(b"\xff" * 64)
+    with pytest.raises(ValueError):
+        map_safetensors(tmp_path / "junk.safetensors")
