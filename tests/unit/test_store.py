@@ -49,6 +49,25 @@ def test_replace_file_round_trips_every_record(tmp_path: Path) -> None:
     store.close()
 
 
+def test_recurring_values_are_read_as_one_string_each(tmp_path: Path) -> None:
+    """Records read back share their file's path, kind, parent and header (a qualified name equal to the
+    name is that name): one string per value, which pickle then also writes once."""
+    store = IndexStore(tmp_path)
+    result = make_result("pkg/a.py", n_chunks=3)
+    result.definitions.append(Definition("f1", "K.f1", "method", "pkg/a.py", 11, 19, 100, 190, 11, 4,
+                                         "def f1(self):", parent="K"))
+    result.definitions.append(Definition("top", "top", "function", "pkg/a.py", 21, 29, 200, 290, 21, 4,
+                                         "def top():"))
+    store.replace_file(info("pkg/a.py"), "h1", result)
+    first, second, top = store.definitions()
+    assert first.path is second.path is top.path and first.kind is second.kind
+    assert first.parent is second.parent and top.qualified_name is top.name
+    chunks = store.chunks()
+    assert chunks[0].kind is chunks[1].kind and chunks[0].header is chunks[2].header
+    assert [d.qualified_name for d in (first, second, top)] == ["K.f0", "K.f1", "top"]
+    store.close()
+
+
 def test_replace_gives_fresh_ids_and_reports_removed(tmp_path: Path) -> None:
     store = IndexStore(tmp_path)
     old = store.replace_file(info("a.py"), "h1", make_result("a.py", 3))
