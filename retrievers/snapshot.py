@@ -17,12 +17,20 @@ import bisect
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from indexing.records import Chunk, Definition
 
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
+
+
+class MemoStore(Protocol):
+    """Memos saved beside the index for one revision (`Snapshot.keep_memos_in`)."""
+
+    def get(self, key: Hashable, default: Any) -> Any: ...
+
+    def put(self, key: Hashable, value: Any) -> None: ...
 
 BOILERPLATE_KINDS = frozenset({"block", "text", "section"})  # never a definition's own chunk
 T = TypeVar("T")
@@ -53,6 +61,8 @@ class Snapshot:
     _memo_guard: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     # values a builder of the next generation may start from (`hand_down`, `handed_down`)
     _heirlooms: dict[Hashable, Any] = field(default_factory=dict, repr=False, compare=False)
+    # where memos built with `saved=True` are kept beside the index (`keep_memos_in`); None: nowhere
+    _saved: MemoStore | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def build(cls, chunks: Iterable[Chunk], definitions: Iterable[Definition], graph: CallGraph | None,
@@ -75,11 +85,18 @@ class Snapshot:
             snap._heirlooms = dict(previous._heirlooms)
         return snap
 
-    def memo(self, key: Hashable, build: Callable[[], T]) -> T:
+    def keep_memos_in(self, store: MemoStore) -> None:
+        """Read and write the memos built with `saved=True` through `store` (the structures saved beside
+        the index for this snapshot's revision, `retrievers.engine.derived.SavedMemos`)."""
+        self._saved = store
+
+    def memo(self, key: Hashable, build: Callable[[], T], saved: bool = False) -> T:
         """The structure `build` derives from this snapshot, built on the first call for `key` (name the
         builder and its arguments: `("copies.copy_trees", 0.5)`) and kept as long as the snapshot: the
         snapshot never changes, so neither does the answer. Threads asking at once build it once (one
-        lock per key: a long build does not hold up another key's)."""
+        lock per key: a long build does not hold up another key's). With `saved` (a small, picklable
+        value), it is also read from and kept in the snapshot's memo store, when it has one
+        (`keep_memos_in`): a warm CLI process then never builds it."""
         found = self._memo.get(key, _MISSING)
         if found is _MISSING:
             with self._memo_guard:
@@ -87,7 +104,13 @@ class Snapshot:
             with lock:
                 found = self._memo.get(key, _MISSING)
                 if found is _MISSING:
-                    found = self._memo[key] = build()
+                    store = self._saved if saved else None
+                    found = store.get(key, _MISSING) if store is not None else _MISSING
+                    if found is _MISSING:
+                        found = build()
+                        if store is not None:
+                            store.put(key, found)
+                    self._memo[key] = found
         return cast(T, found)
 
     def hand_down(self, key: Hashable, value: object) -> None:

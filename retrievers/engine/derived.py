@@ -9,19 +9,22 @@ while unsaved buffers are open); `later` queues the saves (`indexing.persist.Wri
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
 from indexing import name_table, records
 from indexing.persist import SignedCache, code_fingerprint
 from indexing.records import Chunk
-from retrievers.ranking import copies
+from retrievers.ranking import contracts, copies, headers
 from retrievers.sources import filecards, tokenize
 from retrievers.sources import structural as structural_module
 from retrievers.sources.structural import StructuralRetriever
 
-__all__ = ["load_or_build"]
+__all__ = ["SavedMemos", "load_or_build"]
+
+MEMOS = "snapshot-memos"  # the memos a snapshot builds with `saved=True` (`SavedMemos`)
 
 
 def load_or_build(index_dir: Path, snapshot: Any, structural: StructuralRetriever, chunks: Sequence[Chunk],
@@ -35,5 +38,36 @@ def load_or_build(index_dir: Path, snapshot: Any, structural: StructuralRetrieve
         structural.index(chunks)
         if tables_key is not None:
             cache.save("structural", tables_key, structural.export_state())
+    if key is not None:
+        snapshot.keep_memos_in(SavedMemos(cache, f"{key}:{code_fingerprint(copies, contracts, headers)}"))
     if key is not None and file_cards:
         filecards.load_or_build(snapshot, cache, key)
+
+
+class SavedMemos:
+    """The memos of one revision's snapshot saved beside the index (`Snapshot.memo(saved=True)`): one
+    signed pickle of a dict, read on the first lookup; each value built after that is added and the
+    dict saved again (queued on the cache's `later`: the values are small, and a warm process that
+    found them all saves nothing)."""
+
+    def __init__(self, cache: SignedCache, key: str) -> None:
+        self._cache, self._key = cache, key
+        self._values: dict[Hashable, Any] | None = None
+        self._lock = threading.Lock()
+
+    def _read(self) -> dict[Hashable, Any]:
+        if self._values is None:
+            saved = self._cache.load(MEMOS, self._key)
+            self._values = saved if isinstance(saved, dict) else {}
+        return self._values
+
+    def get(self, key: Hashable, default: Any) -> Any:
+        with self._lock:
+            return self._read().get(key, default)
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            values = self._read()
+            values[key] = value
+            kept = dict(values)
+        self._cache.save(MEMOS, self._key, kept)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from indexing.integrity import is_disk_full
+from indexing.persist import SignedCache
 from indexing.records import Chunk, Definition
 from indexing.workspace import StoreError, UpdateResult, Workspace
 from retrievers.engine import derived as derived_structures
@@ -32,7 +33,9 @@ if TYPE_CHECKING:
     from indexing.store import IndexStore
     from retrievers.semantic.tiered import TieredSemantic
 
-__all__ = ["build_graph", "build_view", "register_chunks", "sync_text", "update_workspace"]
+__all__ = ["build_graph", "build_view", "read_chunks", "register_chunks", "sync_text", "update_workspace"]
+
+CHUNKS = "chunks"  # the saved chunk list's name beside the index (`read_chunks`)
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +61,24 @@ def update_workspace(workspace: Workspace, out: RefreshResult, progress: Progres
         where = workspace.index_dir
         workspace.store.notice(f"no space left to update the index at {where}: answering "
                                "from the index as it is (free some space)")
+
+
+def read_chunks(store: IndexStore, index_dir: Path, key: str | None,
+                later: list[Callable[[], object]] | None) -> list[Chunk]:
+    """The store's chunks (in a `store.snapshot()`): as saved beside the index for `key` (the engine's
+    derived key: this index revision and the code of its records) when an earlier process saved them,
+    else read from SQLite and, with a key, saved (queued on `later`). A signed pickle of the chunk list
+    loads in a third of the time of the rows it comes from (Django sdist: 45k chunks, 29 ms against
+    89 ms)."""
+    cache = SignedCache(index_dir, later) if key else None
+    if cache is not None and key:
+        saved = cache.load(CHUNKS, key)
+        if isinstance(saved, list) and all(isinstance(c, Chunk) for c in saved[:1]):
+            return saved
+    chunks = store.chunks()
+    if cache is not None and key and not store.read_only:
+        cache.save(CHUNKS, key, chunks)
+    return chunks
 
 
 def register_chunks(semantic: TieredSemantic, chunks: list[Chunk], update: UpdateResult | None, synced: bool,

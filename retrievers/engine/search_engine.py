@@ -215,10 +215,11 @@ class SearchEngine:
             return
         started = time.perf_counter()
         store = self.workspace.store
-        with store.snapshot():
-            chunks = store.chunks()
-            files = store.counts().get("files", 0)
+        # (the writer lock is held: the revision the key names is the one read here)
         synced_key = (self.graphs.derived_key() or None) if self.graphs.persist else None
+        with store.snapshot():
+            chunks = index_phase.read_chunks(store, self.workspace.index_dir, synced_key, self.graphs.later)
+            files = store.counts().get("files", 0)
         owner = store.get_meta("generation") or ""  # the store's identity, named by the text index's marker
         if self.semantic is not None:  # (the text index is reconciled below, after the graph)
             index_phase.register_chunks(self.semantic, chunks, out.update, self._synced,

@@ -88,7 +88,7 @@ def contract_files_of(snapshot: Snapshot, type_only: bool = False) -> frozenset[
     def build() -> frozenset[str]:
         files = contract_files(snapshot.definitions.values())
         return files | type_only_files(snapshot.definitions.values()) if type_only else files
-    return snapshot.memo((__name__, "contract_files", type_only), build)
+    return snapshot.memo((__name__, "contract_files", type_only), build, saved=True)
 
 
 def contract_factors(

@@ -110,7 +110,7 @@ def copy_trees(definitions: Iterable[Definition], min_share: float, min_names: i
 def copy_trees_of(snapshot: Snapshot, min_share: float) -> dict[str, str]:
     """`copy_trees` of a snapshot's definitions, built once per `min_share` and kept on the snapshot."""
     return snapshot.memo((__name__, "copy_trees", min_share),
-                         lambda: copy_trees(snapshot.definitions.values(), min_share))
+                         lambda: copy_trees(snapshot.definitions.values(), min_share), saved=True)
 
 
 def tree_factors(

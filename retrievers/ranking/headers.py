@@ -32,4 +32,5 @@ def interface_headers(paths: Iterable[str]) -> frozenset[str]:
 
 def interface_headers_of(snapshot: Snapshot) -> frozenset[str]:
     """`interface_headers` of a snapshot's indexed paths, built once and kept on the snapshot."""
-    return snapshot.memo((__name__, "interface_headers"), lambda: interface_headers(snapshot.by_path))
+    return snapshot.memo((__name__, "interface_headers"), lambda: interface_headers(snapshot.by_path),
+                         saved=True)

@@ -68,6 +68,30 @@ def test_two_roots_searched_in_turn_build_each_derived_structure_once_per_root(
     assert dict(builds) == {name: len(QUESTIONS) for name in BUILDERS}  # one per root's snapshot
 
 
+def test_a_warm_engine_reads_what_an_earlier_one_derived_instead_of_building_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copy trees, contract files and interface headers are saved beside the index for its revision
+    (`Snapshot.memo(saved=True)`), as the file cards are: the next engine on an unchanged index (a warm
+    CLI call) builds none of them, and answers the same; after an edit, they are built again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "graph_sample"
+    shutil.copytree(SAMPLES / "graph_sample", root)
+    question = SearchRequest(QUESTIONS["graph_sample"], limit=10)
+    answers = []
+    builds = _count_builds(monkeypatch)
+    for _ in range(2):
+        with opened(root, tmp_path / "index") as (_, engine):
+            engine.refresh()
+            answers.append(engine.search(question).to_json()["results"])
+    assert dict(builds) == {name: 1 for name in BUILDERS}  # the first engine's builds only
+    assert answers[0] == answers[1] and answers[0]
+    (root / "extra.py").write_text("def extra_helper():\n    return 1\n")
+    with opened(root, tmp_path / "index") as (_, engine):
+        engine.refresh()
+        engine.search(question)
+    assert dict(builds) == {name: 2 for name in BUILDERS}
+
+
 def test_a_snapshot_memo_builds_once_when_threads_race() -> None:
     snap = Snapshot.build([], [], None, 0)
     calls: list[int] = []
