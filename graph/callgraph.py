@@ -31,7 +31,7 @@ import copy
 import gc
 import posixpath
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -77,7 +77,7 @@ class CallGraph:
         self.outcomes = outcomes
         self.module_nodes = module_nodes
         self._unresolved_by_name: dict[str, list[CallSite]] | None = None
-        self._pagerank: dict[int, float] | None = None
+        self._pagerank: Mapping[int, float] | None = None
         self._site_links: positions.SiteLinks | None = None
         self._around: dict[tuple[str, int], list[Definition]] = {}  # definitions_at's answers (not saved)
 
@@ -267,7 +267,7 @@ class CallGraph:
 
     # --- centrality and figures ----------------------------------------------------------------
     @property
-    def pagerank(self) -> dict[int, float]:
+    def pagerank(self) -> Mapping[int, float]:
         """PageRank over confident call edges among definitions, mean 1 (computed on first use)."""
         if self._pagerank is None:
             self._pagerank = centrality.pagerank(self.succ, self.index.defs.keys(), confident_only=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +147,48 @@ def open_flat(derived: Path, key: str) -> dict[str, np.ndarray] | None:
     return arrays
 
 
+class Positions:
+    """Definition id -> its position in the flat arrays: a binary search over the ids when they are in
+    increasing order (the store's order), else a dict; no dict of every id in the usual case."""
+
+    def __init__(self, ids: np.ndarray) -> None:
+        self.ids = ids
+        ordered = len(ids) < 2 or bool(np.all(ids[1:] > ids[:-1]))
+        self._table = None if ordered else {i: k for k, i in enumerate(ids.tolist())}
+
+    def get(self, def_id: int) -> int | None:
+        if self._table is not None:
+            return self._table.get(def_id)
+        k = int(np.searchsorted(self.ids, def_id))
+        return k if k < len(self.ids) and int(self.ids[k]) == def_id else None
+
+    def __contains__(self, def_id: object) -> bool:
+        return isinstance(def_id, (int, np.integer)) and self.get(int(def_id)) is not None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+class ArrayRanks(Mapping[int, float]):
+    """Definition id -> PageRank, read from the flat arrays (`CallGraph.pagerank`'s mapping, with NaN
+    where the saved graph had none, as the pickled dict had)."""
+
+    def __init__(self, position: Positions, values: np.ndarray) -> None:
+        self._position, self._values = position, values
+
+    def __getitem__(self, def_id: int) -> float:
+        k = self._position.get(def_id) if isinstance(def_id, (int, np.integer)) else None
+        if k is None:
+            raise KeyError(def_id)
+        return float(self._values[k])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._position.ids.tolist())
+
+    def __len__(self) -> int:
+        return len(self._position)
+
+
 class SavedCallGraph(CallGraph):
     """A saved call graph opened from its flat arrays (module docstring): PageRank and `neighbours` from
     them, `definitions`, `definition` and `definitions_at` from the saved definitions (`load_definitions`,
@@ -157,12 +199,12 @@ class SavedCallGraph(CallGraph):
                  load_whole: Callable[[dict[int, Definition] | None], CallGraph],
                  load_shard: Callable[[int], object] | None = None) -> None:
         # (no CallGraph.__init__: its state is lazy; `load_whole` is given the definitions once read)
-        ids = arrays["ids"].tolist()
-        flat = {"ids": ids, "position": {i: k for k, i in enumerate(ids)}, "arrays": arrays,
+        position = Positions(arrays["ids"])
+        flat = {"position": position, "arrays": arrays,
                 "load_defs": load_definitions, "defs": None, "load": load_whole, "lock": threading.Lock(),
                 "by_path": None, "load_shard": load_shard, "shards": {}}
         self.__dict__.update(_flat=flat, _whole=None, _nx=None, _around={},
-                             _pagerank=dict(zip(ids, arrays["pagerank"].tolist(), strict=True)))
+                             _pagerank=ArrayRanks(position, arrays["pagerank"]))
 
     def __getattr__(self, name: str) -> Any:
         """An attribute of the whole graph, loading it on first use."""
@@ -198,7 +240,8 @@ class SavedCallGraph(CallGraph):
         with flat["lock"]:
             if flat["defs"] is None:
                 saved = flat["load_defs"]()
-                fits = isinstance(saved, list) and [getattr(d, "id", None) for d in saved] == flat["ids"]
+                fits = isinstance(saved, list) and \
+                    [getattr(d, "id", None) for d in saved] == flat["arrays"]["ids"].tolist()
                 flat["defs"] = {d.id: d for d in saved} if fits else False  # type: ignore[union-attr]
         if flat["defs"] is False:
             self.whole()

@@ -182,3 +182,24 @@ def test_a_flat_graph_whose_definitions_went_missing_loads_the_whole(tree: Path,
         (tmp_path / "index" / "derived" / "callgraph-definitions.pickle").write_bytes(b"garbage")
         assert opened.definitions() == built.definitions() and opened.__dict__["_whole"] is not None
         assert opened.definitions_at("gamma.py", 6) == built.definitions_at("gamma.py", 6)
+
+
+def test_flat_positions_and_ranks_answer_like_dicts_in_either_id_order() -> None:
+    """The flat graph's id positions and PageRank mapping: a binary search over ids in increasing
+    order, a dict otherwise; both answer as the dicts they replace (NaN kept, unknown ids absent)."""
+    import math
+
+    import numpy as np
+
+    from graph.flat import ArrayRanks, Positions
+
+    for ids in ([3, 7, 12, 40], [12, 3, 40, 7]):
+        position = Positions(np.asarray(ids, dtype=np.int64))
+        ranks = ArrayRanks(position, np.asarray([0.5, 1.5, np.nan, 2.0]))
+        assert [position.get(i) for i in ids] == [0, 1, 2, 3]
+        assert position.get(5) is None and position.get(99) is None and position.get(0) is None
+        assert 7 in position and 5 not in position and "7" not in position
+        assert ranks[ids[1]] == 1.5 and math.isnan(ranks[ids[2]]) and ranks.get(5) is None
+        assert ranks.get(5, 0.0) == 0.0 and 5 not in ranks and ids[3] in ranks
+        assert list(ranks) == ids and len(ranks) == 4
+        assert {i: v for i, v in ranks.items() if not math.isnan(v)} == {ids[0]: 0.5, ids[1]: 1.5, ids[3]: 2.0}
