@@ -89,7 +89,7 @@ def features(engine: SearchEngine, chunks: Sequence[Chunk]) -> Features:
     for c in chunks:
         out.tier[c.id] = label_tier(c)
         out.definition[c.id] = c.kind in DEFINITION_KINDS
-        d = snap.by_key.get((c.path, c.symbol)) if c.symbol else None
+        d = snap.named_in(c.path, c.symbol) if c.symbol else None
         out.doc[c.id] = out.definition[c.id] and d is not None and bool(d.doc.strip())
         out.pagerank[c.id] = snap.pagerank.get(c.id, 0.0) or 0.0
         out.size[c.id] = c.end_byte - c.start_byte

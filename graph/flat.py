@@ -32,6 +32,7 @@ from graph.callgraph import CallGraph
 from graph.modules import ModuleIndex
 from graph.symbol_index import CONFIDENT, EVIDENCE_RANK
 from indexing.array_folder import open_keyed, save_keyed
+from indexing.definition_table import COLUMNS, DefinitionTable, Positions, definition_columns
 from indexing.name_table import NameTable
 from indexing.records import CallSite, Definition
 
@@ -41,7 +42,7 @@ _BARE = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")  # a name without dots, paths or s
 _DOTTED = re.compile(r"[^\W\d$][\w$]*(?:\.[^\W\d$][\w$]*)+")  # names joined by dots, nothing else
 NAME_TABLES = ("qualified_", "name_")  # prefixes of the saved name tables' arrays (`_name_tables`)
 ARRAYS = ("ids", "pagerank", "indptr", "other", "caller", "weight",
-          *(f"{table}{part}" for table in NAME_TABLES for part in ("names", "ptr", "members")))
+          *(f"{table}{part}" for table in NAME_TABLES for part in ("names", "ptr", "members")), *COLUMNS)
 PREFIX = "flatgraph-"
 
 
@@ -79,7 +80,7 @@ def flat_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
             "pagerank": np.asarray([rank.get(i, np.nan) for i in ids], dtype=np.float64),
             "indptr": np.asarray(indptr, dtype=np.int64), "other": np.asarray(other, dtype=np.int64),
             "caller": np.asarray(caller, dtype=np.bool_), "weight": np.asarray(weight, dtype=np.float64),
-            **tables}
+            **tables, **definition_columns(graph.definitions())}
 
 
 def _name_lists(defs: Iterable[Definition], folded: bool
@@ -94,7 +95,7 @@ def _name_lists(defs: Iterable[Definition], folded: bool
     return by_q, by_n
 
 
-def _name_tables(flat: dict[str, Any], defs: dict[int, Definition], folded: bool
+def _name_tables(flat: dict[str, Any], defs: Mapping[int, Definition], folded: bool
                  ) -> tuple[NameTable, NameTable]:
     """The symbol index's name tables (qualified name, name; lower-cased when `folded`), each name's
     ids in definition order: the exact ones as saved with the arrays, the folded ones built on first use
@@ -112,7 +113,7 @@ def _name_tables(flat: dict[str, Any], defs: dict[int, Definition], folded: bool
     return tables  # type: ignore[no-any-return]
 
 
-def _dotted(text: str, by_q: NameTable, defs: dict[int, Definition]) -> list[int]:
+def _dotted(text: str, by_q: NameTable, defs: Mapping[int, Definition]) -> list[int]:
     """`graph.lookup._lookup`'s exact steps for a dotted name: the qualified name itself, then each
     split into leading parts naming the definition's file as a module (`ModuleIndex` keys) and the
     qualified name of the rest."""
@@ -147,28 +148,6 @@ def open_flat(derived: Path, key: str) -> dict[str, np.ndarray] | None:
     return arrays
 
 
-class Positions:
-    """Definition id -> its position in the flat arrays: a binary search over the ids when they are in
-    increasing order (the store's order), else a dict; no dict of every id in the usual case."""
-
-    def __init__(self, ids: np.ndarray) -> None:
-        self.ids = ids
-        ordered = len(ids) < 2 or bool(np.all(ids[1:] > ids[:-1]))
-        self._table = None if ordered else {i: k for k, i in enumerate(ids.tolist())}
-
-    def get(self, def_id: int) -> int | None:
-        if self._table is not None:
-            return self._table.get(def_id)
-        k = int(np.searchsorted(self.ids, def_id))
-        return k if k < len(self.ids) and int(self.ids[k]) == def_id else None
-
-    def __contains__(self, def_id: object) -> bool:
-        return isinstance(def_id, (int, np.integer)) and self.get(int(def_id)) is not None
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-
 class ArrayRanks(Mapping[int, float]):
     """Definition id -> PageRank, read from the flat arrays (`CallGraph.pagerank`'s mapping, with NaN
     where the saved graph had none, as the pickled dict had)."""
@@ -196,7 +175,7 @@ class SavedCallGraph(CallGraph):
     anything else loads `whole()` (the pickled graph) once, whose state this object then takes on."""
 
     def __init__(self, arrays: dict[str, np.ndarray], load_definitions: Callable[[], object],
-                 load_whole: Callable[[dict[int, Definition] | None], CallGraph],
+                 load_whole: Callable[[Mapping[int, Definition] | None], CallGraph],
                  load_shard: Callable[[int], object] | None = None) -> None:
         # (no CallGraph.__init__: its state is lazy; `load_whole` is given the definitions once read)
         position = Positions(arrays["ids"])
@@ -231,18 +210,24 @@ class SavedCallGraph(CallGraph):
     def _flat_only(self) -> dict[str, Any] | None:
         return self.__dict__["_flat"] if self.__dict__["_whole"] is None else None
 
-    def _saved_definitions(self) -> dict[int, Definition] | None:
-        """The saved definitions by id (read on first use); None once the whole graph is loaded, or when
-        they are missing or are not the arrays' (then it is loaded)."""
+    def _saved_definitions(self) -> Mapping[int, Definition] | None:
+        """The saved definitions by id: the table over the arrays' definition columns
+        (`indexing.definition_table`: each made when first read), else the pickled list (read on first
+        use); None once the whole graph is loaded, or when they are missing or are not the arrays' (then
+        it is loaded)."""
         flat = self._flat_only()
         if flat is None:
             return None
         with flat["lock"]:
             if flat["defs"] is None:
-                saved = flat["load_defs"]()
-                fits = isinstance(saved, list) and \
-                    [getattr(d, "id", None) for d in saved] == flat["arrays"]["ids"].tolist()
-                flat["defs"] = {d.id: d for d in saved} if fits else False  # type: ignore[union-attr]
+                arrays = flat["arrays"]
+                try:
+                    flat["defs"] = DefinitionTable(arrays["ids"], arrays)
+                except (KeyError, ValueError):
+                    saved = flat["load_defs"]()
+                    fits = isinstance(saved, list) and \
+                        [getattr(d, "id", None) for d in saved] == arrays["ids"].tolist()
+                    flat["defs"] = {d.id: d for d in saved} if fits else False  # type: ignore[union-attr]
         if flat["defs"] is False:
             self.whole()
             return None
@@ -251,6 +236,11 @@ class SavedCallGraph(CallGraph):
     def definitions(self) -> list[Definition]:
         defs = self._saved_definitions()
         return list(defs.values()) if defs is not None else super().definitions()
+
+    def definition_map(self) -> Mapping[int, Definition]:
+        """Every definition by id, in `definitions()` order: the saved table's, made as they are read."""
+        defs = self._saved_definitions()
+        return defs if defs is not None else {d.id: d for d in super().definitions()}
 
     def definition(self, def_id: int) -> Definition:
         defs = self._saved_definitions()
@@ -265,8 +255,13 @@ class SavedCallGraph(CallGraph):
             return super().definitions_at(path, line)
         known = self._around.get((path, line))
         if known is None:
-            if flat["by_path"] is None:  # the symbol index's by_path: the file's in start order
-                by_path: dict[str, list[Definition]] = {}
+            # the symbol index's by_path: a file's definitions in start order
+            if isinstance(defs, DefinitionTable):  # (per file, as asked)
+                by_path = flat["by_path"] = flat["by_path"] or {}
+                if path not in by_path:
+                    by_path[path] = sorted(defs.in_file(path), key=lambda d: (d.start_line, -d.end_line))
+            elif flat["by_path"] is None:
+                by_path = {}
                 for d in defs.values():
                     by_path.setdefault(d.path, []).append(d)
                 for items in by_path.values():

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
@@ -43,11 +43,12 @@ class Snapshot:
 
     chunks: dict[int, Chunk] = field(default_factory=dict)
     by_path: dict[str, list[Chunk]] = field(default_factory=dict)  # sorted by (start_line, -end_line)
-    definitions: dict[int, Definition] = field(default_factory=dict)
+    # by id: a dict, or a saved graph's table whose definitions are made as read (indexing.definition_table)
+    definitions: Mapping[int, Definition] = field(default_factory=dict)
     graph: CallGraph | None = None
     pagerank: Mapping[int, float] = field(default_factory=dict)  # chunk id -> PageRank (mean 1)
     files: int = 0
-    by_key: dict[tuple[str, str], Definition] = field(default_factory=dict)  # (path, qualified name)
+    _by_key: dict[tuple[str, str], Definition] | None = field(default=None, repr=False)  # `named_in`
     _starts: dict[str, list[int]] = field(default_factory=dict, repr=False)
     _defs_by_path: dict[str, list[Definition]] | None = field(default=None, repr=False)
     _boilerplate: tuple[int, frozenset[int]] | None = field(default=None, repr=False)
@@ -65,21 +66,20 @@ class Snapshot:
     _saved: MemoStore | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def build(cls, chunks: Iterable[Chunk], definitions: Iterable[Definition], graph: CallGraph | None,
-              files: int, previous: Snapshot | None = None) -> Snapshot:
-        """The snapshot of one index generation; `previous` (the one it replaces, of the same index)
-        hands down what its builders left for the next one (`hand_down`), never its structures."""
+    def build(cls, chunks: Iterable[Chunk], definitions: Mapping[int, Definition] | Iterable[Definition],
+              graph: CallGraph | None, files: int, previous: Snapshot | None = None) -> Snapshot:
+        """The snapshot of one index generation (`definitions`: by id, or a list); `previous` (the one it
+        replaces, of the same index) hands down what its builders left for the next one (`hand_down`),
+        never its structures."""
         by_id = {c.id: c for c in chunks}
         by_path: dict[str, list[Chunk]] = {}
         for c in by_id.values():
             by_path.setdefault(c.path, []).append(c)
         for items in by_path.values():
             items.sort(key=lambda c: (c.start_line, -c.end_line))
-        defs = {d.id: d for d in definitions}
+        defs = definitions if isinstance(definitions, Mapping) else {d.id: d for d in definitions}
         snap = cls(by_id, by_path, defs, graph, {}, files)
         snap._starts = {p: [c.start_line for c in items] for p, items in by_path.items()}
-        for d in sorted(defs.values(), key=lambda d: -d.start_line):  # the first of duplicates wins
-            snap.by_key[(d.path, d.qualified_name)] = d
         snap.pagerank = ChunkPageRank(snap)
         if previous is not None:
             snap._heirlooms = dict(previous._heirlooms)
@@ -175,7 +175,38 @@ class Snapshot:
 
     def named_definition(self, chunk: Chunk) -> Definition | None:
         """The definition whose qualified name is the chunk's symbol, in the same file."""
-        return self.by_key.get((chunk.path, chunk.symbol)) if chunk.symbol else None
+        return self.named_in(chunk.path, chunk.symbol) if chunk.symbol else None
+
+    def named_in(self, path: str, qualified: str) -> Definition | None:
+        """The definition of `path` with this qualified name; of several, the first by start line. A
+        table of saved definitions looks in the file's; otherwise every definition is keyed once."""
+        named = getattr(self.definitions, "named", None)
+        if named is not None:
+            return named(path, qualified)  # type: ignore[no-any-return]
+        if self._by_key is None:
+            by_key: dict[tuple[str, str], Definition] = {}
+            for d in sorted(self.definitions.values(), key=lambda d: -d.start_line):  # the first one wins
+                by_key[(d.path, d.qualified_name)] = d
+            self._by_key = by_key
+        return self._by_key.get((path, qualified))
+
+    def definition_rows(self) -> Sequence[Definition]:
+        """The definitions in id order, by position (the structural retriever's provider): a table's
+        are made as they are read."""
+        rows = getattr(self.definitions, "rows", None)
+        return rows() if rows is not None else list(self.definitions.values())  # type: ignore[no-any-return]
+
+    def definitions_in(self, path: str) -> list[Definition]:
+        """The definitions of `path`, in id order."""
+        in_file = getattr(self.definitions, "in_file", None)
+        if in_file is not None:
+            return in_file(path)  # type: ignore[no-any-return]
+        if self._defs_by_path is None:
+            by_path: dict[str, list[Definition]] = {}
+            for definition in self.definitions.values():
+                by_path.setdefault(definition.path, []).append(definition)
+            self._defs_by_path = by_path
+        return self._defs_by_path.get(path, [])
 
     def definition_for_chunk(self, chunk: Chunk) -> Definition | None:
         """The definition a chunk stands for: same path and qualified name, else the innermost one
@@ -203,12 +234,7 @@ class Snapshot:
         named = self.named_definition(chunk)
         if named is not None:
             return rank.get(named.id)
-        if self._defs_by_path is None:
-            by_path: dict[str, list[Definition]] = {}
-            for definition in self.definitions.values():
-                by_path.setdefault(definition.path, []).append(definition)
-            self._defs_by_path = by_path
-        values = [rank[d.id] for d in self._defs_by_path.get(chunk.path, ())
+        values = [rank[d.id] for d in self.definitions_in(chunk.path)
                   if chunk.start_line <= d.name_line <= chunk.end_line and d.id in rank]
         return max(values) if values else None
 

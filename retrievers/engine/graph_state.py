@@ -20,7 +20,7 @@ import gc
 import logging
 import pickle
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from graph.caller_shards import shard_name
@@ -102,7 +102,7 @@ class GraphState:
         return graph
 
     def _read_whole(self, cache: SignedCache, key: str,
-                    defs: dict[int, Definition] | None) -> CallGraph | None:
+                    defs: Mapping[int, Definition] | None) -> CallGraph | None:
         """The pickled graph, its definitions taken from `defs` (else read from their own file: the graph
         names them by id, `_save`); None when either is missing or they do not fit."""
         if defs is None:
@@ -122,7 +122,7 @@ class GraphState:
         return graph  # type: ignore[no-any-return]
 
     def _load_whole(self, cache: SignedCache, key: str,
-                    defs: dict[int, Definition] | None = None) -> CallGraph:
+                    defs: Mapping[int, Definition] | None = None) -> CallGraph:
         """The whole saved graph behind a `SavedCallGraph` (built from the store if it went missing).
         In a process that froze what its refresh loaded (`gc.freeze`: the CLI, the servers' memory
         release), the graph, loaded later by a search, is frozen too: left to the collector, its

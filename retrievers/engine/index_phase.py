@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -92,9 +92,10 @@ def register_chunks(semantic: TieredSemantic, chunks: list[Chunk], update: Updat
 
 
 def build_graph(graphs: GraphState, store: IndexStore, root: Path, progress: Progress | None
-                ) -> tuple[CallGraph | None, list[Definition]]:
+                ) -> tuple[CallGraph | None, Mapping[int, Definition] | list[Definition]]:
     """The call graph (None when building it failed: search works without it) and the definitions it
-    was built from (the store's when there is no graph)."""
+    was built from, by id (a saved graph's are made as they are read: `indexing.definition_table`); the
+    store's list when there is no graph."""
     graph = None
     if progress is not None:  # (outside the try: a progress callback may stop the refresh)
         progress("graph", 0, 1)
@@ -109,7 +110,8 @@ def build_graph(graphs: GraphState, store: IndexStore, root: Path, progress: Pro
     if progress is not None:
         progress("graph", 1, 1)
     if graph is not None:
-        return graph, graph.definitions()
+        by_id = getattr(graph, "definition_map", None)  # (a saved graph's: graph.flat.SavedCallGraph)
+        return graph, by_id() if by_id is not None else {d.id: d for d in graph.definitions()}
     with store.snapshot():
         return None, store.definitions()
 
@@ -144,7 +146,8 @@ def sync_text(text: TextRetriever, store: IndexStore, chunks: list[Chunk], updat
     return reconciled
 
 
-def build_view(index_dir: Path, chunks: Sequence[Chunk], definitions: Iterable[Definition],
+def build_view(index_dir: Path, chunks: Sequence[Chunk],
+               definitions: Mapping[int, Definition] | Iterable[Definition],
                graph: CallGraph | None, files: int, synced_key: str | None, file_cards: bool,
                later: list[Callable[[], object]] | None, previous: Snapshot | None = None
                ) -> tuple[Snapshot, StructuralRetriever, GraphRetriever | None]:
@@ -152,7 +155,7 @@ def build_view(index_dir: Path, chunks: Sequence[Chunk], definitions: Iterable[D
     the new cards) and the retrievers of its own: structural (its tables loaded or built,
     `retrievers.engine.derived`) and graph (None without a graph)."""
     snap = Snapshot.build(chunks, definitions, graph, files, previous)
-    structural = StructuralRetriever(lambda: list(snap.definitions.values()), snap.chunk_for_definition)
+    structural = StructuralRetriever(snap.definition_rows, snap.chunk_for_definition)
     derived_structures.load_or_build(index_dir, snap, structural, chunks, synced_key, file_cards, later)
     graph_retriever = None
     if graph is not None:

@@ -239,7 +239,7 @@ def name_position(item: Located, snap: Snapshot | None) -> tuple[int, int, bool]
     d = None
     if snap is not None:
         if item.symbol:
-            d = snap.by_key.get((chunk.path, item.symbol))
+            d = snap.named_in(chunk.path, item.symbol)
         d = d or snap.named_definition(chunk) or snap.definition_for_chunk(chunk)
     if d is not None and start <= d.name_line <= end:
         return d.name_line, d.name_column, True

@@ -99,7 +99,7 @@ class StructuralRetriever:
         self._chunk_for = chunk_for_definition
         self.options = options or StructuralOptions()
         self._dirty = True
-        self._defs: list[Definition] = []
+        self._defs: Sequence[Definition] = []
         # name / case-folded name (members ascending) / name part -> indexes into _defs
         self._by_name = self._by_folded = self._by_part = NameTable.build({})
         self._name_lengths = np.empty(0, dtype=np.int64)  # per definition: its count of name parts
@@ -143,7 +143,7 @@ class StructuralRetriever:
 
     # -- Matching --------------------------------------------------------------------------------------
 
-    def definitions(self) -> list[Definition]:
+    def definitions(self) -> Sequence[Definition]:
         """The indexed definitions (rebuilding first if the store changed)."""
         self._ensure()
         return self._defs
@@ -288,15 +288,19 @@ class StructuralRetriever:
         """The built tables (plain data), for `indexing.persist` to save beside the index: the definitions
         themselves by id only (`import_state` takes the provider's, which the snapshot and the call graph
         already hold: reading them again cost a warm Django sdist call 0.13 s and their memory twice)."""
-        return {"_def_ids": [d.id for d in self._defs], **{name: getattr(self, name) for name in self._STATE}}
+        ids = np.fromiter((d.id for d in self._defs), dtype=np.int64, count=len(self._defs))
+        return {"_def_ids": ids, **{name: getattr(self, name) for name in self._STATE}}
 
     def import_state(self, state: dict[str, Any]) -> bool:
         """Take tables saved by `export_state` instead of building them; False when they do not fit (the
         provider's definitions are not those they were built from)."""
         if not isinstance(state, dict) or set(state) != {"_def_ids", *self._STATE}:
             return False
-        defs = list(self._provider())
-        if [d.id for d in defs] != state["_def_ids"]:
+        defs = self._provider()
+        ids = getattr(defs, "ids", None)  # (a saved table's rows name their ids without being made)
+        if ids is None:
+            ids = np.fromiter((d.id for d in defs), dtype=np.int64, count=len(defs))
+        if not np.array_equal(ids, np.asarray(state["_def_ids"])):
             return False
         self._defs = defs
         for name in self._STATE:

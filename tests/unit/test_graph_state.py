@@ -171,17 +171,41 @@ def test_a_warm_graph_opens_from_its_flat_arrays(tree: Path, tmp_path: Path,
 
 def test_a_flat_graph_whose_definitions_went_missing_loads_the_whole(tree: Path, tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Definitions that vanish (or no longer fit the arrays) after the flat form opened: the whole graph
-    is loaded instead, and answers the same."""
+    """The definitions of a flat graph come from its own columns (`indexing.definition_table`): the
+    pickled list going bad changes nothing, and the whole graph still loads over the columns. Columns
+    that do not fit fall back to the pickled list; with both gone, the whole graph is loaded instead.
+    Every way answers the same."""
+    import numpy as np
+
+    from graph.flat import PREFIX, save_flat
+    from indexing.array_folder import keyed_folder
+
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    pickled = tmp_path / "index" / "derived" / "callgraph-definitions.pickle"
     with open_ws(tree, tmp_path) as ws:
         ws.update()
-        built = GraphState(ws, persist=True).build()
+        state = GraphState(ws, persist=True)
+        built = state.build()
+        key = state.derived_key()
+        folder = keyed_folder(tmp_path / "index" / "derived", PREFIX, key)
+        good = pickled.read_bytes()
         opened = GraphState(ws, persist=True).build()
         assert type(opened).__name__ == "SavedCallGraph"
-        (tmp_path / "index" / "derived" / "callgraph-definitions.pickle").write_bytes(b"garbage")
-        assert opened.definitions() == built.definitions() and opened.__dict__["_whole"] is not None
+        pickled.write_bytes(b"garbage")  # (after the flat form opened)
+        assert opened.definitions() == built.definitions() and opened.__dict__["_whole"] is None
         assert opened.definitions_at("gamma.py", 6) == built.definitions_at("gamma.py", 6)
+        first = opened.definition(built.definitions()[0].id)
+        assert opened.resolve("gamma.alpha") == built.resolve("gamma.alpha")  # an import: the whole graph
+        assert opened.__dict__["_whole"] is not None and opened.index.defs[first.id] is first
+        pickled.write_bytes(good)
+        np.save(folder / "def_codes.npy", np.zeros((1, 8), dtype=np.int32))  # columns that do not fit
+        fallback = GraphState(ws, persist=True).build()
+        assert fallback.definitions() == built.definitions() and fallback.__dict__["_whole"] is None
+        whole = GraphState(ws, persist=True).build()
+        pickled.write_bytes(b"garbage")
+        assert whole.definitions() == built.definitions() and whole.__dict__["_whole"] is not None
+        assert whole.definitions_at("gamma.py", 6) == built.definitions_at("gamma.py", 6)
+        assert save_flat(folder.parent, key, built)
 
 
 def test_flat_positions_and_ranks_answer_like_dicts_in_either_id_order() -> None:
@@ -202,4 +226,5 @@ def test_flat_positions_and_ranks_answer_like_dicts_in_either_id_order() -> None
         assert ranks[ids[1]] == 1.5 and math.isnan(ranks[ids[2]]) and ranks.get(5) is None
         assert ranks.get(5, 0.0) == 0.0 and 5 not in ranks and ids[3] in ranks
         assert list(ranks) == ids and len(ranks) == 4
-        assert {i: v for i, v in ranks.items() if not math.isnan(v)} == {ids[0]: 0.5, ids[1]: 1.5, ids[3]: 2.0}
+        known = {i: v for i, v in ranks.items() if not math.isnan(v)}
+        assert known == {ids[0]: 0.5, ids[1]: 1.5, ids[3]: 2.0}
