@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from indexing.definition_table import DefinitionTable
 from retrievers.engine.request import SearchRequest
 from retrievers.engine.search_engine import SearchEngine
 from retrievers.ranking import contracts, copies, headers
@@ -77,14 +78,22 @@ def test_a_warm_engine_reads_what_an_earlier_one_derived_instead_of_building_it(
     root = tmp_path / "graph_sample"
     shutil.copytree(SAMPLES / "graph_sample", root)
     question = SearchRequest(QUESTIONS["graph_sample"], limit=10)
-    answers = []
+    # every route: a question, definitions (bare, dotted), references, impact, an exact string
+    asked = [question, *(SearchRequest(q, limit=10) for q in (
+        "Session", "Session.request", "select_proxy", "who calls fetch", "what breaks if I change get",
+        '"proxies"', "Square area", "Layer"))]
+    answers, tables = [], []
     builds = _count_builds(monkeypatch)
-    for _ in range(2):
+    for _ in range(2):  # the first engine builds and saves, the second reads what was saved
         with opened(root, tmp_path / "index") as (_, engine):
             engine.refresh()
-            answers.append(engine.search(question).to_json()["results"])
+            answers.append([[(r["path"], r["line"], r["score"], r.get("symbol"))
+                             for r in engine.search(request).to_json()["results"]] for request in asked])
+            by_id = getattr(engine.call_graph(), "definition_map", None)  # (a saved graph's)
+            tables.append(by_id is not None and isinstance(by_id(), DefinitionTable))
     assert dict(builds) == {name: 1 for name in BUILDERS}  # the first engine's builds only
-    assert answers[0] == answers[1] and answers[0]
+    assert answers[0] == answers[1] and all(answers[0])
+    assert tables == [False, True]  # the second engine's definitions: the saved columns
     (root / "extra.py").write_text("def extra_helper():\n    return 1\n")
     with opened(root, tmp_path / "index") as (_, engine):
         engine.refresh()
