@@ -32,7 +32,8 @@ from graph.callgraph import CallGraph
 from graph.modules import ModuleIndex
 from graph.symbol_index import CONFIDENT, EVIDENCE_RANK
 from indexing.array_folder import open_keyed, save_keyed
-from indexing.definition_table import COLUMNS, DefinitionTable, Positions, definition_columns
+from indexing.columns import Positions
+from indexing.definition_table import COLUMNS, DefinitionTable, definition_columns
 from indexing.name_table import NameTable
 from indexing.records import CallSite, Definition
 
@@ -256,12 +257,14 @@ class SavedCallGraph(CallGraph):
         known = self._around.get((path, line))
         if known is None:
             # the symbol index's by_path: a file's definitions in start order
-            if isinstance(defs, DefinitionTable):  # (per file, as asked)
-                by_path = flat["by_path"] = flat["by_path"] or {}
-                if path not in by_path:
-                    by_path[path] = sorted(defs.in_file(path), key=lambda d: (d.start_line, -d.end_line))
-            elif flat["by_path"] is None:
-                by_path = {}
+            if isinstance(defs, DefinitionTable):  # (the file's that hold the line, from the columns)
+                known = sorted(defs.around(path, line), key=lambda d: (d.start_line, -d.end_line))
+                known.sort(key=lambda d: (d.end_line - d.start_line, -d.start_line))
+                if len(self._around) < 65536:
+                    self._around[(path, line)] = known
+                return list(known)
+            if flat["by_path"] is None:
+                by_path: dict[str, list[Definition]] = {}
                 for d in defs.values():
                     by_path.setdefault(d.path, []).append(d)
                 for items in by_path.values():

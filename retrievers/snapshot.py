@@ -19,6 +19,9 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
+import numpy as np
+
+from indexing.chunk_table import ChunkTable
 from indexing.records import Chunk, Definition
 
 if TYPE_CHECKING:
@@ -41,17 +44,17 @@ _MISSING = object()
 class Snapshot:
     """Chunks, definitions and graph of one index generation."""
 
-    chunks: dict[int, Chunk] = field(default_factory=dict)
-    by_path: dict[str, list[Chunk]] = field(default_factory=dict)  # sorted by (start_line, -end_line)
+    # by id: a dict, or the saved table whose chunks are made as read (indexing.chunk_table)
+    chunks: Mapping[int, Chunk] = field(default_factory=dict)
+    by_path: Mapping[str, list[Chunk]] = field(default_factory=dict)  # sorted by (start_line, -end_line)
     # by id: a dict, or a saved graph's table whose definitions are made as read (indexing.definition_table)
     definitions: Mapping[int, Definition] = field(default_factory=dict)
     graph: CallGraph | None = None
     pagerank: Mapping[int, float] = field(default_factory=dict)  # chunk id -> PageRank (mean 1)
     files: int = 0
     _by_key: dict[tuple[str, str], Definition] | None = field(default=None, repr=False)  # `named_in`
-    _starts: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    _starts: dict[str, list[int]] = field(default_factory=dict, repr=False)  # per file, made as asked
     _defs_by_path: dict[str, list[Definition]] | None = field(default=None, repr=False)
-    _boilerplate: tuple[int, frozenset[int]] | None = field(default=None, repr=False)
     _id_at: dict[tuple[str, int], int | None] = field(default_factory=dict, repr=False)
     # chunk id -> the chunk that speaks for its definition (grouping.collapse_definitions), filled as
     # searches meet the chunks: the snapshot never changes, so the answer holds for its lifetime
@@ -66,20 +69,29 @@ class Snapshot:
     _saved: MemoStore | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def build(cls, chunks: Iterable[Chunk], definitions: Mapping[int, Definition] | Iterable[Definition],
-              graph: CallGraph | None, files: int, previous: Snapshot | None = None) -> Snapshot:
-        """The snapshot of one index generation (`definitions`: by id, or a list); `previous` (the one it
-        replaces, of the same index) hands down what its builders left for the next one (`hand_down`),
-        never its structures."""
+    def build(cls, chunks: Iterable[Chunk] | ChunkTable,
+              definitions: Mapping[int, Definition] | Iterable[Definition], graph: CallGraph | None,
+              files: int, previous: Snapshot | None = None) -> Snapshot:
+        """The snapshot of one index generation (`chunks`: a list, or the saved table, whose files are
+        sorted as they are asked for; `definitions`: by id, or a list); `previous` (the one it replaces,
+        of the same index) hands down what its builders left for the next one (`hand_down`), never its
+        structures."""
+        defs = definitions if isinstance(definitions, Mapping) else {d.id: d for d in definitions}
+        if isinstance(chunks, ChunkTable):
+            return cls._made(chunks, _FilesOf(chunks), defs, graph, files, previous)
         by_id = {c.id: c for c in chunks}
         by_path: dict[str, list[Chunk]] = {}
         for c in by_id.values():
             by_path.setdefault(c.path, []).append(c)
         for items in by_path.values():
             items.sort(key=lambda c: (c.start_line, -c.end_line))
-        defs = definitions if isinstance(definitions, Mapping) else {d.id: d for d in definitions}
+        return cls._made(by_id, by_path, defs, graph, files, previous)
+
+    @classmethod
+    def _made(cls, by_id: Mapping[int, Chunk], by_path: Mapping[str, list[Chunk]],
+              defs: Mapping[int, Definition], graph: CallGraph | None, files: int,
+              previous: Snapshot | None) -> Snapshot:
         snap = cls(by_id, by_path, defs, graph, {}, files)
-        snap._starts = {p: [c.start_line for c in items] for p, items in by_path.items()}
         snap.pagerank = ChunkPageRank(snap)
         if previous is not None:
             snap._heirlooms = dict(previous._heirlooms)
@@ -126,28 +138,33 @@ class Snapshot:
     def boilerplate(self, min_files: int) -> frozenset[int]:
         """Ids of the non-definition chunks (blocks, text, sections) whose exact content recurs in
         `min_files` files or more: licence headers, generated banners. They say nothing about their
-        file; a question's nearest neighbours used to be a repository's 37 identical headers."""
+        file; a question's nearest neighbours used to be a repository's 37 identical headers. Kept
+        with the memos saved beside the index (`memo(saved=True)`)."""
         if min_files <= 0:
             return frozenset()
-        cached = self._boilerplate
-        if cached is not None and cached[0] == min_files:
-            return cached[1]
+        return self.memo(("snapshot.boilerplate", min_files), lambda: self._boilerplate_of(min_files),
+                         saved=True)
+
+    def _boilerplate_of(self, min_files: int) -> frozenset[int]:
         files: dict[str, set[str]] = {}
         for c in self.chunks.values():
             if c.kind in BOILERPLATE_KINDS:
                 files.setdefault(c.content_hash, set()).add(c.path)
         common = {h for h, paths in files.items() if len(paths) >= min_files}
-        found = frozenset(c.id for c in self.chunks.values()
-                          if c.kind in BOILERPLATE_KINDS and c.content_hash in common)
-        self._boilerplate = (min_files, found)
-        return found
+        return frozenset(c.id for c in self.chunks.values()
+                         if c.kind in BOILERPLATE_KINDS and c.content_hash in common)
 
     def chunk_at(self, path: str, line: int) -> Chunk | None:
         """The smallest chunk of `path` containing `line` (None when no chunk does)."""
+        if isinstance(self.by_path, _FilesOf):
+            return self.by_path.chunk_at(path, line)
         items = self.by_path.get(path)
         if not items:
             return None
-        stop = bisect.bisect_right(self._starts[path], line)
+        starts = self._starts.get(path)
+        if starts is None:
+            starts = self._starts[path] = [c.start_line for c in items]
+        stop = bisect.bisect_right(starts, line)
         best: Chunk | None = None
         # Backwards from the last chunk starting at or before `line`: once a containing chunk of size
         # s is known, a chunk starting before line - s cannot be smaller and still contain the line.
@@ -292,3 +309,47 @@ def kept_per_chunk(ranks: Mapping[int, float], key: Hashable) -> dict[int, Any]:
     ranks (`ChunkPageRank.derived`), else in a dict for this search only (plain ranks, as in tests)."""
     derived = getattr(ranks, "derived", None)
     return derived(key) if callable(derived) else {}  # type: ignore[no-any-return]
+
+
+class _FilesOf(Mapping[str, list[Chunk]]):
+    """A chunk table's chunks by file, each file's sorted by (start_line, -end_line) when first asked
+    for (`Snapshot.by_path` of a saved table: no file is sorted that no search reads)."""
+
+    def __init__(self, table: ChunkTable) -> None:
+        self._table = table
+        self._sorted: dict[str, list[Chunk]] = {}
+        self._paths: list[str] | None = None
+        self._lines: dict[str, tuple[list[int], np.ndarray, np.ndarray]] = {}  # path -> rows, starts, ends
+
+    def chunk_at(self, path: str, line: int) -> Chunk | None:
+        """`Snapshot.chunk_at` from the table's line columns: of the file's chunks in (start_line,
+        -end_line) order that contain `line`, the smallest, the first of equals; only it is made."""
+        known = self._lines.get(path)
+        if known is None:
+            rows = self._table.file_rows(path)
+            starts, ends = self._table.lines(rows) if rows else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+            order = np.lexsort((-ends, starts))
+            known = self._lines[path] = ([rows[k] for k in order.tolist()], starts[order], ends[order])
+        rows, starts, ends = known
+        holding = np.flatnonzero((starts <= line) & (ends >= line))
+        if not len(holding):
+            return None
+        sizes = ends[holding] - starts[holding]
+        return self._table.at(rows[int(holding[int(np.argmin(sizes))])])
+
+    def __getitem__(self, path: str) -> list[Chunk]:
+        items = self._sorted.get(path)
+        if items is None:
+            items = sorted(self._table.in_file(path), key=lambda c: (c.start_line, -c.end_line))
+            if not items:
+                raise KeyError(path)
+            self._sorted[path] = items
+        return items
+
+    def __iter__(self) -> Iterator[str]:
+        if self._paths is None:
+            self._paths = self._table.paths()
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)

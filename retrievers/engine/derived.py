@@ -10,13 +10,14 @@ while unsaved buffers are open); `later` queues the saves (`indexing.persist.Wri
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from indexing import name_table, records
 from indexing.persist import SignedCache, code_fingerprint
 from indexing.records import Chunk
+from retrievers import snapshot as snapshot_module
 from retrievers.ranking import contracts, copies, headers
 from retrievers.sources import filecards, tokenize
 from retrievers.sources import structural as structural_module
@@ -27,7 +28,8 @@ __all__ = ["SavedMemos", "load_or_build"]
 MEMOS = "snapshot-memos"  # the memos a snapshot builds with `saved=True` (`SavedMemos`)
 
 
-def load_or_build(index_dir: Path, snapshot: Any, structural: StructuralRetriever, chunks: Sequence[Chunk],
+def load_or_build(index_dir: Path, snapshot: Any, structural: StructuralRetriever,
+                  chunks: Sequence[Chunk] | Mapping[int, Chunk],
                   key: str | None, file_cards: bool, later: list[Callable[[], object]] | None = None) -> None:
     """Fill `structural`'s tables and (with `file_cards`) the snapshot's file cards."""
     cache = SignedCache(index_dir, later)
@@ -35,11 +37,12 @@ def load_or_build(index_dir: Path, snapshot: Any, structural: StructuralRetrieve
     code = code_fingerprint(structural_module, tokenize, copies, records, name_table)
     tables_key = f"{key}:{code}" if key is not None else None
     if tables_key is None or not structural.import_state(cache.load("structural", tables_key) or {}):
-        structural.index(chunks)
+        structural.index(list(chunks.values()) if isinstance(chunks, Mapping) else chunks)
         if tables_key is not None:
             cache.save("structural", tables_key, structural.export_state())
     if key is not None:
-        snapshot.keep_memos_in(SavedMemos(cache, f"{key}:{code_fingerprint(copies, contracts, headers)}"))
+        memo_code = code_fingerprint(copies, contracts, headers, snapshot_module)
+        snapshot.keep_memos_in(SavedMemos(cache, f"{key}:{memo_code}"))
     if key is not None and file_cards:
         filecards.load_or_build(snapshot, cache, key)
 

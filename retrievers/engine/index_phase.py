@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from indexing.chunk_table import ChunkTable, open_chunk_table, save_chunk_table
 from indexing.integrity import is_disk_full
-from indexing.persist import SignedCache
 from indexing.records import Chunk, Definition
 from indexing.workspace import StoreError, UpdateResult, Workspace
 from retrievers.engine import derived as derived_structures
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["build_graph", "build_view", "read_chunks", "register_chunks", "sync_text", "update_workspace"]
 
-CHUNKS = "chunks"  # the saved chunk list's name beside the index (`read_chunks`)
+
 
 log = logging.getLogger(__name__)
 
@@ -64,24 +64,29 @@ def update_workspace(workspace: Workspace, out: RefreshResult, progress: Progres
 
 
 def read_chunks(store: IndexStore, index_dir: Path, key: str | None,
-                later: list[Callable[[], object]] | None) -> list[Chunk]:
-    """The store's chunks (in a `store.snapshot()`): as saved beside the index for `key` (the engine's
-    derived key: this index revision and the code of its records) when an earlier process saved them,
-    else read from SQLite and, with a key, saved (queued on `later`). A signed pickle of the chunk list
-    loads in a third of the time of the rows it comes from (Django sdist: 45k chunks, 29 ms against
-    89 ms)."""
-    cache = SignedCache(index_dir, later) if key else None
-    if cache is not None and key:
-        saved = cache.load(CHUNKS, key)
-        if isinstance(saved, list) and all(isinstance(c, Chunk) for c in saved[:1]):
-            return saved
+                later: list[Callable[[], object]] | None) -> list[Chunk] | ChunkTable:
+    """The store's chunks (in a `store.snapshot()`): the columns saved beside the index for `key` (the
+    engine's derived key: this index revision and the code of its records) when an earlier process
+    saved them, each chunk made when first read (`indexing.chunk_table`); else the list read from
+    SQLite, whose columns are then saved for `key` (queued on `later`)."""
+    derived = index_dir / "derived"
+    if key:
+        table = open_chunk_table(derived, key)
+        if table is not None:
+            return table
     chunks = store.chunks()
-    if cache is not None and key and not store.read_only:
-        cache.save(CHUNKS, key, chunks)
+    if key and not store.read_only:
+        def save() -> None:
+            save_chunk_table(derived, key, chunks)
+        if later is not None:
+            later.append(save)
+        else:
+            save()
     return chunks
 
 
-def register_chunks(semantic: TieredSemantic, chunks: list[Chunk], update: UpdateResult | None, synced: bool,
+def register_chunks(semantic: TieredSemantic, chunks: list[Chunk] | ChunkTable, update: UpdateResult | None,
+                    synced: bool,
                     derived: Path, synced_key: str | None) -> None:
     """Tell the semantic retriever which chunks exist (no embedding yet): all of them on a first
     refresh (with the vectors saved under `derived` for `synced_key`), else the update's changes."""
@@ -116,8 +121,8 @@ def build_graph(graphs: GraphState, store: IndexStore, root: Path, progress: Pro
         return None, store.definitions()
 
 
-def sync_text(text: TextRetriever, store: IndexStore, chunks: list[Chunk], update: UpdateResult | None,
-              synced: bool, synced_key: str | None, owner: str) -> bool:
+def sync_text(text: TextRetriever, store: IndexStore, chunks: list[Chunk] | ChunkTable,
+              update: UpdateResult | None, synced: bool, synced_key: str | None, owner: str) -> bool:
     """Bring the text index in step with the store; True when this reconciled it (a first refresh).
     `owner`: the store's identity, named by the text index's marker."""
     reconciled = False
@@ -146,7 +151,7 @@ def sync_text(text: TextRetriever, store: IndexStore, chunks: list[Chunk], updat
     return reconciled
 
 
-def build_view(index_dir: Path, chunks: Sequence[Chunk],
+def build_view(index_dir: Path, chunks: Sequence[Chunk] | ChunkTable,
                definitions: Mapping[int, Definition] | Iterable[Definition],
                graph: CallGraph | None, files: int, synced_key: str | None, file_cards: bool,
                later: list[Callable[[], object]] | None, previous: Snapshot | None = None

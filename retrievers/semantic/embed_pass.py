@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -58,7 +58,7 @@ class EmbedPass:
     options: SemanticOptions
     _files: ChunkFiles | None
     _lock: Any
-    _chunks: dict[int, Chunk]
+    _chunks: Mapping[int, Chunk]
     _keys: dict[int, str]
     _pending: set[int]
 

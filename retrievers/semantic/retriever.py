@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from indexing.array_folder import open_keyed, save_keyed
+from indexing.chunk_table import by_id
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError, SemanticDetail
 from retrievers.scope import EVERYWHERE, Scope
@@ -87,7 +88,7 @@ class SemanticRetriever(EmbedPass):
         self.options = options or SemanticOptions()
         self._read_text = read_text
         self._lock = threading.RLock()
-        self._chunks: dict[int, Chunk] = {}
+        self._chunks: Mapping[int, Chunk] = {}  # a dict of its own once changed (`_own_chunks`)
         self._keys: dict[int, str] = {}
         self._pending: set[int] = set()
         self._vectors: VectorIndex | None = None
@@ -167,7 +168,14 @@ class SemanticRetriever(EmbedPass):
         if not self._pending and self._vectors is not None:
             self._vectors.settle()
 
-    def _load_saved(self, chunks: Sequence[Chunk], saved: Path, stamp: str) -> bool:
+    def _own_chunks(self) -> dict[int, Chunk]:
+        """The chunks held, as this retriever's own dict (a mapping it was given is copied at its first
+        change; caller holds the lock)."""
+        if not isinstance(self._chunks, dict):
+            self._chunks = dict(self._chunks)
+        return self._chunks
+
+    def _load_saved(self, chunks: Mapping[int, Chunk], saved: Path, stamp: str) -> bool:
         """Map the vectors saved for this index revision and this cache state (False: use the cache):
         copy-on-write, so a search reads only the rows it scores and a change stays in memory."""
         state = open_keyed(saved.parent, f"{saved.name}-", self._stamp(stamp), STATE_ARRAYS, private=True)
@@ -175,7 +183,9 @@ class SemanticRetriever(EmbedPass):
             return False
         state["centered_at"] = np.array(int(state["centered_at"][0]))
         ids = state["ids"]
-        wanted = np.fromiter((c.id for c in chunks), dtype=np.int64, count=len(chunks))
+        ids_of = getattr(chunks, "ids", None)  # (a saved table names its ids without making chunks)
+        wanted = ids_of if isinstance(ids_of, np.ndarray) else \
+            np.fromiter(chunks, dtype=np.int64, count=len(chunks))
         keep = np.isin(ids, wanted)
         if keep.any():
             dims = int(state["vectors"].shape[1]) if state["vectors"].ndim == 2 else 0
@@ -205,15 +215,17 @@ class SemanticRetriever(EmbedPass):
 
     # ----- Retriever ---------------------------------------------------------------------------
 
-    def index(self, chunks: Sequence[Chunk], *, embed: bool = True, progress: Progress | None = None,
-              saved: Path | None = None, stamp: str = "") -> None:
-        """Hold exactly `chunks`: cached vectors are loaded, the rest embedded (unless `embed=False`).
-        With `saved`, vectors that `save()` wrote there under the same `stamp` are read in one go."""
+    def index(self, chunks: Sequence[Chunk] | Mapping[int, Chunk], *, embed: bool = True,
+              progress: Progress | None = None, saved: Path | None = None, stamp: str = "") -> None:
+        """Hold exactly `chunks` (a list, or a mapping by id: held as it is until a change, so a saved
+        table's chunks are made only as they are read): cached vectors are loaded, the rest embedded
+        (unless `embed=False`). With `saved`, vectors that `save()` wrote there under the same `stamp`
+        are read in one go."""
         with self._lock:
-            self._chunks = {c.id: c for c in chunks}
+            self._chunks = by_id(chunks)
             self._keys, self._pending, self._vectors = {}, set(), None
-            if saved is None or not self._load_saved(chunks, saved, stamp):
-                self._load_cached(chunks)
+            if saved is None or not self._load_saved(self._chunks, saved, stamp):
+                self._load_cached(list(self._chunks.values()))
                 self._settle()
         if embed:
             self.embed_pending(progress)
@@ -222,7 +234,7 @@ class SemanticRetriever(EmbedPass):
                progress: Progress | None = None) -> None:
         with self._lock:
             self._drop(list(removed_ids) + [c.id for c in added])
-            self._chunks.update((c.id, c) for c in added)
+            self._own_chunks().update((c.id, c) for c in added)
             self._load_cached(added)
             self._settle()
         if embed:
@@ -234,8 +246,9 @@ class SemanticRetriever(EmbedPass):
             self._settle()
 
     def _drop(self, ids: Sequence[int]) -> None:
+        own = self._own_chunks()
         for i in ids:
-            self._chunks.pop(i, None)
+            own.pop(i, None)
             self._keys.pop(i, None)
             self._pending.discard(i)
         if self._vectors is not None:

@@ -21,7 +21,7 @@ alone.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -94,8 +94,8 @@ class TieredSemantic:
         return self.fast.embedded()
 
     # -- keeping both tiers in step with the store -------------------------------------------------
-    def index(self, chunks: Sequence[Chunk], *, embed: bool = True, progress: Progress | None = None,
-              saved: Path | None = None, stamp: str = "") -> None:
+    def index(self, chunks: Sequence[Chunk] | Mapping[int, Chunk], *, embed: bool = True,
+              progress: Progress | None = None, saved: Path | None = None, stamp: str = "") -> None:
         """Both tiers hold `chunks`; with `saved` (a folder), vectors `save()` wrote there are read."""
         self.fast.index(chunks, embed=embed, progress=progress, stamp=stamp,
                         saved=saved / "vectors-main" if saved else None)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import tantivy
 
+from indexing.chunk_table import by_id
 from indexing.integrity import is_disk_full
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError, TextDetail
@@ -68,7 +69,7 @@ class TextRetriever:
         self._read_text = read_text
         self._dir = Path(index_dir) / "tantivy"
         self._lock = threading.RLock()
-        self._chunks: dict[int, Chunk] = {}
+        self._chunks: Mapping[int, Chunk] = {}
         self._analyzers = analyzers()
         self._schema = schema()
         self._writer: tantivy.IndexWriter | None = None
@@ -207,23 +208,24 @@ class TextRetriever:
             return
         self._index.reload()
 
-    def index(self, chunks: Sequence[Chunk], owner: str = "") -> None:
+    def index(self, chunks: Sequence[Chunk] | Mapping[int, Chunk], owner: str = "") -> None:
         """Make the index hold exactly `chunks`, re-adding only those that differ from what is on disk
         (a folder whose marker names another index than `owner` is wiped first)."""
         with self._lock:
             if foreign(read_marker(self._dir), owner):
                 log.warning("the text index at %s belongs to another index; rebuilding it", self._dir)
                 self._wipe()
-            self._chunks = {c.id: c for c in chunks}
+            self._chunks = by_id(chunks)
             self._index.reload()  # see what other processes committed
             held = self._fingerprints()
             stale = [i for i, fps in held.items() if len(fps) != 1 or i not in self._chunks]
-            fps = {c.id: fingerprint(c) for c in chunks}
-            add = [c for c in chunks if held.get(c.id) != [fps[c.id]]]
+            every = list(self._chunks.values())
+            fps = {c.id: fingerprint(c) for c in every}
+            add = [c for c in every if held.get(c.id) != [fps[c.id]]]
             self._write(stale, add, fps)
             self._reset = False
 
-    def adopt(self, chunks: Sequence[Chunk], owner: str = "", synced: str = "") -> None:
+    def adopt(self, chunks: Sequence[Chunk] | Mapping[int, Chunk], owner: str = "", synced: str = "") -> None:
         """Hold `chunks` without reading the index's documents (the caller knows it was written for
         exactly these: the engine records the store revision each successful sync reached). An index
         this process found missing, of an older layout or broken, or whose marker does not say it is
@@ -232,7 +234,7 @@ class TextRetriever:
             self.index(chunks, owner)
             return
         with self._lock:
-            self._chunks = {c.id: c for c in chunks}
+            self._chunks = by_id(chunks)  # (a saved table is held as it is: update() copies it)
 
     def update(self, added: Sequence[Chunk], removed_ids: Sequence[int]) -> None:
         """Add new or changed chunks and drop removed ones; one commit."""

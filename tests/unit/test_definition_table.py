@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexing.definition_table import DefinitionTable, Positions, definition_columns
+from indexing.columns import Positions
+from indexing.definition_table import DefinitionTable, definition_columns
 from indexing.records import Definition
 
 DEFS = [
@@ -72,3 +73,10 @@ def test_columns_that_do_not_fit_are_refused() -> None:
     with pytest.raises(ValueError):
         DefinitionTable(ids, {**arrays, "def_string_offsets": arrays["def_string_offsets"][:-1]})
     assert len(DefinitionTable(np.zeros(0, dtype=np.int64), definition_columns([]))) == 0
+
+
+def test_the_definitions_around_a_line_are_the_files_that_hold_it() -> None:
+    table = table_of(DEFS)
+    assert [d.id for d in table.around("src/sessions.py", 33)] == [3, 9]
+    assert [d.id for d in table.around("src/sessions.py", 1)] == [20] and table.around("x.py", 1) == []
+    assert table.around("src/sessions.py", 95) == []

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from indexing.chunk_table import ChunkTable
 from indexing.definition_table import DefinitionTable
 from retrievers.engine.request import SearchRequest
 from retrievers.engine.search_engine import SearchEngine
@@ -90,10 +91,12 @@ def test_a_warm_engine_reads_what_an_earlier_one_derived_instead_of_building_it(
             answers.append([[(r["path"], r["line"], r["score"], r.get("symbol"))
                              for r in engine.search(request).to_json()["results"]] for request in asked])
             by_id = getattr(engine.call_graph(), "definition_map", None)  # (a saved graph's)
-            tables.append(by_id is not None and isinstance(by_id(), DefinitionTable))
+            snap = engine._view[0] if engine._view else None
+            tables.append(by_id is not None and isinstance(by_id(), DefinitionTable)
+                          and isinstance(getattr(snap, "chunks", None), ChunkTable))
     assert dict(builds) == {name: 1 for name in BUILDERS}  # the first engine's builds only
     assert answers[0] == answers[1] and all(answers[0])
-    assert tables == [False, True]  # the second engine's definitions: the saved columns
+    assert tables == [False, True]  # the second engine's chunks and definitions: the saved columns
     (root / "extra.py").write_text("def extra_helper():\n    return 1\n")
     with opened(root, tmp_path / "index") as (_, engine):
         engine.refresh()

@@ -1,0 +1,106 @@
+"""Records as columns: the pieces `indexing.definition_table` and `indexing.chunk_table` are made of.
+
+A warm process on a large tree reads a few hundred of its tens of thousands of chunks and definitions;
+holding each as an object cost tens of MiB and tens of ms before the first answer. Saved as columns
+(`.npy`, read with `allow_pickle=False` and memory-mapped), a record is made from its row only when
+asked for:
+- `StringCodes` gives each distinct string one code (in order of first use; -1 stands for None), and
+  `saved()` the table of them as one UTF-8 blob and its offsets;
+- `Strings` decodes a code once and keeps the text, so records share one string per value;
+- `Positions` maps an id to its row: a binary search over ids in increasing order (the store's order),
+  else a dict;
+- `RowsByCode` finds the rows of one code of a column (a file's rows, by its path's code).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+__all__ = ["Positions", "RowsByCode", "StringCodes", "Strings"]
+
+
+class StringCodes:
+    """One code per distinct string, in order of first use (`code`); -1 for None."""
+
+    def __init__(self) -> None:
+        self._codes: dict[str, int] = {}
+        self._texts: list[str] = []
+
+    def code(self, text: str | None) -> int:
+        if text is None:
+            return -1
+        found = self._codes.get(text)
+        if found is None:
+            found = self._codes[text] = len(self._texts)
+            self._texts.append(text)
+        return found
+
+    def saved(self, prefix: str) -> dict[str, np.ndarray]:
+        """The strings as `<prefix>strings` (UTF-8 bytes, one after another) and `<prefix>string_offsets`."""
+        encoded = [t.encode("utf-8", "surrogatepass") for t in self._texts]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in encoded], out=offsets[1:])
+        return {f"{prefix}strings": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+                f"{prefix}string_offsets": offsets}
+
+
+class Strings:
+    """The strings `StringCodes.saved` wrote, each decoded when first asked for and kept."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray], prefix: str, codes: np.ndarray) -> None:
+        """`codes`: the code columns that name these strings (ValueError when one names none)."""
+        # (plain views of mapped arrays: a memmap's own indexing costs several times a view's)
+        self._blob = np.asarray(arrays[f"{prefix}strings"])
+        self._offsets = np.asarray(arrays[f"{prefix}string_offsets"])
+        offsets = self._offsets
+        if offsets.ndim != 1 or len(offsets) == 0 or int(offsets[-1]) != len(self._blob) or \
+                (codes.size and (int(codes.max()) >= len(offsets) - 1 or int(codes.min()) < -1)):
+            raise ValueError("saved string columns do not fit together")
+        self._texts: dict[int, str] = {}
+
+    def __call__(self, code: int) -> str:
+        text = self._texts.get(code)
+        if text is None:
+            start, stop = self._offsets[code:code + 2].tolist()
+            text = self._texts[code] = self._blob[start:stop].tobytes().decode("utf-8", "surrogatepass")
+        return text
+
+
+class Positions:
+    """Id -> row: a binary search over ids in increasing order, else a dict."""
+
+    def __init__(self, ids: np.ndarray) -> None:
+        self.ids = ids = np.asarray(ids)
+        ordered = len(ids) < 2 or bool(np.all(ids[1:] > ids[:-1]))
+        self._table = None if ordered else {i: k for k, i in enumerate(ids.tolist())}
+
+    def get(self, record_id: int) -> int | None:
+        if self._table is not None:
+            return self._table.get(record_id)
+        k = int(np.searchsorted(self.ids, record_id))
+        return k if k < len(self.ids) and int(self.ids[k]) == record_id else None
+
+    def __contains__(self, record_id: object) -> bool:
+        return isinstance(record_id, (int, np.integer)) and self.get(int(record_id)) is not None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+class RowsByCode:
+    """The rows of each code of one column, in row order (worked out on first use)."""
+
+    def __init__(self, column: np.ndarray) -> None:
+        order = np.argsort(column, kind="stable")
+        ordered = column[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(order) else order
+        stops = np.r_[starts[1:], len(order)] if len(order) else order
+        self._order = order
+        self.spans = {int(ordered[a]): (int(a), int(b)) for a, b in zip(starts.tolist(), stops.tolist(),
+                                                                         strict=True)}
+
+    def rows(self, code: int) -> list[int]:
+        span = self.spans.get(code)
+        return self._order[span[0]:span[1]].tolist() if span is not None else []  # type: ignore[no-any-return]
