@@ -15,14 +15,13 @@ key beside the index (`indexing.array_folder`: `.npy` read with `allow_pickle=Fa
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from indexing.array_folder import open_keyed, save_keyed
-from indexing.columns import Positions, RowsByCode, StringCodes, Strings
+from indexing.columns import RecordTable, StringCodes, Strings
 from indexing.records import Chunk
 
 __all__ = ["ChunkTable", "by_id", "chunk_columns", "open_chunk_table", "save_chunk_table"]
@@ -71,38 +70,23 @@ def by_id(chunks: Sequence[Chunk] | Mapping[int, Chunk]) -> Mapping[int, Chunk]:
     return dict(chunks) if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
 
 
-class ChunkTable(Mapping[int, Chunk]):
+class ChunkTable(RecordTable[Chunk]):
     """Chunks by id over saved columns (module docstring)."""
 
     def __init__(self, arrays: Mapping[str, np.ndarray]) -> None:
         ids, numbers, codes = (np.asarray(arrays[name]) for name in ("ids", "numbers", "codes"))
         if ids.ndim != 1 or numbers.shape != (len(ids), 4) or codes.shape != (len(ids), len(STRINGS)):
             raise ValueError("the saved chunk columns do not fit together")
-        self._text = Strings(arrays, "", codes)
-        self.positions = Positions(ids)
-        self.ids = ids
-        self._numbers, self._codes = numbers, codes
-        self._made: dict[int, Chunk] = {}  # row -> its chunk, made once
+        super().__init__(ids, numbers, codes, Strings(arrays, "", codes), _PATH)
         self._labels: dict[int, tuple[str, ...]] = {}  # labels code -> the tuple, made once
-        self._files: tuple[RowsByCode, dict[str, int]] | None = None  # rows by path code, path -> code
-        self._lock = threading.Lock()
 
-    def at(self, row: int) -> Chunk:
-        """The chunk of row `row` (0 <= row < len)."""
-        made = self._made.get(row)
-        if made is not None:
-            return made
-        with self._lock:
-            made = self._made.get(row)
-            if made is None:
-                start_line, end_line, start_byte, end_byte = self._numbers[row].tolist()
-                path, language, kind, symbol, labels, digest, header = self._codes[row].tolist()
-                text = self._text
-                made = self._made[row] = Chunk(
-                    text(path), None if language < 0 else text(language), start_line, end_line, start_byte,
-                    end_byte, text(kind), None if symbol < 0 else text(symbol), self._labels_of(labels),
-                    text(digest), text(header), int(self.ids[row]))
-        return made
+    def _make(self, row: int) -> Chunk:
+        start_line, end_line, start_byte, end_byte = self._numbers[row].tolist()
+        path, language, kind, symbol, labels, digest, header = self._codes[row].tolist()
+        text = self._text
+        return Chunk(text(path), None if language < 0 else text(language), start_line, end_line, start_byte,
+                     end_byte, text(kind), None if symbol < 0 else text(symbol), self._labels_of(labels),
+                     text(digest), text(header), int(self.ids[row]))
 
     def _labels_of(self, code: int) -> tuple[str, ...]:
         labels = self._labels.get(code)
@@ -111,43 +95,10 @@ class ChunkTable(Mapping[int, Chunk]):
             labels = self._labels[code] = tuple(joined.split(",")) if joined else ()
         return labels
 
-    def __getitem__(self, chunk_id: int) -> Chunk:
-        row = self.positions.get(chunk_id) if isinstance(chunk_id, (int, np.integer)) else None
-        if row is None:
-            raise KeyError(chunk_id)
-        return self.at(row)
-
-    def __contains__(self, chunk_id: object) -> bool:
-        return chunk_id in self.positions
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.ids.tolist())
-
-    def __len__(self) -> int:
-        return len(self.positions)
-
-    def _by_file(self) -> tuple[RowsByCode, dict[str, int]]:
-        files = self._files
-        if files is None:
-            with self._lock:
-                rows = RowsByCode(self._codes[:, _PATH])
-                files = self._files = (rows, {self._text(code): code for code in rows.spans})
-        return files
-
     def paths(self) -> list[str]:
         """The files that have chunks, in order of their first chunk."""
         rows, codes = self._by_file()
         return sorted(codes, key=lambda path: rows.rows(codes[path])[0])
-
-    def file_rows(self, path: str) -> list[int]:
-        """The rows of `path`'s chunks, in row order (empty for a path that has none)."""
-        rows, codes = self._by_file()
-        code = codes.get(path)
-        return rows.rows(code) if code is not None else []
-
-    def in_file(self, path: str) -> list[Chunk]:
-        """The chunks of `path`, in row order (empty for a path that has none)."""
-        return [self.at(row) for row in self.file_rows(path)]
 
     def lines(self, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """(start lines, end lines) of `rows`, read from the columns (no chunk is made)."""

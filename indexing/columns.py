@@ -9,16 +9,22 @@ asked for:
 - `Strings` decodes a code once and keeps the text, so records share one string per value;
 - `Positions` maps an id to its row: a binary search over ids in increasing order (the store's order),
   else a dict;
-- `RowsByCode` finds the rows of one code of a column (a file's rows, by its path's code).
+- `RowsByCode` finds the rows of one code of a column (a file's rows, by its path's code);
+- `RecordTable` is a `Mapping[int, R]` over such columns whose subclass says how a row is made
+  (`_make`): each record is made once and kept, so it is the same object every time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["Positions", "RowsByCode", "StringCodes", "Strings"]
+__all__ = ["Positions", "RecordTable", "RowsByCode", "StringCodes", "Strings"]
+
+R = TypeVar("R")
 
 
 class StringCodes:
@@ -104,3 +110,64 @@ class RowsByCode:
     def rows(self, code: int) -> list[int]:
         span = self.spans.get(code)
         return self._order[span[0]:span[1]].tolist() if span is not None else []  # type: ignore[no-any-return]
+
+
+class RecordTable(Mapping[int, R]):
+    """Records by id over an id column, a numbers array and a string-code array (one code column of it
+    the records' path: `file_rows`, `in_file`); `_make(row)` makes one."""
+
+    def __init__(self, ids: np.ndarray, numbers: np.ndarray, codes: np.ndarray, text: Strings,
+                 path_column: int) -> None:
+        self.positions = Positions(ids)
+        self.ids = self.positions.ids
+        self._numbers, self._codes, self._text, self._path_column = numbers, codes, text, path_column
+        self._made: dict[int, R] = {}  # row -> its record, made once
+        self._files: tuple[RowsByCode, dict[str, int]] | None = None  # rows by path code, path -> code
+        self._lock = threading.Lock()
+
+    def _make(self, row: int) -> R:
+        raise NotImplementedError
+
+    def at(self, row: int) -> R:
+        """The record of row `row` (0 <= row < len)."""
+        made = self._made.get(row, None)
+        if made is not None:
+            return made
+        with self._lock:
+            made = self._made.get(row, None)
+            if made is None:
+                made = self._made[row] = self._make(row)
+        return made
+
+    def __getitem__(self, record_id: int) -> R:
+        row = self.positions.get(record_id) if isinstance(record_id, (int, np.integer)) else None
+        if row is None:
+            raise KeyError(record_id)
+        return self.at(row)
+
+    def __contains__(self, record_id: object) -> bool:
+        return record_id in self.positions
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ids.tolist())
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def _by_file(self) -> tuple[RowsByCode, dict[str, int]]:
+        files = self._files
+        if files is None:
+            with self._lock:
+                rows = RowsByCode(self._codes[:, self._path_column])
+                files = self._files = (rows, {self._text(code): code for code in rows.spans})
+        return files
+
+    def file_rows(self, path: str) -> list[int]:
+        """The rows of `path`'s records, in row order (empty for a path that has none)."""
+        rows, codes = self._by_file()
+        code = codes.get(path)
+        return rows.rows(code) if code is not None else []
+
+    def in_file(self, path: str) -> list[R]:
+        """The records of `path`, in row order."""
+        return [self.at(row) for row in self.file_rows(path)]

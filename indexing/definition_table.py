@@ -16,12 +16,11 @@ definitions without making the others. The column pieces are `indexing.columns`'
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from indexing.columns import Positions, RowsByCode, StringCodes, Strings
+from indexing.columns import RecordTable, StringCodes, Strings
 from indexing.records import Definition
 
 __all__ = ["COLUMNS", "DefinitionTable", "definition_columns"]
@@ -46,74 +45,32 @@ def definition_columns(definitions: Sequence[Definition]) -> dict[str, np.ndarra
     return {"def_numbers": numbers, "def_codes": string_codes, **strings.saved("def_")}
 
 
-class DefinitionTable(Mapping[int, Definition]):
+class DefinitionTable(RecordTable[Definition]):
     """Definitions by id over saved columns (module docstring); `rows()` gives them by position."""
 
     def __init__(self, ids: np.ndarray, arrays: Mapping[str, np.ndarray]) -> None:
         numbers, codes = np.asarray(arrays["def_numbers"]), np.asarray(arrays["def_codes"])
         if numbers.shape != (len(ids), len(NUMBERS)) or codes.shape != (len(ids), len(STRINGS)):
             raise ValueError("the saved definition columns do not fit together")
-        self._text = Strings(arrays, "def_", codes)
-        self.positions = Positions(ids)
-        self._numbers, self._codes = numbers, codes
-        self._made: dict[int, Definition] = {}  # row -> its definition, made once
-        self._files: tuple[RowsByCode, dict[str, int]] | None = None  # rows by path code, path -> code
-        self._lock = threading.Lock()
+        super().__init__(ids, numbers, codes, Strings(arrays, "def_", codes), _PATH)
 
-    def at(self, row: int) -> Definition:
-        """The definition of row `row` (0 <= row < len)."""
-        made = self._made.get(row)
-        if made is not None:
-            return made
-        with self._lock:
-            made = self._made.get(row)
-            if made is None:
-                start_line, end_line, start_byte, end_byte, name_line, column = self._numbers[row].tolist()
-                name, qualified, kind, path, signature, doc, parent, bases = self._codes[row].tolist()
-                text = self._text
-                base_text = text(bases)
-                made = self._made[row] = Definition(
-                    text(name), text(qualified), text(kind), text(path), start_line, end_line, start_byte,
-                    end_byte, name_line, column, text(signature), text(doc),
-                    None if parent < 0 else text(parent), tuple(json.loads(base_text)) if base_text else (),
-                    int(self.positions.ids[row]))
-        return made
+    def _make(self, row: int) -> Definition:
+        start_line, end_line, start_byte, end_byte, name_line, column = self._numbers[row].tolist()
+        name, qualified, kind, path, signature, doc, parent, bases = self._codes[row].tolist()
+        text = self._text
+        base_text = text(bases)
+        return Definition(text(name), text(qualified), text(kind), text(path), start_line, end_line,
+                          start_byte, end_byte, name_line, column, text(signature), text(doc),
+                          None if parent < 0 else text(parent),
+                          tuple(json.loads(base_text)) if base_text else (), int(self.ids[row]))
 
     def rows(self) -> _Rows:
         """The definitions by position (a sequence; each made when first read)."""
         return _Rows(self)
 
-    def __getitem__(self, def_id: int) -> Definition:
-        row = self.positions.get(def_id) if isinstance(def_id, (int, np.integer)) else None
-        if row is None:
-            raise KeyError(def_id)
-        return self.at(row)
-
-    def __contains__(self, def_id: object) -> bool:
-        return def_id in self.positions
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.positions.ids.tolist())
-
-    def __len__(self) -> int:
-        return len(self.positions)
-
-    def _file_rows(self, path: str) -> list[int]:
-        files = self._files
-        if files is None:
-            with self._lock:
-                rows = RowsByCode(self._codes[:, _PATH])
-                files = self._files = (rows, {self._text(code): code for code in rows.spans})
-        code = files[1].get(path)
-        return files[0].rows(code) if code is not None else []
-
-    def in_file(self, path: str) -> list[Definition]:
-        """The definitions of `path`, in row order (empty for a path that has none)."""
-        return [self.at(row) for row in self._file_rows(path)]
-
     def around(self, path: str, line: int) -> list[Definition]:
         """The definitions of `path` whose lines hold `line`, in row order (only those are made)."""
-        rows = self._file_rows(path)
+        rows = self.file_rows(path)
         if not rows:
             return []
         numbers = self._numbers[rows]
@@ -124,7 +81,7 @@ class DefinitionTable(Mapping[int, Definition]):
         """The definition of `path` with this qualified name (of several, the first by start line, then
         the last in row order: what a dict filled in descending start-line order keeps); only the
         matching ones are made."""
-        rows = self._file_rows(path)
+        rows = self.file_rows(path)
         found = [self.at(row) for row in rows if self._text(int(self._codes[row, _QUALIFIED])) == qualified]
         if not found:
             return None
