@@ -98,7 +98,7 @@ class ChunkTable(RecordTable[Chunk]):
     def paths(self) -> list[str]:
         """The files that have chunks, in order of their first chunk."""
         rows, codes = self._by_file()
-        return sorted(codes, key=lambda path: rows.rows(codes[path])[0])
+        return sorted(codes, key=lambda path: rows.first(codes[path]))
 
     def lines(self, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """(start lines, end lines) of `rows`, read from the columns (no chunk is made)."""

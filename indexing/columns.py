@@ -107,6 +107,10 @@ class RowsByCode:
         self.spans = {int(ordered[a]): (int(a), int(b)) for a, b in zip(starts.tolist(), stops.tolist(),
                                                                          strict=True)}
 
+    def first(self, code: int) -> int:
+        """The first row of `code` (which must be a code of the column)."""
+        return int(self._order[self.spans[code][0]])
+
     def rows(self, code: int) -> list[int]:
         span = self.spans.get(code)
         return self._order[span[0]:span[1]].tolist() if span is not None else []  # type: ignore[no-any-return]

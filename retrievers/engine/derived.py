@@ -37,7 +37,7 @@ def load_or_build(index_dir: Path, snapshot: Any, structural: StructuralRetrieve
     code = code_fingerprint(structural_module, tokenize, copies, records, name_table)
     tables_key = f"{key}:{code}" if key is not None else None
     if tables_key is None or not structural.import_state(cache.load("structural", tables_key) or {}):
-        structural.index(list(chunks.values()) if isinstance(chunks, Mapping) else chunks)
+        structural.index(chunks)  # (built from the definitions: a chunk table's chunks are not made)
         if tables_key is not None:
             cache.save("structural", tables_key, structural.export_state())
     if key is not None:

@@ -15,7 +15,7 @@ The index is rebuilt from `definitions_provider()` on `index` and lazily after `
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -111,7 +111,8 @@ class StructuralRetriever:
 
     # -- Retriever interface ---------------------------------------------------------------------------
 
-    def index(self, chunks: Sequence[Chunk]) -> None:
+    def index(self, chunks: Sequence[Chunk] | Mapping[int, Chunk]) -> None:
+        """Build from the definitions provider (`chunks` is not read: a definition names its chunk)."""
         self._build(self._provider())
 
     def update(self, added: Sequence[Chunk], removed_ids: Sequence[int]) -> None:
