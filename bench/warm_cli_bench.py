@@ -32,6 +32,7 @@ from bench.corpora import fetch_sdist  # noqa: E402
 TREES = {"django": ("Django", "5.1.4", "django"), "django-sdist": ("Django", "5.1.4", ""),
          "requests": ("requests", "2.32.3", "")}
 CALLS = (["graph", "get_or_create", "--callers"], ["graph", "get_or_create", "--impact", "2"],
+         ["graph", "get_or_create", "--callees"], ["graph", "QuerySet.filter", "--callees", "--json"],
          ["search", "QuerySet.filter", "--no-server", "--json"],
          ["search", "who calls get_or_create", "--no-server", "--json"],
          ["search", "what breaks if I change get_or_create", "--no-server", "--json"],

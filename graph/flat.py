@@ -13,8 +13,9 @@ The folder is written under a temporary name and renamed whole, so a reader neve
 
 `SavedCallGraph` answers those four from the arrays and the definitions (saved apart as a signed
 pickle by `retrievers.engine.graph_state`, read when first needed), a definition's callers and
-subclasses from its shard (`graph.caller_shards`), and loads the whole graph on first use of anything
-else (call sites out of a definition, re-exports, the networkx view), after which it is that graph.
+subclasses and its calls out (sites and evidence) from its shard (`graph.caller_shards`), and loads
+the whole graph on first use of anything else (re-exports, the networkx view), after which it is that
+graph.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from graph.caller_shards import CallerEntry, shard_of
+from graph.caller_shards import EMPTY, CallerEntry, shard_of
 from graph.callgraph import CallGraph
 from graph.modules import ModuleIndex
 from graph.symbol_index import CONFIDENT, EVIDENCE_RANK
@@ -322,7 +323,8 @@ class SavedCallGraph(CallGraph):
             shard = flat["shards"][index]
         if shard is None:
             return None
-        return shard.get(def_id, ([], []))  # type: ignore[no-any-return]
+        entry = shard.get(def_id, EMPTY)
+        return entry if isinstance(entry, tuple) and len(entry) == len(EMPTY) else None
 
     def incoming_sites(self, def_id: int) -> list[tuple[CallSite, int | None, str]]:
         entry = self._callers_entry(def_id)
@@ -331,6 +333,18 @@ class SavedCallGraph(CallGraph):
     def subclasses(self, def_id: int) -> list[int]:
         entry = self._callers_entry(def_id)
         return list(entry[1]) if entry is not None else super().subclasses(def_id)
+
+    def outgoing_calls(self, def_id: int, confident: bool = False) -> list[tuple[int, list[CallSite]]]:
+        entry = self._callers_entry(def_id)
+        if entry is None:
+            return super().outgoing_calls(def_id, confident)
+        return [(callee, list(sites)) for callee, sites, _, sure in entry[2] if sure or not confident]
+
+    def edge_evidence(self, caller: int, callee: int) -> str | None:
+        entry = self._callers_entry(caller)
+        if entry is None:
+            return super().edge_evidence(caller, callee)
+        return next((evidence for other, _, evidence, _ in entry[2] if other == callee), None)
 
     def caller_ids(self, def_id: int, confident: bool = False) -> list[int]:
         """From the neighbour lists (the callers there are the graph's: the same set on all 42,673

@@ -155,7 +155,16 @@ def test_a_warm_graph_opens_from_its_flat_arrays(tree: Path, tmp_path: Path,
             assert opened.subclasses(i) == built.subclasses(i)
             assert [opened.call_weight(c, i) for _, c in built.callers(i) if c is not None] == \
                 [built.call_weight(c, i) for _, c in built.callers(i) if c is not None]
+        for i in ids:  # and the calls out of it, with each edge's evidence and weight
+            assert opened.outgoing_calls(i) == built.outgoing_calls(i)
+            assert opened.outgoing_calls(i, confident=True) == built.outgoing_calls(i, confident=True)
+            assert opened.callees(i) == built.callees(i)
+            others = [*ids, -1]
+            assert [opened.edge_evidence(i, c) for c in others] == [built.edge_evidence(i, c) for c in others]
+            assert [opened.call_weight(i, c) for c in built.callees(i)] == \
+                [built.call_weight(i, c) for c in built.callees(i)]
         assert any(opened.callers_marked(i) for i in ids) and any(opened.subclasses(i) for i in ids)
+        assert any(opened.outgoing_calls(i) for i in ids)
         assert [sorted(opened.caller_ids(i)) for i in ids] == [sorted(built.caller_ids(i)) for i in ids]
         assert [opened.impact(i, 3) for i in ids] == [built.impact(i, 3) for i in ids]
         assert [opened.impact(i, 3, confident=True) for i in ids] == [built.impact(i, 3, True) for i in ids]
