@@ -8,11 +8,15 @@ Per run (a fresh index each run), printed as medians:
   (definition, callers, callees, impact, related);
 - answer size: bytes of the JSON text an agent receives from `search` with the defaults (5 results,
   8 snippet lines) against the same queries asked for the full result schema (`limit` 10,
-  `snippet_lines` 12, `explain`: what `codeseek search --json` prints, less `uri`), and the ratio.
+  `snippet_lines` 12, `explain`: what `codeseek search --json` prints, less `uri`), and the ratio;
+- freshness (issue 29), on a copy of the tree the server watches: the slowest `search` made after
+  `IDLE_S` seconds without a call (when a server without a watcher would start a refresh and wait on
+  it), against the p50 of calls in a row (`idle_extra_ms`: what a call waited), and the seconds from
+  writing a file (a new one, then an edit of an existing one) to a `search` that finds what it added.
 
 `--no-embed` is the default (no model load: the figures are the server's own cost); `--embed` runs
 with the semantic retriever (the cold run then embeds every chunk first).
-Usage: `python bench/mcp_bench.py [--runs 3] [--embed] [--json]`.
+Usage: `python bench/mcp_bench.py [--runs 3] [--embed] [--tree requests|django-sdist] [--json]`.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -38,6 +43,8 @@ SYMBOLS = ["Session.request", "super_len", "rebuild_auth", "prepare_request", "g
            "HTTPAdapter.send", "merge_setting", "to_key_val_list", "PreparedRequest.prepare_body",
            "should_strip_auth"]
 NAV_TOOLS = ("definition", "callers", "callees", "impact", "related")
+IDLE_S = 6.0  # longer than `ServiceOptions.refresh_interval` (5 s)
+PROBES = 3  # idle calls, and changes of each kind
 
 
 async def _session_run(root: Path, index_dir: Path, embed: bool, work: Any) -> Any:
@@ -97,14 +104,69 @@ async def _warm(session: Any, started: float) -> dict[str, Any]:
     return out
 
 
-def run(runs: int, embed: bool) -> dict[str, float]:
-    root = fetch_sdist("requests", "2.32.3")
+def _fresh_work(root: Path) -> Any:
+    """The freshness measurements (module docstring) on `root`, a copy the bench may write to."""
+    async def work(session: Any, started: float) -> dict[str, float]:
+        await _text(session, "search", query=QUERIES[0])
+        in_a_row = []
+        for query in QUERIES[:10]:
+            t = time.perf_counter()
+            await _text(session, "search", query=query)
+            in_a_row.append(time.perf_counter() - t)
+        idle = []
+        for query in QUERIES[:PROBES]:
+            await asyncio.sleep(IDLE_S)
+            t = time.perf_counter()
+            await _text(session, "search", query=query)
+            idle.append(time.perf_counter() - t)
+        existing = max((p for p in root.rglob("*.py") if "test" not in p.name), key=lambda p: p.stat().st_size)
+        new_s, edit_s = [], []
+        for n in range(PROBES):
+            new_s.append(await _visible(session, root / f"codeseek_probe_{n}.py", f"quokka_ledger_{n}", False))
+            edit_s.append(await _visible(session, existing, f"wombat_tally_{n}", True))
+        return {"idle_call_max_ms": 1000 * max(idle),
+                "idle_extra_ms": 1000 * (max(idle) - statistics.median(in_a_row)),
+                "new_file_visible_s": statistics.median(new_s), "edited_file_visible_s": statistics.median(edit_s)}
+    return work
+
+
+async def _visible(session: Any, path: Path, name: str, append: bool, limit_s: float = 30.0) -> float:
+    """Seconds from writing a function `name` into `path` (appended, or as a new file) to a `search`
+    for it that answers with that function (`path`, its `def` line in the snippet); `limit_s` when
+    none does by then."""
+    text = f"\n\ndef {name}(count):\n    return count + 1\n"
+    started = time.perf_counter()
+    if append:
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        path.write_text(text.lstrip(), encoding="utf-8")
+    while time.perf_counter() - started < limit_s:
+        answer = json.loads(await _text(session, "search", query=name, limit=3))
+        if any(r["path"].endswith(path.name) and f"def {name}(" in r.get("snippet", "")
+               for r in answer.get("results", ())):
+            return time.perf_counter() - started
+        await asyncio.sleep(0.05)
+    return limit_s
+
+
+TREES = {"requests": ("requests", "2.32.3"), "django-sdist": ("Django", "5.1.4")}
+
+
+def run(runs: int, embed: bool, tree: str = "requests") -> dict[str, float]:
+    """Medians over `runs`; on a `tree` other than requests (whose queries and symbols the latency
+    part asks) the cold start and the freshness part only."""
+    root = fetch_sdist(*TREES[tree])
     rows = []
     for _ in range(runs):
         with tempfile.TemporaryDirectory(prefix="codeseek-mcp-bench-") as tmp:
             index_dir = Path(tmp) / "index"
             row = asyncio.run(_session_run(root, index_dir, embed, _cold))
-            row.update(asyncio.run(_session_run(root, index_dir, embed, _warm)))
+            if tree == "requests":
+                row.update(asyncio.run(_session_run(root, index_dir, embed, _warm)))
+            copy = Path(tmp) / "tree"
+            shutil.copytree(root, copy, symlinks=True)
+            row.update(asyncio.run(_session_run(copy, Path(tmp) / "index-copy", embed, _fresh_work(copy))))
             rows.append(row)
     return {key: statistics.median(r[key] for r in rows) for key in rows[0]}
 
@@ -114,12 +176,13 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--embed", action="store_true", help="with the semantic retriever (loads the model)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--tree", choices=sorted(TREES), default="requests")
     args = parser.parse_args()
-    medians = run(args.runs, args.embed)
+    medians = run(args.runs, args.embed, args.tree)
     if args.json:
         print(json.dumps(medians, indent=2))
         return 0
-    print(f"codeseek mcp on requests 2.32.3, {'with' if args.embed else 'without'} embeddings, "
+    print(f"codeseek mcp on {' '.join(TREES[args.tree])}, {'with' if args.embed else 'without'} embeddings, "
           f"medians of {args.runs} run(s)")
     for key, value in medians.items():
         print(f"  {key:<26} {value:10.3f}")

@@ -86,7 +86,9 @@ class McpService:
         self.keeper = IndexKeeper.open(
             root, WorkspaceOptions(index_dir=self.options.index_dir, index_base=self.options.index_base,
                                    parse_workers=None),
-            EngineOptions(model=self.options.model, embeddings=self.options.embeddings),
+            # (as the language server: a restart loads what the first refresh saved; saving the
+            # derived state again on every change cost a refresh on the Django sdist ~5 s)
+            EngineOptions(model=self.options.model, embeddings=self.options.embeddings, persist_once=True),
             KeeperOptions(transformer_background=self.options.transformer_background,
                           after_work=release_memory,  # collect, trim and freeze what a refresh left
                           low_priority=lower_priority))
