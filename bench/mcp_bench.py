@@ -119,10 +119,12 @@ def _fresh_work(root: Path) -> Any:
             t = time.perf_counter()
             await _text(session, "search", query=query)
             idle.append(time.perf_counter() - t)
-        existing = max((p for p in root.rglob("*.py") if "test" not in p.name), key=lambda p: p.stat().st_size)
+        sources = (p for p in root.rglob("*.py") if "test" not in str(p.relative_to(root)))
+        existing = max(sources, key=lambda p: p.stat().st_size)  # (the longest file to edit)
         new_s, edit_s = [], []
         for n in range(PROBES):
-            new_s.append(await _visible(session, root / f"codeseek_probe_{n}.py", f"quokka_ledger_{n}", False))
+            new_file = root / f"codeseek_probe_{n}.py"
+            new_s.append(await _visible(session, new_file, f"quokka_ledger_{n}", False))
             edit_s.append(await _visible(session, existing, f"wombat_tally_{n}", True))
         return {"idle_call_max_ms": 1000 * max(idle),
                 "idle_extra_ms": 1000 * (max(idle) - statistics.median(in_a_row)),
