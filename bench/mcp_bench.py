@@ -128,7 +128,8 @@ def _fresh_work(root: Path) -> Any:
             edit_s.append(await _visible(session, existing, f"wombat_tally_{n}", True))
         return {"idle_call_max_ms": 1000 * max(idle),
                 "idle_extra_ms": 1000 * (max(idle) - statistics.median(in_a_row)),
-                "new_file_visible_s": statistics.median(new_s), "edited_file_visible_s": statistics.median(edit_s)}
+                "new_file_visible_s": statistics.median(new_s),
+                "edited_file_visible_s": statistics.median(edit_s)}
     return work
 
 
