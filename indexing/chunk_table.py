@@ -15,6 +15,7 @@ key beside the index (`indexing.array_folder`: `.npy` read with `allow_pickle=Fa
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -46,9 +47,17 @@ def chunk_columns(chunks: Sequence[Chunk]) -> dict[str, np.ndarray]:
             **strings.saved("")}
 
 
+RETIRED = "chunks.pickle"  # what these columns replaced (an index written before 2026-12-02 has it)
+
+
 def save_chunk_table(derived: Path, key: str, chunks: Sequence[Chunk]) -> bool:
-    """Write the columns of `chunks` for `key` into `derived` (the folders of other keys go)."""
-    return save_keyed(derived, PREFIX, key, chunk_columns(chunks))
+    """Write the columns of `chunks` for `key` into `derived` (the folders of other keys go, and the
+    chunk pickle they replaced, which nothing reads)."""
+    saved = save_keyed(derived, PREFIX, key, chunk_columns(chunks))
+    if saved:
+        with contextlib.suppress(OSError):
+            (derived / RETIRED).unlink(missing_ok=True)
+    return saved
 
 
 def open_chunk_table(derived: Path, key: str) -> ChunkTable | None:

@@ -48,6 +48,13 @@ def test_saved_for_a_key_and_opened_only_for_it(tmp_path: Path) -> None:
     assert open_chunk_table(tmp_path, "rev-1") is None and len(open_chunk_table(tmp_path, "rev-2") or ()) == 2
 
 
+def test_saving_removes_the_chunk_pickle_an_older_index_left(tmp_path: Path) -> None:
+    (tmp_path / "chunks.pickle").write_bytes(b"an older version's chunks")
+    (tmp_path / "structural.pickle").write_bytes(b"kept")
+    assert save_chunk_table(tmp_path, "rev-1", CHUNKS)
+    assert not (tmp_path / "chunks.pickle").exists() and (tmp_path / "structural.pickle").exists()
+
+
 def test_columns_that_do_not_fit_are_refused(tmp_path: Path) -> None:
     arrays = chunk_columns(CHUNKS)
     with pytest.raises(ValueError):
