@@ -45,6 +45,7 @@ SYMBOLS = ["Session.request", "super_len", "rebuild_auth", "prepare_request", "g
 NAV_TOOLS = ("definition", "callers", "callees", "impact", "related")
 IDLE_S = 6.0  # longer than `ServiceOptions.refresh_interval` (5 s)
 PROBES = 3  # idle calls, and changes of each kind
+POLL_S = 0.2  # between the searches that look for a change (an agent asks less often: a search costs CPU)
 
 
 async def _session_run(root: Path, index_dir: Path, embed: bool, work: Any) -> Any:
@@ -149,7 +150,7 @@ async def _visible(session: Any, path: Path, name: str, append: bool, limit_s: f
         if any(r["path"].endswith(path.name) and f"def {name}(" in r.get("snippet", "")
                for r in answer.get("results", ())):
             return time.perf_counter() - started
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(POLL_S)
     return limit_s
 
 
