@@ -12,7 +12,8 @@ Per run (a fresh index each run), printed as medians:
 - freshness (issue 29), on a copy of the tree the server watches: the slowest `search` made after
   `IDLE_S` seconds without a call (when a server without a watcher would start a refresh and wait on
   it), against the p50 of calls in a row (`idle_extra_ms`: what a call waited), and the seconds from
-  writing a file (a new one, then an edit of an existing one) to a `search` that finds what it added.
+  writing a file (a new one, then an edit of an existing one) to a `search` that finds what it added,
+  with the p50 and the slowest of the searches asked meanwhile (every `POLL_S`, while it re-indexes).
 
 `--no-embed` is the default (no model load: the figures are the server's own cost); `--embed` runs
 with the semantic retriever (the cold run then embeds every chunk first).
@@ -122,22 +123,25 @@ def _fresh_work(root: Path) -> Any:
             idle.append(time.perf_counter() - t)
         sources = (p for p in root.rglob("*.py") if "test" not in str(p.relative_to(root)))
         existing = max(sources, key=lambda p: p.stat().st_size)  # (the longest file to edit)
-        new_s, edit_s = [], []
+        new_s, edit_s, polls = [], [], []
         for n in range(PROBES):
             new_file = root / f"codeseek_probe_{n}.py"
-            new_s.append(await _visible(session, new_file, f"quokka_ledger_{n}", False))
-            edit_s.append(await _visible(session, existing, f"wombat_tally_{n}", True))
+            new_s.append(await _visible(session, new_file, f"quokka_ledger_{n}", False, polls))
+            edit_s.append(await _visible(session, existing, f"wombat_tally_{n}", True, polls))
         return {"idle_call_max_ms": 1000 * max(idle),
                 "idle_extra_ms": 1000 * (max(idle) - statistics.median(in_a_row)),
+                "search_while_indexing_p50_ms": 1000 * statistics.median(polls),
+                "search_while_indexing_max_ms": 1000 * max(polls),
                 "new_file_visible_s": statistics.median(new_s),
                 "edited_file_visible_s": statistics.median(edit_s)}
     return work
 
 
-async def _visible(session: Any, path: Path, name: str, append: bool, limit_s: float = 30.0) -> float:
+async def _visible(session: Any, path: Path, name: str, append: bool, polls: list[float],
+                   limit_s: float = 30.0) -> float:
     """Seconds from writing a function `name` into `path` (appended, or as a new file) to a `search`
     for it that answers with that function (`path`, its `def` line in the snippet); `limit_s` when
-    none does by then."""
+    none does by then. Each search's seconds go to `polls` (they run while the server re-indexes)."""
     text = f"\n\ndef {name}(count):\n    return count + 1\n"
     started = time.perf_counter()
     if append:
@@ -146,7 +150,9 @@ async def _visible(session: Any, path: Path, name: str, append: bool, limit_s: f
     else:
         path.write_text(text.lstrip(), encoding="utf-8")
     while time.perf_counter() - started < limit_s:
+        asked = time.perf_counter()
         answer = json.loads(await _text(session, "search", query=name, limit=3))
+        polls.append(time.perf_counter() - asked)
         if any(r["path"].endswith(path.name) and f"def {name}(" in r.get("snippet", "")
                for r in answer.get("results", ())):
             return time.perf_counter() - started

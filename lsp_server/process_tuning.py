@@ -2,8 +2,9 @@
 
 - `tune_allocator`: glibc serves big allocations with mmap, so embedding batches' temporaries go back
   to the OS when freed.
-- `release_memory`: collect garbage and trim the heap after a burst of work, then freeze what is left
-  (`gc.freeze`), so the collections a search triggers do not walk the index's millions of objects.
+- `release_memory`: trim the heap after a burst of work and freeze what is left (`gc.freeze`), so the
+  collections a search triggers do not walk the index's millions of objects; every `FULL_EVERY`-th
+  call (the first included) thaws and collects everything first.
 - `lower_priority`: run the indexing thread (Linux: per-thread nice) below the request handlers.
 - `reap_worker_processes`: at the end of a command, stop the fork server the parse and embedding pools
   started, and wait for it, so the process's own accounting (`time`, wait4) includes its workers' CPU.
@@ -34,15 +35,31 @@ def tune_allocator() -> None:
         pass
 
 
-def release_memory() -> None:
+FULL_EVERY = 16  # calls of release_memory per full collection
+
+
+_calls = 0
+_calls_lock = threading.Lock()
+
+
+def release_memory(full: bool | None = None) -> None:
     """Give freed heap back to the OS (glibc): embedding batches leave hundreds of MB of free arenas.
 
     Then the objects still alive (the snapshot, the index tables) move to the permanent generation:
     the full collections that allocation triggers, now and then on a request thread, no longer walk
     them (Django `django/`, 320 warm searches in a loop: the slowest 107 -> 9 ms, the mean 4.7 -> 4.4).
-    Each call thaws them first, so cyclic garbage among objects frozen last time is collected here."""
-    gc.unfreeze()
-    gc.collect()
+    A `full` call (default: the first and every `FULL_EVERY`-th) thaws them and collects first, so
+    cyclic garbage among frozen objects goes too. The others collect nothing: a refresh's old
+    snapshot and graph go by reference counting (none holds itself in a cycle), and a collection
+    walks every object made since the last freeze, i.e. the new snapshot: on the Django sdist it held
+    the GIL 0.84 s after each refresh, stalling every request meanwhile."""
+    global _calls
+    with _calls_lock:
+        _calls += 1
+        due = (_calls - 1) % FULL_EVERY == 0
+    if full if full is not None else due:
+        gc.unfreeze()
+        gc.collect()
     try:
         libc = ctypes.CDLL("libc.so.6")
         libc.malloc_trim(0)

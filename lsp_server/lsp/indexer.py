@@ -77,6 +77,7 @@ class RootIndex:
             transformer=options.transformer,
             transformer_embedder=shared_embedder(options.transformer) if options.transformer else None,
             tier_blend=TierBlend(question_pool=options.question_pool),
+            freeze_after_refresh=True,  # (with release_memory after each job)
             persist_once=True)  # a restart loads what the last process saved; edits stay in memory
         reports = _ProgressReports(sink or NullSink(), on_error)
         self.keeper = IndexKeeper.open(

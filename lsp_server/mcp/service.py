@@ -88,7 +88,8 @@ class McpService:
                                    parse_workers=None),
             # (as the language server: a restart loads what the first refresh saved; saving the
             # derived state again on every change cost a refresh on the Django sdist ~5 s)
-            EngineOptions(model=self.options.model, embeddings=self.options.embeddings, persist_once=True),
+            EngineOptions(model=self.options.model, embeddings=self.options.embeddings, persist_once=True,
+                          freeze_after_refresh=True),
             KeeperOptions(transformer_background=self.options.transformer_background,
                           after_work=release_memory,  # collect, trim and freeze what a refresh left
                           low_priority=lower_priority))

@@ -41,6 +41,11 @@ class EngineOptions:
     # Write those saved structures when the engine closes (`flush_writes`), not before the refresh
     # returns: a one-shot command (`codeseek search`) answers ~1 s sooner on a large tree, then saves.
     write_behind: bool = False
+    # Freeze what a refresh made (`gc.freeze`) before the collector resumes: else the first allocation
+    # after it runs a young collection over every object the refresh made (~0.4 s holding the GIL on
+    # the Django sdist, a stall for every request meanwhile). For servers, whose memory release
+    # (`lsp_server.process_tuning.release_memory`) thaws and collects everything now and then.
+    freeze_after_refresh: bool = False
     embeddings: bool = True  # False: no semantic retriever, the model is never loaded
     # A refresh that embeds starts embedding once the chunks are known, beside the call graph and
     # the text index (retrievers.engine.embedding_phase); False: after them, as the language server does.

@@ -24,6 +24,7 @@ restart), fused searches rank without semantic instead of waiting, and say so in
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -188,6 +189,8 @@ class SearchEngine:
             out.state = self.index_info()["state"]
             if self.options.persist_once:  # later refreshes keep their graphs in memory only
                 self.graphs.persist = False
+            if self.options.freeze_after_refresh:
+                gc.freeze()  # (still inside the pause: EngineOptions.freeze_after_refresh)
             return out
 
     def _save_vectors(self, transformer_only: bool = False) -> None:

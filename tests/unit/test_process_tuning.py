@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from lsp_server.process_tuning import release_memory
+from lsp_server.process_tuning import FULL_EVERY, release_memory
 
 
 class _Cycle:
@@ -13,7 +13,7 @@ class _Cycle:
         self.me = self
 
 
-def test_release_memory_freezes_survivors_and_thaws_them_next_time() -> None:
+def test_release_memory_freezes_survivors_and_a_full_call_thaws_them() -> None:
     try:
         cycle = _Cycle()
         alive = weakref.ref(cycle)
@@ -22,7 +22,23 @@ def test_release_memory_freezes_survivors_and_thaws_them_next_time() -> None:
         del cycle  # cyclic garbage among frozen objects ...
         gc.collect()
         assert alive() is not None  # ... is out of a plain collection's reach ...
-        release_memory()
-        assert alive() is None  # ... and collected by the next call, which thaws first
+        release_memory(full=True)
+        assert alive() is None  # ... and collected by a full call, which thaws first
+    finally:
+        gc.unfreeze()
+
+
+def test_most_calls_only_freeze_and_one_in_sixteen_collects_everything() -> None:
+    try:
+        cycle = _Cycle()
+        alive = weakref.ref(cycle)
+        del cycle  # cyclic garbage ...
+        release_memory(full=False)
+        assert alive() is not None and gc.get_freeze_count() > 0  # ... frozen, not collected ...
+        calls = 0
+        while alive() is not None and calls < FULL_EVERY:
+            release_memory()
+            calls += 1
+        assert alive() is None  # ... until the next full call, at most FULL_EVERY calls away
     finally:
         gc.unfreeze()
