@@ -44,7 +44,7 @@ SYMBOLS = ["Session.request", "super_len", "rebuild_auth", "prepare_request", "g
            "HTTPAdapter.send", "merge_setting", "to_key_val_list", "PreparedRequest.prepare_body",
            "should_strip_auth"]
 NAV_TOOLS = ("definition", "callers", "callees", "impact", "related")
-IDLE_S = 6.0  # longer than `ServiceOptions.refresh_interval` (5 s)
+IDLE_S = 6.0  # longer than `McpOptions.refresh_interval` (5 s)
 PROBES = 3  # idle calls, and changes of each kind
 POLL_S = 0.2  # between the searches that look for a change (an agent asks less often: a search costs CPU)
 
@@ -73,6 +73,14 @@ async def _text(session: Any, tool: str, **arguments: Any) -> str:
     return str(result.content[0].text)
 
 
+async def _timed(session: Any, times: list[float], tool: str, **arguments: Any) -> str:
+    """`_text` of one call, its seconds appended to `times`."""
+    started = time.perf_counter()
+    text = await _text(session, tool, **arguments)
+    times.append(time.perf_counter() - started)
+    return text
+
+
 async def _cold(session: Any, started: float) -> dict[str, float]:
     await _text(session, "search", query=QUERIES[0])
     first_search = time.perf_counter() - started
@@ -86,16 +94,12 @@ async def _warm(session: Any, started: float) -> dict[str, Any]:
     times: dict[str, list[float]] = {tool: [] for tool in ("search", *NAV_TOOLS)}
     small, full = [], []
     for query in QUERIES:
-        t = time.perf_counter()
-        small.append(len((await _text(session, "search", query=query)).encode()))
-        times["search"].append(time.perf_counter() - t)
+        small.append(len((await _timed(session, times["search"], "search", query=query)).encode()))
         full.append(len((await _text(session, "search", query=query, limit=10, snippet_lines=12,
                                      explain=True)).encode()))
     for tool in NAV_TOOLS:
         for symbol in SYMBOLS:
-            t = time.perf_counter()
-            await _text(session, tool, symbol=symbol)
-            times[tool].append(time.perf_counter() - t)
+            await _timed(session, times[tool], tool, symbol=symbol)
     for tool, values in times.items():
         values.sort()
         out[f"{tool}_p50_ms"] = 1000 * statistics.median(values)
@@ -110,17 +114,13 @@ def _fresh_work(root: Path) -> Any:
     """The freshness measurements (module docstring) on `root`, a copy the bench may write to."""
     async def work(session: Any, started: float) -> dict[str, float]:
         await _text(session, "search", query=QUERIES[0])
-        in_a_row = []
+        in_a_row: list[float] = []
         for query in QUERIES[:10]:
-            t = time.perf_counter()
-            await _text(session, "search", query=query)
-            in_a_row.append(time.perf_counter() - t)
-        idle = []
+            await _timed(session, in_a_row, "search", query=query)
+        idle: list[float] = []
         for query in QUERIES[:PROBES]:
             await asyncio.sleep(IDLE_S)
-            t = time.perf_counter()
-            await _text(session, "search", query=query)
-            idle.append(time.perf_counter() - t)
+            await _timed(session, idle, "search", query=query)
         sources = (p for p in root.rglob("*.py") if "test" not in str(p.relative_to(root)))
         existing = max(sources, key=lambda p: p.stat().st_size)  # (the longest file to edit)
         new_s, edit_s, polls = [], [], []
@@ -150,9 +150,7 @@ async def _visible(session: Any, path: Path, name: str, append: bool, polls: lis
     else:
         path.write_text(text.lstrip(), encoding="utf-8")
     while time.perf_counter() - started < limit_s:
-        asked = time.perf_counter()
-        answer = json.loads(await _text(session, "search", query=name, limit=3))
-        polls.append(time.perf_counter() - asked)
+        answer = json.loads(await _timed(session, polls, "search", query=name, limit=3))
         if any(r["path"].endswith(path.name) and f"def {name}(" in r.get("snippet", "")
                for r in answer.get("results", ())):
             return time.perf_counter() - started
