@@ -43,12 +43,13 @@ def load_or_build(index_dir: Path, snapshot: Any, structural: StructuralRetrieve
     if key is not None:
         memo_code = code_fingerprint(copies, contracts, headers, snapshot_module)
         snapshot.keep_memos_in(SavedMemos(cache, f"{key}:{memo_code}"))
-    if key is not None and file_cards:
-        filecards.load_or_build(snapshot, cache, key)
-    elif file_cards:  # (nothing saved: a server's later refreshes. Built before the view is published,
-        # they do not stall the first search on it: ~0.5 s on the Django sdist, the graph's PageRank
-        # with them)
-        filecards.file_cards_of(snapshot)
+    if file_cards:  # before the view is published: no first search on it waits for them (~0.5 s on
+        # the Django sdist, the graph's PageRank with them); saved per revision, else built (a
+        # server's later refreshes save nothing)
+        if key is not None:
+            filecards.load_or_build(snapshot, cache, key)
+        else:
+            filecards.file_cards_of(snapshot)
 
 
 class SavedMemos:
