@@ -174,3 +174,19 @@ def test_a_replaced_snapshot_is_freed_without_the_cyclic_collector(tmp_path: Pat
             assert old_snapshot() is None and old_graph() is None
         finally:
             gc.enable()
+
+
+def test_a_refresh_that_saves_nothing_builds_the_file_cards_before_any_search(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server's later refreshes save nothing: their snapshot's file cards are built by the refresh,
+    so the first search on the new view does not wait for them."""
+    from retrievers.engine.options import EngineOptions
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    builds = _count_builds(monkeypatch)
+    root = copy_sample(tmp_path, "graph_sample")
+    with opened(root, tmp_path / "index", EngineOptions(embeddings=False, persist_graph=False)) as (_, engine):
+        engine.refresh()
+        assert builds["file cards"] == 1
+        engine.search(SearchRequest(query=QUESTIONS["graph_sample"]))
+        assert builds["file cards"] == 1
