@@ -185,7 +185,8 @@ def test_a_refresh_that_saves_nothing_builds_the_file_cards_before_any_search(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     builds = _count_builds(monkeypatch)
     root = copy_sample(tmp_path, "graph_sample")
-    with opened(root, tmp_path / "index", EngineOptions(embeddings=False, persist_graph=False)) as (_, engine):
+    saving_nothing = EngineOptions(embeddings=False, persist_graph=False)
+    with opened(root, tmp_path / "index", saving_nothing) as (_, engine):
         engine.refresh()
         assert builds["file cards"] == 1
         engine.search(SearchRequest(query=QUESTIONS["graph_sample"]))
