@@ -237,3 +237,19 @@ def test_flat_positions_and_ranks_answer_like_dicts_in_either_id_order() -> None
         assert list(ranks) == ids and len(ranks) == 4
         known = {i: v for i, v in ranks.items() if not math.isnan(v)}
         assert known == {ids[0]: 0.5, ids[1]: 1.5, ids[3]: 2.0}
+
+
+def test_a_shard_entry_of_another_shape_loads_the_whole_graph(tree: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shard whose entries are not (incoming sites, subclasses, outgoing calls), as an older layout
+    wrote them, is not read: the whole graph answers, the same as the built one."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with open_ws(tree, tmp_path) as ws:
+        ws.update()
+        built = GraphState(ws, persist=True).build()
+        opened = GraphState(ws, persist=True).build()
+        ids = [d.id for d in built.definitions()]
+        opened.__dict__["_flat"]["load_shard"] = lambda index: {i: ([], []) for i in ids}
+        assert [opened.outgoing_calls(i) for i in ids] == [built.outgoing_calls(i) for i in ids]
+        assert opened.__dict__["_whole"] is not None
+        assert [opened.callers_marked(i) for i in ids] == [built.callers_marked(i) for i in ids]
