@@ -40,7 +40,7 @@ from graph.errors import DuplicateIdError, GraphError, UnknownDefinitionError
 from graph.lookup import resolve_name
 from graph.resolution import Resolver, SymbolIndex
 from graph.storage import Adjacency, DiGraphStorage, NodeData
-from graph.symbol_index import CONFIDENT, EVIDENCE_RANK
+from graph.symbol_index import CONFIDENT, EVIDENCE_RANK, Resolution
 from indexing.records import CallSite, Definition, Import
 
 if TYPE_CHECKING:
@@ -306,8 +306,12 @@ def _module_definition(path: str, node_id: int, defs: Sequence[Definition]) -> D
 
 
 def build_call_graph(definitions: Sequence[Definition], calls: Sequence[CallSite],
-                     imports: Sequence[Import], options: GraphOptions | None = None) -> CallGraph:
-    """Resolve every call site, base class and import, and build the graph (module docstring)."""
+                     imports: Sequence[Import], options: GraphOptions | None = None,
+                     known: Sequence[Resolution | None] | None = None,
+                     resolved: list[Resolution] | None = None) -> CallGraph:
+    """Resolve every call site, base class and import, and build the graph (module docstring).
+    `known[i]`, where not None, is taken as the resolution of `calls[i]` (an incremental build:
+    `graph.incremental`); `resolved`, when given, receives each site's resolution in order."""
     options = options or GraphOptions()
     if options.max_candidates < 1:
         raise GraphError(f"max_candidates must be at least 1, got {options.max_candidates}")
@@ -316,14 +320,15 @@ def build_call_graph(definitions: Sequence[Definition], calls: Sequence[CallSite
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build(definitions, calls, imports, options)
+        return _build(definitions, calls, imports, options, known, resolved)
     finally:
         if was_enabled:
             gc.enable()
 
 
 def _build(definitions: Sequence[Definition], calls: Sequence[CallSite], imports: Sequence[Import],
-           options: GraphOptions) -> CallGraph:
+           options: GraphOptions, known: Sequence[Resolution | None] | None,
+           resolved: list[Resolution] | None) -> CallGraph:
     index = SymbolIndex(definitions, imports, extra_paths=[c.path for c in calls])
     resolver = Resolver(index, options.max_candidates)
     g = DiGraphStorage()
@@ -342,8 +347,14 @@ def _build(definitions: Sequence[Definition], calls: Sequence[CallSite], imports
     edge_evidence: dict[tuple[int, int], str] = {}
     unresolved: list[CallSite] = []
     outcomes: Counter[str] = Counter()
-    for site in calls:
-        res = resolver.resolve_call(site)
+    if known is not None and len(known) != len(calls):
+        raise GraphError(f"{len(known)} known resolutions for {len(calls)} call sites")
+    for i, site in enumerate(calls):
+        res = known[i] if known is not None else None
+        if res is None:
+            res = resolver.resolve_call(site)
+        if resolved is not None:
+            resolved.append(res)
         outcomes[res.status] += 1
         if not res.callees:
             unresolved.append(site)

@@ -26,7 +26,7 @@ NOT_CALLABLE = frozenset({"constant", "field", "property", "enum_member", "enum_
 _BASE_PREFIX = re.compile(r"^(?:(?:public|private|protected|virtual|internal|open|override)\s+)+")
 
 
-@dataclass
+@dataclass(slots=True)
 class Resolution:
     """The outcome for one call site: the caller id (None at module level) and candidate callee ids.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Collection
 from typing import Any
 
 from indexing.records import CallSite, Chunk, Definition, Import
@@ -102,6 +103,31 @@ class RecordReads:
         rows = self._reader.execute("SELECT f.path, i.line, i.module, i.name, i.alias "
                                     "FROM imports i JOIN files f ON f.id = i.file_id ORDER BY i.rowid")
         return [Import(*r) for r in rows]
+
+    def file_stamps(self) -> dict[str, tuple[int, str, int | None]]:
+        """Each file's (row id, content hash, highest definition id): a file whose stamp changed had
+        its records written again (a re-parse writes every definition anew, with new ids)."""
+        rows = self._reader.execute("SELECT f.path, f.id, f.hash, (SELECT max(d.id) FROM definitions d "
+                                    "WHERE d.file_id = f.id) FROM files f")
+        return {path: (fid, digest, top) for path, fid, digest, top in rows}
+
+    def records_for(self, paths: Collection[str]) -> tuple[list[Definition], list[CallSite], list[Import]]:
+        """The definitions, call sites and imports of `paths`, each in the order of `definitions()`,
+        `calls()` and `imports()` (by id / row id), as those would list them."""
+        if not paths:
+            return [], [], []
+        marks = ",".join("?" * len(paths))
+        args = tuple(paths)
+        defs = [self._definition(r) for r in self._reader.execute(
+            self._DEF_SQL + f" WHERE f.path IN ({marks}) ORDER BY d.id", args)]
+        calls = [CallSite(*r) for r in self._reader.execute(
+            "SELECT f.path, c.line, c.col, c.end_col, c.callee, c.receiver, c.caller, c.receiver_type "
+            f"FROM calls c JOIN files f ON f.id = c.file_id WHERE f.path IN ({marks}) ORDER BY c.rowid",
+            args)]
+        imports = [Import(*r) for r in self._reader.execute(
+            "SELECT f.path, i.line, i.module, i.name, i.alias FROM imports i JOIN files f "
+            f"ON f.id = i.file_id WHERE f.path IN ({marks}) ORDER BY i.rowid", args)]
+        return defs, calls, imports
 
     def counts(self) -> dict[str, int]:
         """Row counts: files, chunks, definitions, calls, imports, embeddings."""

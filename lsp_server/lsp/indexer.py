@@ -78,7 +78,8 @@ class RootIndex:
             transformer_embedder=shared_embedder(options.transformer) if options.transformer else None,
             tier_blend=TierBlend(question_pool=options.question_pool),
             freeze_after_refresh=True,  # (with release_memory after each job)
-            persist_once=True)  # a restart loads what the last process saved; edits stay in memory
+            persist_once=True,  # a restart loads what the last process saved; edits stay in memory
+            incremental_graph=True)
         reports = _ProgressReports(sink or NullSink(), on_error)
         self.keeper = IndexKeeper.open(
             root, WorkspaceOptions(index_base=base, scan=scan, parse_workers=None), engine,

@@ -89,7 +89,7 @@ class McpService:
             # (as the language server: a restart loads what the first refresh saved; saving the
             # derived state again on every change cost a refresh on the Django sdist ~5 s)
             EngineOptions(model=self.options.model, embeddings=self.options.embeddings, persist_once=True,
-                          freeze_after_refresh=True),
+                          freeze_after_refresh=True, incremental_graph=True),
             KeeperOptions(transformer_background=self.options.transformer_background,
                           after_work=release_memory,  # collect, trim and freeze what a refresh left
                           low_priority=lower_priority))

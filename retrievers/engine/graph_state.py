@@ -30,6 +30,7 @@ from indexing.workspace import Workspace
 
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
+    from graph.incremental import GraphInputs
     from indexing.records import CallSite
 
 log = logging.getLogger(__name__)
@@ -43,10 +44,12 @@ class GraphState:
     """The call graph of one workspace's index (see the module docstring)."""
 
     def __init__(self, workspace: Workspace, persist: bool = False,
-                 later: list[Callable[[], object]] | None = None) -> None:
+                 later: list[Callable[[], object]] | None = None, incremental: bool = False) -> None:
         self.workspace = workspace
         self.persist = persist
         self.later = later
+        self.incremental = incremental  # keep each build's inputs, so the next one can reuse them
+        self._inputs: GraphInputs | None = None
         self._lock = threading.Lock()
         self._graph: CallGraph | None = None
         self._generation = -1
@@ -72,7 +75,8 @@ class GraphState:
             graph = self._open_saved(cache, key) if key else None
             self.loaded = graph is not None
             if graph is None:
-                graph = self._build_from_store(build_call_graph)
+                graph = self._build_next(build_call_graph) if self.incremental else \
+                    self._build_from_store(build_call_graph)
                 if key:
                     graph.pagerank  # noqa: B018 (computed before saving, so it is saved too)
                     self._save(cache, key, graph)
@@ -164,6 +168,35 @@ class GraphState:
         with store.snapshot():
             definitions, calls, imports = store.definitions(), store.calls(), store.imports()
         return build(definitions, calls, imports)
+
+    def _build_next(self, build: Callable[..., CallGraph]) -> CallGraph:
+        """Build from the store, reusing what the last build here read and resolved where it still
+        holds (`graph.incremental`: only the changed files' records are read, only the call sites
+        they could affect resolved again); the last graph itself when no file changed."""
+        from graph.incremental import GraphInputs
+
+        store, last = self.workspace.store, self._inputs
+        step = None
+        with store.snapshot():
+            stamps = store.file_stamps()
+            changed = last.changed_paths(stamps) if last is not None else None
+            if last is not None and changed is not None:
+                if not changed and self._graph is not None:
+                    return self._graph
+                step = last.next(stamps, changed, store.records_for(changed))
+            if step is None:
+                inputs = GraphInputs(stamps, store.definitions(), store.calls(), store.imports(), [])
+        if step is not None:
+            inputs, known = step
+            log.debug("call graph of %s: %d changed files, %d of %d call sites resolved again",
+                      self.workspace.root, len(changed or ()), known.count(None), len(known))
+        else:
+            known = None
+        self._inputs = None  # (a failed build leaves nothing half made to reuse)
+        graph = build(inputs.definitions, inputs.calls, inputs.imports, known=known,
+                      resolved=inputs.resolutions)
+        self._inputs = inputs
+        return graph
 
     def _load_unresolved(self, cache: SignedCache, key: str) -> list[CallSite]:
         """The saved graph's unresolved call sites (read on first use: only the references fallback

@@ -78,7 +78,8 @@ class SearchEngine:
         self._synced = False
         self._writes = WriteBehind() if self.options.write_behind else None
         later = self._writes.writes if self._writes is not None else None
-        self.graphs = GraphState(workspace, self.options.persist_graph, later)  # the call graph's holder
+        self.graphs = GraphState(workspace, self.options.persist_graph, later,  # the call graph's holder
+                                  self.options.incremental_graph)
         self.text = TextRetriever(workspace.index_dir, workspace.chunk_text)
         self.semantic: TieredSemantic | None = None
         if self.options.embeddings:

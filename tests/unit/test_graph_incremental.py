@@ -1,0 +1,147 @@
+"""Incremental call-graph builds (graph.incremental through GraphState(incremental=True)): after each
+edit of real code the graph equals a whole build's, edge for edge and site for site, and the edits
+that can only be handled whole are built whole; the real parser, store and resolver."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graph.callgraph import CallGraph
+from graph.incremental import MAX_SHARE, MIN_FILES, WHOLE_EVERY, GraphInputs
+from indexing.workspace import Workspace, WorkspaceOptions
+from retrievers.engine.graph_state import GraphState
+
+SAMPLES = Path(__file__).resolve().parents[1] / "workspace"
+
+
+def facts(graph: CallGraph) -> tuple[Any, ...]:
+    """Everything a build decides, by definition id (both builds read the same store, so the ids
+    agree): nodes, every edge with its attributes and sites, each callee's incoming sites, the
+    unresolved sites and the outcome counts."""
+    def site(s: Any) -> tuple[Any, ...]:
+        return (s.path, s.line, s.column, s.callee, s.receiver)
+
+    edges = {(u, v, a.get("type"), a.get("weight"), a.get("evidence"), a.get("inherits"),
+              tuple(map(site, a.get("sites", ()))), len(a.get("imports", ())))
+             for u, nbrs in graph.succ.items() for v, a in nbrs.items()}
+    incoming = {k: [(site(s), c, e) for s, c, e in v] for k, v in graph.incoming_index.items()}
+    nodes = {n: (d["definition"].qualified_name, d["definition"].path, d["definition"].end_line)
+             for n, d in graph.nodes_data.items()}
+    return (nodes, edges, incoming, sorted(map(site, graph.unresolved)), dict(graph.outcomes))
+
+
+@pytest.fixture()
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    shutil.copytree(SAMPLES / "graph_sample", root / "graph_sample")
+    shutil.copytree(SAMPLES / "sample", root / "sample")
+    (root / "base.py").write_text("class Base:\n    def run(self):\n        return 1\n")
+    (root / "sub.py").write_text("from base import Base\n\n\nclass Sub(Base):\n"
+                                 "    def go(self):\n        return self.step()\n")
+    (root / "lib.py").write_text("def target():\n    return 1\n")
+    (root / "reexport.py").write_text("from lib import target as aim\nfrom lib import helper\n"
+                                      "from lib import later as soon\n")
+    (root / "user.py").write_text("from reexport import aim, helper, soon\n\n\ndef use():\n"
+                                  "    return aim() + helper()\n\n\ndef wait():\n    return soon()\n")
+    return root
+
+
+def edit(root: Path, rel: str, change: Callable[[str], str]) -> str:
+    path = root / rel
+    text = path.read_text()
+    new = change(text)
+    assert new != text, f"the edit of {rel} changed nothing"
+    path.write_text(new)
+    return rel
+
+
+def append(text: str) -> Callable[[str], str]:
+    return lambda s: s + text
+
+
+# (name, file, change, built incrementally)
+EDITS: list[tuple[str, str, Callable[[str], str], bool]] = [
+    ("body", "graph_sample/requests/sessions.py", lambda s: s.replace("    return ", "    x = 1\n    return ", 1),
+     True),
+    ("a function another file's import names", "lib.py", append("\n\ndef helper():\n    return target()\n"), True),
+    ("a method a subclass calls on self", "base.py", append("\n    def step(self):\n        return 2\n"), True),
+    ("a function renamed away", "lib.py", lambda s: s.replace("def target", "def other_target"), True),
+    ("an import alias moved", "reexport.py", lambda s: s.replace("as aim", "as aim2\nfrom lib import other_target "
+                                                                 "as aim"), True),
+    ("a JavaScript method", "graph_sample/express/router/layer.js", append(
+        "\nLayer.prototype.extra = function extra() {\n  return this.handle_error();\n};\n"), True),
+    ("a Go function", "sample/cmd/feedping/main.go", append("\nfunc extra() int {\n\treturn 1\n}\n"), True),
+    ("a class's bases", "sub.py", lambda s: s.replace("class Sub(Base)", "class Sub(object)"), False),
+    ("a constructor", "base.py", append("\n    def __init__(self):\n        self.x = 1\n"), False),
+]
+
+
+def test_each_edit_builds_the_graph_a_whole_build_makes(tree: Path, tmp_path: Path) -> None:
+    with Workspace(tree, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
+        ws.update()
+        holder = GraphState(ws, incremental=True)
+        holder.build()
+        for name, rel, change, incremental in EDITS:
+            before = holder._inputs.incremental_builds if holder._inputs else 0
+            ws.update(paths=[edit(tree, rel, change)])
+            graph = holder.build()
+            assert holder._inputs is not None
+            took = holder._inputs.incremental_builds == before + 1
+            assert took == incremental, name
+            assert facts(graph) == facts(GraphState(ws).build()), name
+
+
+def test_new_targets_reached_through_imports_and_bases(tree: Path, tmp_path: Path) -> None:
+    """The shapes a kept resolution could miss: calls that named nothing until the edit, imported
+    through a re-export (`helper`) or under another name (`soon`, `later` in lib.py), and a self-call
+    an edited base class now answers."""
+    with Workspace(tree, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
+        ws.update()
+        holder = GraphState(ws, incremental=True)
+        first = holder.build()
+        assert not first.resolve("helper") and not first.resolve("step")
+        ws.update(paths=[edit(tree, "lib.py", append("\n\ndef helper():\n    return 2\n\n\n"
+                                                     "def later():\n    return 3\n"))])
+        ws.update(paths=[edit(tree, "base.py", append("\n    def step(self):\n        return 2\n"))])
+        graph = holder.build()
+        assert holder._inputs is not None and holder._inputs.incremental_builds == 1
+        (helper,) = graph.resolve("helper")
+        (step,) = graph.resolve("step")
+        (later,) = graph.resolve("later")
+        assert {graph.definition(c).name for _, c in graph.callers(later.id) if c is not None} == {"wait"}
+        assert {graph.definition(c).name for _, c in graph.callers(helper.id) if c is not None} == {"use"}
+        assert {graph.definition(c).name for _, c in graph.callers(step.id) if c is not None} == {"go"}
+
+
+def test_unchanged_index_keeps_the_graph_and_new_files_build_whole(tree: Path, tmp_path: Path) -> None:
+    with Workspace(tree, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
+        ws.update()
+        holder = GraphState(ws, incremental=True)
+        graph = holder.build()
+        (tree / "lib.py").touch()
+        ws.update()
+        assert holder.build() is graph  # no file's records changed
+        (tree / "extra.py").write_text("from lib import target\n\n\ndef more():\n    return target()\n")
+        ws.update()
+        fresh = holder.build()
+        assert holder._inputs is not None and holder._inputs.incremental_builds == 0  # a new file: whole
+        assert facts(fresh) == facts(GraphState(ws).build())
+
+
+def test_which_changes_build_whole() -> None:
+    stamps = {f"f{i}.py": (i, "h", i) for i in range(1000)}
+    last = GraphInputs(stamps, [], [], [], [])
+    limit = int(max(MIN_FILES, MAX_SHARE * len(stamps)))
+    few = {**stamps, **{f"f{i}.py": (i, "new", i) for i in range(limit)}}
+    assert last.changed_paths(few) == sorted(f"f{i}.py" for i in range(limit))
+    assert last.changed_paths({**few, "f999.py": (999, "new", 999)}) is None  # one over the share
+    assert last.changed_paths({**stamps, "new.py": (1000, "h", None)}) is None  # a file added
+    assert last.changed_paths({k: v for k, v in stamps.items() if k != "f1.py"}) is None  # one removed
+    assert last.changed_paths(stamps) == []
+    tired = GraphInputs(stamps, [], [], [], [], incremental_builds=WHOLE_EVERY - 1)
+    assert tired.changed_paths(stamps) is None  # every WHOLE_EVERY-th build is whole
