@@ -66,13 +66,15 @@ def append(text: str) -> Callable[[str], str]:
 
 # (name, file, change, built incrementally)
 EDITS: list[tuple[str, str, Callable[[str], str], bool]] = [
-    ("body", "graph_sample/requests/sessions.py", lambda s: s.replace("    return ", "    x = 1\n    return ", 1),
-     True),
-    ("a function another file's import names", "lib.py", append("\n\ndef helper():\n    return target()\n"), True),
-    ("a method a subclass calls on self", "base.py", append("\n    def step(self):\n        return 2\n"), True),
+    ("body", "graph_sample/requests/sessions.py",
+     lambda s: s.replace("    return ", "    x = 1\n    return ", 1), True),
+    ("a function another file's import names", "lib.py",
+     append("\n\ndef helper():\n    return target()\n"), True),
+    ("a method a subclass calls on self", "base.py",
+     append("\n    def step(self):\n        return 2\n"), True),
     ("a function renamed away", "lib.py", lambda s: s.replace("def target", "def other_target"), True),
-    ("an import alias moved", "reexport.py", lambda s: s.replace("as aim", "as aim2\nfrom lib import other_target "
-                                                                 "as aim"), True),
+    ("an import alias moved", "reexport.py",
+     lambda s: s.replace("as aim", "as aim2\nfrom lib import other_target as aim"), True),
     ("a JavaScript method", "graph_sample/express/router/layer.js", append(
         "\nLayer.prototype.extra = function extra() {\n  return this.handle_error();\n};\n"), True),
     ("a Go function", "sample/cmd/feedping/main.go", append("\nfunc extra() int {\n\treturn 1\n}\n"), True),
