@@ -36,11 +36,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from graph import centrality, positions, traversal
+from graph.call_edges import Reuse, add_call_edges
 from graph.errors import DuplicateIdError, GraphError, UnknownDefinitionError
 from graph.lookup import resolve_name
 from graph.resolution import Resolver, SymbolIndex
 from graph.storage import Adjacency, DiGraphStorage, NodeData
-from graph.symbol_index import CONFIDENT, EVIDENCE_RANK, Resolution
+from graph.symbol_index import Resolution
 from indexing.records import CallSite, Definition, Import
 
 if TYPE_CHECKING:
@@ -308,10 +309,11 @@ def _module_definition(path: str, node_id: int, defs: Sequence[Definition]) -> D
 def build_call_graph(definitions: Sequence[Definition], calls: Sequence[CallSite],
                      imports: Sequence[Import], options: GraphOptions | None = None,
                      known: Sequence[Resolution | None] | None = None,
-                     resolved: list[Resolution] | None = None) -> CallGraph:
+                     resolved: list[Resolution] | None = None, reuse: Reuse | None = None) -> CallGraph:
     """Resolve every call site, base class and import, and build the graph (module docstring).
-    `known[i]`, where not None, is taken as the resolution of `calls[i]` (an incremental build:
-    `graph.incremental`); `resolved`, when given, receives each site's resolution in order."""
+    An incremental build (`graph.incremental`) passes `known[i]`, where not None, as the resolution
+    of `calls[i]`, and `reuse`: the previous graph, whose call edges of callees no changed site
+    reaches are taken over (`graph.call_edges`). `resolved` receives each site's resolution in order."""
     options = options or GraphOptions()
     if options.max_candidates < 1:
         raise GraphError(f"max_candidates must be at least 1, got {options.max_candidates}")
@@ -320,7 +322,7 @@ def build_call_graph(definitions: Sequence[Definition], calls: Sequence[CallSite
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build(definitions, calls, imports, options, known, resolved)
+        return _build(definitions, calls, imports, options, known, resolved, reuse)
     finally:
         if was_enabled:
             gc.enable()
@@ -328,8 +330,12 @@ def build_call_graph(definitions: Sequence[Definition], calls: Sequence[CallSite
 
 def _build(definitions: Sequence[Definition], calls: Sequence[CallSite], imports: Sequence[Import],
            options: GraphOptions, known: Sequence[Resolution | None] | None,
-           resolved: list[Resolution] | None) -> CallGraph:
-    index = SymbolIndex(definitions, imports, extra_paths=[c.path for c in calls])
+           resolved: list[Resolution] | None, reuse: Reuse | None) -> CallGraph:
+    extra = [c.path for c in calls]
+    if reuse is not None:
+        index = reuse.graph.index.patched(reuse.paths, reuse.definitions, imports, extra)
+    else:
+        index = SymbolIndex(definitions, imports, extra_paths=extra)
     resolver = Resolver(index, options.max_candidates)
     g = DiGraphStorage()
     for d in definitions:
@@ -341,41 +347,17 @@ def _build(definitions: Sequence[Definition], calls: Sequence[CallSite], imports
         file_defs = [index.defs[i] for i in index.by_path.get(path, ())]
         g.add_node(node, definition=_module_definition(path, node, file_defs), module=path)
 
-    incoming: dict[int, list[tuple[CallSite, int | None, str]]] = defaultdict(list)
-    edge_sites: dict[tuple[int, int], list[CallSite]] = defaultdict(list)
-    edge_weight: dict[tuple[int, int], float] = {}
-    edge_evidence: dict[tuple[int, int], str] = {}
-    unresolved: list[CallSite] = []
-    outcomes: Counter[str] = Counter()
     if known is not None and len(known) != len(calls):
         raise GraphError(f"{len(known)} known resolutions for {len(calls)} call sites")
+    resolutions = resolved if resolved is not None else []
     for i, site in enumerate(calls):
         res = known[i] if known is not None else None
         if res is None:
             res = resolver.resolve_call(site)
-        if resolved is not None:
-            resolved.append(res)
-        outcomes[res.status] += 1
-        if not res.callees:
-            unresolved.append(site)
-            continue
-        evidence = res.evidence
-        for callee in res.callees:
-            incoming[callee].append((site, res.caller, evidence))
-            if res.caller is not None:
-                key = (res.caller, callee)
-                edge_sites[key].append(site)
-                edge_weight[key] = max(edge_weight.get(key, 0.0), res.weight)
-                old = edge_evidence.get(key)
-                if old is None or EVIDENCE_RANK[evidence] > EVIDENCE_RANK[old]:
-                    edge_evidence[key] = evidence
-    for pairs in incoming.values():
-        pairs.sort(key=lambda item: traversal.site_key(item[0]))
-    for (u, v), sites in edge_sites.items():
-        sites.sort(key=traversal.site_key)
-        evidence = edge_evidence[(u, v)]
-        g.add_edge(u, v, type="call", weight=edge_weight[(u, v)], sites=sites, evidence=evidence,
-                   confident=evidence in CONFIDENT)
+            if reuse is not None:
+                reuse.touched.update(res.callees)
+        resolutions.append(res)
+    incoming, unresolved, outcomes = add_call_edges(g, calls, resolutions, reuse)
 
     for d in definitions:
         if d.bases and index.is_class(d.id):

@@ -31,10 +31,15 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from graph.call_edges import Reuse
 from graph.resolution import CONSTRUCTOR_NAMES
 from graph.symbol_index import CLASS_KINDS, Resolution
 from indexing.records import CallSite, Definition, Import
+
+if TYPE_CHECKING:
+    from graph.callgraph import CallGraph
 
 __all__ = ["MAX_SHARE", "WHOLE_EVERY", "GraphInputs", "Stamps"]
 
@@ -56,6 +61,7 @@ class GraphInputs:
     imports: list[Import]
     resolutions: list[Resolution]
     incremental_builds: int = 0
+    graph: CallGraph | None = None  # the graph built from them (what the next build takes over)
 
     def changed_paths(self, stamps: Stamps) -> list[str] | None:
         """The files whose records changed since this build, or None when the next build must be whole
@@ -68,9 +74,11 @@ class GraphInputs:
         return changed
 
     def next(self, stamps: Stamps, changed: Sequence[str], fresh: tuple[list[Definition], list[CallSite],
-             list[Import]]) -> tuple[GraphInputs, list[Resolution | None]] | None:
+             list[Import]]) -> tuple[GraphInputs, list[Resolution | None], Reuse | None] | None:
         """The inputs of the next build, `changed` files' records replaced by `fresh` (their records
-        now), and the resolutions it may keep (None: resolve again); None when it must be whole."""
+        now), the resolutions it may keep (None: resolve again) and what it may take over from this
+        build's graph (`graph.call_edges`: the callees of every site resolved again or gone are
+        touched); None when it must be whole."""
         paths = set(changed)
         new_defs, new_calls, new_imports = fresh
         old_defs = [d for d in self.definitions if d.path in paths]
@@ -87,14 +95,21 @@ class GraphInputs:
         named = _Named(names)
         calls: list[CallSite] = []
         known: list[Resolution | None] = []
+        touched: set[int] = set()
         for site, res in zip(self.calls, self.resolutions, strict=True):
             if site.path in paths:
+                touched.update(res.callees)
                 continue
             calls.append(site)
-            known.append(res if _holds(site, res, named, alive) else None)
+            if _holds(site, res, named, alive):
+                known.append(res)
+            else:
+                touched.update(res.callees)
+                known.append(None)
         calls += new_calls
         known += [None] * len(new_calls)
-        return GraphInputs(stamps, definitions, calls, imports, [], self.incremental_builds + 1), known
+        reuse = None if self.graph is None else Reuse(self.graph, frozenset(paths), new_defs, touched)
+        return GraphInputs(stamps, definitions, calls, imports, [], self.incremental_builds + 1), known, reuse
 
 
 def _classes(defs: Sequence[Definition]) -> Counter[tuple[str, str, tuple[str, ...]]]:

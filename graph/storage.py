@@ -36,5 +36,10 @@ class DiGraphStorage:
         self.succ[u][v] = data
         self.pred[v][u] = data
 
+    def attach_edge(self, u: int, v: int, data: dict[str, Any]) -> None:
+        """Add the edge u -> v with `data` itself as its attribute dict (both nodes are there)."""
+        self.succ[u][v] = data
+        self.pred[v][u] = data
+
     def has_edge(self, u: int, v: int) -> bool:
         return v in self.succ.get(u, {})

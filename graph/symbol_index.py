@@ -10,8 +10,9 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from graph.errors import DuplicateIdError
 from graph.modules import ModuleIndex, import_tables
@@ -112,6 +113,106 @@ class SymbolIndex:
                         self.ctor_functions.add(parent)
         self.modules = ModuleIndex(set(self.by_path) | {i.path for i in imports} | set(extra_paths))
         self.local, self.stars = import_tables(imports)
+        self._derive_sets()
+
+    def patched(self, paths: Collection[str], new_defs: Sequence[Definition], imports: Sequence[Import],
+                extra_paths: Sequence[str]) -> SymbolIndex:
+        """This index with the definitions of `paths` replaced by `new_defs` (ids all new, above every
+        other: a store writes a file's records anew) and `imports` (every import now): the tables a
+        whole build makes from the same records, in O(changed) but for a copy of each table (the graph
+        built on this index keeps reading it). The incremental build's (`graph.incremental`)."""
+        changed = set(paths)
+        gone = {i for p in changed for i in self.by_path.get(p, ())}
+        old_defs = [self.defs[i] for i in gone]
+        out = SymbolIndex.__new__(SymbolIndex)
+        out.defs = {i: d for i, d in self.defs.items() if i not in gone}
+        for d in new_defs:
+            if d.id in out.defs:
+                raise DuplicateIdError(f"duplicate definition id {d.id} ({d.qualified_name} in {d.path})")
+            out.defs[d.id] = d
+        keys: list[tuple[str, Callable[[Definition], Any]]] = [
+            ("by_name", lambda d: d.name), ("by_qname", lambda d: d.qualified_name),
+            ("by_name_lower", lambda d: d.name.lower()),
+            ("by_qname_lower", lambda d: d.qualified_name.lower()),
+            ("by_path", lambda d: d.path), ("by_path_name", lambda d: (d.path, d.name)),
+            ("by_path_qname", lambda d: (d.path, d.qualified_name))]
+        for attr, key in keys:
+            table: dict[Any, list[int]] = defaultdict(list, getattr(self, attr))
+            for k in {key(d) for d in old_defs}:
+                kept = [i for i in table[k] if i not in gone]
+                if kept:
+                    table[k] = kept
+                else:
+                    del table[k]
+            for d in new_defs:
+                table[key(d)] = [*table.get(key(d), ()), d.id]
+            setattr(out, attr, table)
+        for p in changed & set(out.by_path):
+            out.by_path[p].sort(key=lambda i: (out.defs[i].start_line, -out.defs[i].end_line))
+        out._patch_parents(self, gone, changed)
+        out.modules = self.modules
+        paths_now = set(out.by_path) | {i.path for i in imports} | set(extra_paths)
+        if paths_now != self.modules.paths:
+            out.modules = ModuleIndex(paths_now)
+        local, stars = import_tables([i for i in imports if i.path in changed])
+        out.local = defaultdict(_list_table, {p: t for p, t in self.local.items() if p not in changed})
+        out.local.update(local)
+        out.stars = defaultdict(list, {p: t for p, t in self.stars.items() if p not in changed})
+        out.stars.update(stars)
+        out._derive_sets()
+        return out
+
+    def _patch_parents(self, before: SymbolIndex, gone: set[int], changed: set[str]) -> None:
+        """parent_of, members and ctor_functions after a patch: the links of every definition of the
+        changed files' folders made again (a parent is looked up in the same file, then the same folder)."""
+        folders = {posixpath.dirname(p) for p in changed}
+        again = sorted(i for p, ids in self.by_path.items() if posixpath.dirname(p) in folders for i in ids
+                       if self.defs[i].parent)
+        redo = set(again) | gone
+        self.parent_of = {k: v for k, v in before.parent_of.items() if k not in redo}
+        self.members = defaultdict(_list_table, {p: t for p, t in before.members.items() if p not in gone})
+        for i in redo:  # (what links these had)
+            parent = before.parent_of.get(i)
+            if parent is None or parent in gone or i not in before.defs:
+                continue
+            name = before.defs[i].name
+            table = self.members.get(parent)
+            if table is not None and i in table.get(name, ()):
+                table = self.members[parent] = defaultdict(list, table)
+                table[name] = [j for j in table[name] if j != i]
+                if not table[name]:
+                    del table[name]
+                if not table:
+                    del self.members[parent]
+        by_dir_qname: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for p, ids in self.by_path.items():
+            if posixpath.dirname(p) in folders:
+                for i in ids:
+                    by_dir_qname[(posixpath.dirname(p), self.defs[i].qualified_name)].append(i)
+        for ids in by_dir_qname.values():
+            ids.sort()
+        copied: set[int] = set()
+        for i in again:
+            d = self.defs[i]
+            parents = self.by_path_qname.get((d.path, d.parent or "")) or by_dir_qname.get(
+                (posixpath.dirname(d.path), d.parent or "")) or []
+            parent = self._innermost_containing(parents, d) if len(parents) > 1 else (
+                parents[0] if parents else None)
+            if parent is None or parent == d.id:
+                continue
+            self.parent_of[d.id] = parent
+            pkind = self.defs[parent].kind
+            if pkind in CLASS_KINDS or (pkind == "function" and d.kind == "method"):
+                if parent not in copied:
+                    self.members[parent] = defaultdict(list, {
+                        k: list(v) for k, v in self.members.get(parent, {}).items()})
+                    copied.add(parent)
+                members = self.members[parent][d.name]
+                members.append(d.id)
+                members.sort()
+        self.ctor_functions = {p for p in self.members if self.defs[p].kind == "function"}
+
+    def _derive_sets(self) -> None:
         classes = frozenset(i for i, d in self.defs.items() if d.kind in CLASS_KINDS)
         self.class_ids = classes | self.ctor_functions
         self.member_ids = frozenset(i for i in self.defs if self._is_member(i))

@@ -186,15 +186,15 @@ class GraphState:
                 step = last.next(stamps, changed, store.records_for(changed))
             if step is None:
                 inputs = GraphInputs(stamps, store.definitions(), store.calls(), store.imports(), [])
+        known = reuse = None
         if step is not None:
-            inputs, known = step
+            inputs, known, reuse = step
             log.debug("call graph of %s: %d changed files, %d of %d call sites resolved again",
                       self.workspace.root, len(changed or ()), known.count(None), len(known))
-        else:
-            known = None
         self._inputs = None  # (a failed build leaves nothing half made to reuse)
         graph = build(inputs.definitions, inputs.calls, inputs.imports, known=known,
-                      resolved=inputs.resolutions)
+                      resolved=inputs.resolutions, reuse=reuse)
+        inputs.graph = graph
         self._inputs = inputs
         return graph
 

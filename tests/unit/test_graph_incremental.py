@@ -21,8 +21,8 @@ SAMPLES = Path(__file__).resolve().parents[1] / "workspace"
 
 def facts(graph: CallGraph) -> tuple[Any, ...]:
     """Everything a build decides, by definition id (both builds read the same store, so the ids
-    agree): nodes, every edge with its attributes and sites, each callee's incoming sites, the
-    unresolved sites and the outcome counts."""
+    agree): nodes, every edge with its attributes and sites, each callee's incoming sites, the order
+    of each node's edges, the unresolved sites and the outcome counts."""
     def site(s: Any) -> tuple[Any, ...]:
         return (s.path, s.line, s.column, s.callee, s.receiver)
 
@@ -32,7 +32,27 @@ def facts(graph: CallGraph) -> tuple[Any, ...]:
     incoming = {k: [(site(s), c, e) for s, c, e in v] for k, v in graph.incoming_index.items()}
     nodes = {n: (d["definition"].qualified_name, d["definition"].path, d["definition"].end_line)
              for n, d in graph.nodes_data.items()}
-    return (nodes, edges, incoming, sorted(map(site, graph.unresolved)), dict(graph.outcomes))
+    # the order readers meet them in (a callee's callers, a class's bases...)
+    order = ([(u, list(nbrs)) for u, nbrs in graph.succ.items()],
+             [(v, list(nbrs)) for v, nbrs in graph.pred.items()], list(graph.incoming_index))
+    return (nodes, edges, incoming, order, list(map(site, graph.unresolved)), dict(graph.outcomes),
+            index_facts(graph))
+
+
+def index_facts(graph: CallGraph) -> dict[str, Any]:
+    """The symbol index's tables as plain values (and its files in their order)."""
+    ix = graph.index
+    out: dict[str, Any] = {name: {k: list(v) for k, v in getattr(ix, name).items()} for name in (
+        "by_name", "by_qname", "by_name_lower", "by_qname_lower", "by_path", "by_path_name", "by_path_qname")}
+    out["defs"] = list(ix.defs)
+    out["path_order"] = list(ix.by_path)
+    out["members"] = {p: {k: list(v) for k, v in t.items()} for p, t in ix.members.items()}
+    out["local"] = {p: {k: list(v) for k, v in t.items()} for p, t in ix.local.items()}
+    out["stars"] = {p: list(v) for p, v in ix.stars.items()}
+    for name in ("parent_of", "ctor_functions", "class_ids", "member_ids", "not_callable"):
+        out[name] = getattr(ix, name)
+    out["modules"] = sorted(ix.modules.paths)
+    return out
 
 
 @pytest.fixture()
@@ -48,6 +68,10 @@ def tree(tmp_path: Path) -> Path:
                                       "from lib import later as soon\n")
     (root / "user.py").write_text("from reexport import aim, helper, soon\n\n\ndef use():\n"
                                   "    return aim() + helper()\n\n\ndef wait():\n    return soon()\n")
+    (root / "pkg").mkdir()  # a Go type and its methods in two files of one package
+    (root / "pkg" / "shape.go").write_text("package pkg\n\ntype Shape struct{}\n")
+    (root / "pkg" / "area.go").write_text("package pkg\n\nfunc (s *Shape) Area() int {\n\treturn 1\n}\n\n"
+                                          "func Use() int {\n\ts := &Shape{}\n\treturn s.Area()\n}\n")
     return root
 
 
@@ -78,6 +102,10 @@ EDITS: list[tuple[str, str, Callable[[str], str], bool]] = [
     ("a JavaScript method", "graph_sample/express/router/layer.js", append(
         "\nLayer.prototype.extra = function extra() {\n  return this.handle_error();\n};\n"), True),
     ("a Go function", "sample/cmd/feedping/main.go", append("\nfunc extra() int {\n\treturn 1\n}\n"), True),
+    ("a Go method beside its type's file", "pkg/area.go",
+     append("\nfunc (s *Shape) Perimeter() int {\n\treturn s.Area()\n}\n"), True),
+    ("the file of a Go type whose methods live elsewhere", "pkg/shape.go",
+     append("\nfunc NewShape() *Shape {\n\treturn &Shape{}\n}\n"), True),
     ("a class's bases", "sub.py", lambda s: s.replace("class Sub(Base)", "class Sub(object)"), False),
     ("a constructor", "base.py", append("\n    def __init__(self):\n        self.x = 1\n"), False),
 ]

@@ -1,0 +1,100 @@
+"""The call edges of one build: the call sites' resolutions turned into `call` edges (caller -> callee,
+with weight, evidence and sites) and each callee's incoming sites, from scratch or, in an incremental
+build (`graph.incremental`), taken over from the previous graph for every callee no changed call site
+reaches.
+
+`add_call_edges(storage, calls, resolutions, reuse)` fills `storage` in the order a whole build does
+(an edge where its first call site is, each callee's sites by position), so the graph is the same
+either way; `reuse.touched` names the callees whose incoming sites may differ (those of every call
+site resolved again or gone, old and new): their edges and lists are made afresh, the others are the
+previous graph's own objects (never changed after a build: readers of the previous graph share them).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from graph import traversal
+from graph.storage import DiGraphStorage
+from graph.symbol_index import CONFIDENT, EVIDENCE_RANK, Resolution
+from indexing.records import CallSite, Definition
+
+if TYPE_CHECKING:
+    from graph.callgraph import CallGraph
+
+__all__ = ["Incoming", "Reuse", "add_call_edges"]
+
+Incoming = dict[int, list[tuple[CallSite, "int | None", str]]]
+
+
+@dataclass
+class Reuse:
+    """The previous build, the files whose records changed since and their definitions now (its
+    symbol index is patched: `SymbolIndex.patched`), and the callees whose incoming call sites may
+    have changed."""
+
+    graph: CallGraph
+    paths: frozenset[str] = frozenset()
+    definitions: list[Definition] = field(default_factory=list)
+    touched: set[int] = field(default_factory=set)
+
+
+def add_call_edges(storage: DiGraphStorage, calls: Sequence[CallSite], resolutions: Sequence[Resolution],
+                   reuse: Reuse | None = None) -> tuple[Incoming, list[CallSite], Counter[str]]:
+    """Add the call edges of `calls` (resolved as `resolutions`) to `storage`, whose nodes are there;
+    return each callee's incoming sites, the unresolved sites and the count of each outcome."""
+    touched = reuse.touched if reuse is not None else None
+    was_in = reuse.graph.incoming_index if reuse is not None else {}
+    incoming: Incoming = {}
+    edge_sites: dict[tuple[int, int], list[CallSite]] = {}
+    edge_weight: dict[tuple[int, int], float] = {}
+    edge_evidence: dict[tuple[int, int], str] = {}
+    order: dict[tuple[int, int], bool] = {}  # every edge, where its first site is: made afresh or not
+    unresolved: list[CallSite] = []
+    outcomes: Counter[str] = Counter()
+    for site, res in zip(calls, resolutions, strict=True):
+        outcomes[res.status] += 1
+        if not res.callees:
+            unresolved.append(site)
+            continue
+        evidence, caller = res.evidence, res.caller
+        for callee in res.callees:
+            fresh = touched is None or callee in touched
+            if fresh:
+                pairs = incoming.get(callee)
+                if pairs is None:
+                    pairs = incoming[callee] = []
+                pairs.append((site, caller, evidence))
+            elif callee not in incoming:
+                incoming[callee] = was_in[callee]
+            if caller is None:
+                continue
+            key = (caller, callee)
+            if key not in order:
+                order[key] = fresh
+            if fresh:
+                sites = edge_sites.get(key)
+                if sites is None:
+                    sites = edge_sites[key] = []
+                sites.append(site)
+                edge_weight[key] = max(edge_weight.get(key, 0.0), res.weight)
+                old = edge_evidence.get(key)
+                if old is None or EVIDENCE_RANK[evidence] > EVIDENCE_RANK[old]:
+                    edge_evidence[key] = evidence
+    for callee, pairs in incoming.items():
+        if touched is None or callee in touched:
+            pairs.sort(key=lambda item: traversal.site_key(item[0]))
+    was_succ = reuse.graph.succ if reuse is not None else {}
+    for (u, v), fresh in order.items():
+        if not fresh:
+            storage.attach_edge(u, v, was_succ[u][v])
+            continue
+        sites = edge_sites[(u, v)]
+        sites.sort(key=traversal.site_key)
+        evidence = edge_evidence[(u, v)]
+        storage.add_edge(u, v, type="call", weight=edge_weight[(u, v)], sites=sites, evidence=evidence,
+                         confident=evidence in CONFIDENT)
+    return incoming, unresolved, outcomes
