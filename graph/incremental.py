@@ -15,10 +15,13 @@ names the files whose stamp moved, and `GraphInputs.next` splices their records 
   ids do not count), or a local name an import binds to such a name, or its resolution names a
   definition that is gone (every definition of a changed file is written again, with a new id, so
   every call into a changed file is resolved again);
-- what could change a resolution in another way builds everything again (`next` returns None): files
-  added or removed (module paths), a class added, removed or given other bases, a constructor name
-  among the changed names (a class's call then means another constructor), more than `MAX_SHARE` of
-  the files changed. So does every `WHOLE_EVERY`-th build, which bounds whatever the rules miss.
+- a file added or removed changes what module specifiers denote: its module names (stem, folder) and
+  every name an import mentioning them binds count as changed too;
+- what could change a resolution in another way builds everything again (`next` returns None): a
+  class given other bases, or added or removed where a base anywhere names it (a subclass resolves
+  its methods through its bases), a constructor name among the changed names (a class's call then
+  means another constructor), more than `MAX_SHARE` of the files changed. So does every
+  `WHOLE_EVERY`-th build, which bounds whatever the rules miss.
 
 The spliced lists are the ones a whole read gives, in the same order (definitions by id, sites and
 imports by row id: a file's new rows come after every other file's), so the graph is the one a whole
@@ -27,6 +30,7 @@ build makes; `tests/unit/test_graph_incremental.py` compares the two on edits of
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -64,11 +68,11 @@ class GraphInputs:
     graph: CallGraph | None = None  # the graph built from them (what the next build takes over)
 
     def changed_paths(self, stamps: Stamps) -> list[str] | None:
-        """The files whose records changed since this build, or None when the next build must be whole
-        (files added or removed, too many changed, `WHOLE_EVERY` incremental builds made)."""
-        if self.incremental_builds + 1 >= WHOLE_EVERY or stamps.keys() != self.stamps.keys():
+        """The files whose records changed since this build, added and removed ones included, or None
+        when the next build must be whole (too many changed, `WHOLE_EVERY` incremental builds made)."""
+        if self.incremental_builds + 1 >= WHOLE_EVERY:
             return None
-        changed = sorted(p for p, stamp in stamps.items() if self.stamps[p] != stamp)
+        changed = sorted(p for p in stamps.keys() | self.stamps.keys() if stamps.get(p) != self.stamps.get(p))
         if len(changed) > max(MIN_FILES, MAX_SHARE * len(stamps)):
             return None
         return changed
@@ -83,13 +87,14 @@ class GraphInputs:
         new_defs, new_calls, new_imports = fresh
         old_defs = [d for d in self.definitions if d.path in paths]
         old_imports = [i for i in self.imports if i.path in paths]
-        if _classes(old_defs) != _classes(new_defs):
+        if not _classes_hold(old_defs, new_defs, self.definitions):
             return None
         names = _shapes(old_defs, new_defs, old_imports, new_imports)
         if names & set(CONSTRUCTOR_NAMES):
             return None
         definitions = [d for d in self.definitions if d.path not in paths] + new_defs
         imports = [i for i in self.imports if i.path not in paths] + new_imports
+        _modules_moved(names, {p for p in paths if (p in stamps) != (p in self.stamps)}, imports)
         _bound_to(names, imports)
         alive = {d.id for d in definitions}
         named = _Named(names)
@@ -116,6 +121,23 @@ def _classes(defs: Sequence[Definition]) -> Counter[tuple[str, str, tuple[str, .
     return Counter((d.qualified_name, d.kind, d.bases) for d in defs if d.kind in CLASS_KINDS)
 
 
+def _classes_hold(old_defs: Sequence[Definition], new_defs: Sequence[Definition],
+                  every: Sequence[Definition]) -> bool:
+    """Whether every class keeps its bases: no class of the changed files kept with other bases, and
+    none added or removed whose name a base anywhere mentions (a subclass would resolve its methods
+    through other classes)."""
+    old, new = _classes(old_defs), _classes(new_defs)
+    if old == new:
+        return True
+    gone, added = old - new, new - old
+    kept = {(q, k) for q, k, _ in new}
+    if any((q, k) in kept for q, k, _ in gone):
+        return False
+    named = {w for q, _k, _b in (*gone, *added) for w in _WORD.findall(q)[-1:]}
+    return not any(not named.isdisjoint(_WORD.findall(b)) for d in (*every, *new_defs) if d.bases
+                   for b in d.bases)
+
+
 def _shapes(old_defs: Sequence[Definition], new_defs: Sequence[Definition], old_imports: Sequence[Import],
             new_imports: Sequence[Import]) -> set[str]:
     """The names whose definitions or imports differ between the old and new records of the changed
@@ -138,6 +160,25 @@ def _shapes(old_defs: Sequence[Definition], new_defs: Sequence[Definition], old_
             parts = _WORD.findall(module)
             names.update(parts[:1] + parts[-1:])  # what `import a.b` binds, and the module's own name
     return names
+
+
+def _modules_moved(names: set[str], moved: set[str], imports: Sequence[Import]) -> None:
+    """A file added or removed changes what module specifiers denote: add to `names` the file's
+    module names (its stem and folder: `pkg/new.py`, `pkg/index.js`) and every name an import
+    whose specifier mentions one of them binds (it may now come from elsewhere)."""
+    if not moved:
+        return
+    modules = set()
+    for path in moved:
+        folder, base = posixpath.split(path)
+        modules.add(base.split(".", 1)[0])
+        modules.add(posixpath.basename(folder))
+    modules.discard("")
+    names.update(modules)
+    for imp in imports:
+        if not modules.isdisjoint(_WORD.findall(imp.module)) or imp.name in modules:
+            parts = _WORD.findall(imp.module)
+            names.update(x for x in (imp.alias, imp.name, *parts[:1]) if x)
 
 
 def _bound_to(names: set[str], imports: Sequence[Import]) -> None:

@@ -68,6 +68,11 @@ def tree(tmp_path: Path) -> Path:
                                       "from lib import later as soon\n")
     (root / "user.py").write_text("from reexport import aim, helper, soon\n\n\ndef use():\n"
                                   "    return aim() + helper()\n\n\ndef wait():\n    return soon()\n")
+    (root / "parent.py").write_text("from grand import Grand\n\n\ndef unrelated():\n    return 1\n")
+    (root / "grand.py").write_text("class Grand:\n    def walk(self):\n        return 1\n")
+    (root / "child.py").write_text("from parent import Missing\n\n\nclass Child(Missing):\n"
+                                   "    def go(self):\n        return self.walk()\n")
+    (root / "caller.py").write_text("import helpers\n\n\ndef call():\n    return helpers.missing()\n")
     (root / "pkg").mkdir()  # a Go type and its methods in two files of one package
     (root / "pkg" / "shape.go").write_text("package pkg\n\ntype Shape struct{}\n")
     (root / "pkg" / "area.go").write_text("package pkg\n\nfunc (s *Shape) Area() int {\n\treturn 1\n}\n\n"
@@ -106,6 +111,10 @@ EDITS: list[tuple[str, str, Callable[[str], str], bool]] = [
      append("\nfunc (s *Shape) Perimeter() int {\n\treturn s.Area()\n}\n"), True),
     ("the file of a Go type whose methods live elsewhere", "pkg/shape.go",
      append("\nfunc NewShape() *Shape {\n\treturn &Shape{}\n}\n"), True),
+    ("a class no base names", "lib.py",
+     append("\n\nclass Tool:\n    def use(self):\n        return target()\n"), True),
+    ("a class a subclass names as its base", "parent.py",
+     append("\n\nclass Missing(Grand):\n    pass\n"), False),  # Child's self.walk() reaches Grand
     ("a class's bases", "sub.py", lambda s: s.replace("class Sub(Base)", "class Sub(object)"), False),
     ("a constructor", "base.py", append("\n    def __init__(self):\n        self.x = 1\n"), False),
 ]
@@ -148,7 +157,7 @@ def test_new_targets_reached_through_imports_and_bases(tree: Path, tmp_path: Pat
         assert {graph.definition(c).name for _, c in graph.callers(step.id) if c is not None} == {"go"}
 
 
-def test_unchanged_index_keeps_the_graph_and_new_files_build_whole(tree: Path, tmp_path: Path) -> None:
+def test_unchanged_index_keeps_the_graph(tree: Path, tmp_path: Path) -> None:
     with Workspace(tree, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
         ws.update()
         holder = GraphState(ws, incremental=True)
@@ -156,11 +165,34 @@ def test_unchanged_index_keeps_the_graph_and_new_files_build_whole(tree: Path, t
         (tree / "lib.py").touch()
         ws.update()
         assert holder.build() is graph  # no file's records changed
-        (tree / "extra.py").write_text("from lib import target\n\n\ndef more():\n    return target()\n")
+
+
+@pytest.mark.parametrize("files", [
+    {"extra.py": "from lib import target\n\n\ndef more():\n    return target()\n"},
+    {"aim.py": "def aim():\n    return 0\n"},  # a module named as a name others import
+    # a module others import from outside until now: their calls on it are no longer external
+    {"helpers.py": "def run():\n    return 0\n"},
+    {"graph_sample/requests/compat.py": "def builtin_str(x):\n    return str(x)\n"},
+    {"pkg/perimeter.go": "package pkg\n\nfunc (s *Shape) Perimeter() int {\n\treturn s.Area()\n}\n"},
+])
+def test_files_added_and_removed(tree: Path, tmp_path: Path, files: dict[str, str]) -> None:
+    with Workspace(tree, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
         ws.update()
-        fresh = holder.build()
-        assert holder._inputs is not None and holder._inputs.incremental_builds == 0  # a new file: whole
-        assert facts(fresh) == facts(GraphState(ws).build())
+        holder = GraphState(ws, incremental=True)
+        holder.build()
+        for rel, text in files.items():
+            (tree / rel).write_text(text)
+        ws.update()
+        added = holder.build()
+        assert holder._inputs is not None and holder._inputs.incremental_builds == 1
+        assert facts(added) == facts(GraphState(ws).build())
+        for rel in files:
+            (tree / rel).unlink()
+        (tree / "lib.py").unlink()  # and one that others import
+        ws.update()
+        removed = holder.build()
+        assert holder._inputs is not None and holder._inputs.incremental_builds == 2
+        assert facts(removed) == facts(GraphState(ws).build())
 
 
 def test_which_changes_build_whole() -> None:
@@ -170,8 +202,8 @@ def test_which_changes_build_whole() -> None:
     few = {**stamps, **{f"f{i}.py": (i, "new", i) for i in range(limit)}}
     assert last.changed_paths(few) == sorted(f"f{i}.py" for i in range(limit))
     assert last.changed_paths({**few, "f999.py": (999, "new", 999)}) is None  # one over the share
-    assert last.changed_paths({**stamps, "new.py": (1000, "h", None)}) is None  # a file added
-    assert last.changed_paths({k: v for k, v in stamps.items() if k != "f1.py"}) is None  # one removed
+    assert last.changed_paths({**stamps, "new.py": (1000, "h", None)}) == ["new.py"]  # a file added
+    assert last.changed_paths({k: v for k, v in stamps.items() if k != "f1.py"}) == ["f1.py"]  # removed
     assert last.changed_paths(stamps) == []
     tired = GraphInputs(stamps, [], [], [], [], incremental_builds=WHOLE_EVERY - 1)
     assert tired.changed_paths(stamps) is None  # every WHOLE_EVERY-th build is whole
