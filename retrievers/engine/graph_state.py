@@ -195,6 +195,7 @@ class GraphState:
         graph = build(inputs.definitions, inputs.calls, inputs.imports, known=known,
                       resolved=inputs.resolutions, reuse=reuse)
         inputs.graph = graph
+        inputs.share_resolutions(known)
         self._inputs = inputs
         return graph
 

@@ -13,6 +13,7 @@ import pytest
 
 from graph.callgraph import CallGraph
 from graph.incremental import MAX_SHARE, MIN_FILES, WHOLE_EVERY, GraphInputs
+from graph.symbol_index import Resolution
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.engine.graph_state import GraphState
 
@@ -207,3 +208,12 @@ def test_which_changes_build_whole() -> None:
     assert last.changed_paths(stamps) == []
     tired = GraphInputs(stamps, [], [], [], [], incremental_builds=WHOLE_EVERY - 1)
     assert tired.changed_paths(stamps) is None  # every WHOLE_EVERY-th build is whole
+
+
+def test_equal_resolutions_made_afresh_share_one_object() -> None:
+    a, b, kept = (Resolution(1, [2], "resolved") for _ in range(3))
+    other = Resolution(1, [3], "resolved")
+    inputs = GraphInputs({}, [], [], [], [a, b, kept, other])
+    inputs.share_resolutions([None, None, kept, None])
+    assert inputs.resolutions[0] is a and inputs.resolutions[1] is a  # b made afresh, equal to a: a
+    assert inputs.resolutions[2] is kept and inputs.resolutions[3] is other  # kept ones stay as they are
