@@ -8,10 +8,10 @@ import alias, a function renamed away, a class with a constructor (built whole),
 module deleted. Each time the holder the servers use (`GraphState(incremental=True)`) builds after
 `Workspace.update`, and a fresh `GraphState` builds the same index whole; the two graphs are compared
 (nodes, edges with their attributes and order, incoming sites, unresolved sites, outcome counts, the
-symbol index's tables: `tests/unit/test_graph_incremental.facts`). What each build made is frozen
-(`gc.freeze`, as the servers do after a refresh), so neither pays for collections over the other's
-objects. Prints medians per kind, the whole/incremental ratio, and "same" for each build; exits 1
-when any build differed.
+symbol index's tables: `tests/unit/test_graph_incremental.facts`). Each build runs with the
+collector paused, and what it made is frozen after it (`gc.freeze`), as in a server's refresh.
+Prints medians per kind, the whole/incremental ratio, and "same" for each build; exits 1 when any
+build differed.
 
     .venv/bin/python bench/incremental_graph_bench.py [--tree django-sdist] [--rounds 2] [--seed 1]
 """
@@ -35,6 +35,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.corpora import fetch_sdist  # noqa: E402
+from indexing.gc_pause import paused_collection  # noqa: E402
 from indexing.workspace import Workspace, WorkspaceOptions  # noqa: E402
 from retrievers.engine.graph_state import GraphState  # noqa: E402
 from tests.unit.test_graph_incremental import facts  # noqa: E402
@@ -92,12 +93,14 @@ def main() -> int:
                         ws.update()
                     before = holder._inputs.incremental_builds if holder._inputs else 0
                     started = time.perf_counter()
-                    graph = holder.build()
+                    with paused_collection():
+                        graph = holder.build()
                     incremental_s = time.perf_counter() - started
                     gc.freeze()
                     took = bool(holder._inputs and holder._inputs.incremental_builds == before + 1)
                     started = time.perf_counter()
-                    whole = GraphState(ws).build()
+                    with paused_collection():
+                        whole = GraphState(ws).build()
                     whole_s = time.perf_counter() - started
                     gc.freeze()
                     same = facts(graph) == facts(whole)

@@ -52,7 +52,7 @@ def add_call_edges(storage: DiGraphStorage, calls: Sequence[CallSite], resolutio
     edge_sites: dict[tuple[int, int], list[CallSite]] = {}
     edge_weight: dict[tuple[int, int], float] = {}
     edge_evidence: dict[tuple[int, int], str] = {}
-    order: dict[tuple[int, int], bool] = {}  # every edge, where its first site is: made afresh or not
+    order: dict[tuple[int, int], bool] = {}  # (reusing) every edge, where its first site is: made afresh?
     unresolved: list[CallSite] = []
     outcomes: Counter[str] = Counter()
     for site, res in zip(calls, resolutions, strict=True):
@@ -73,7 +73,7 @@ def add_call_edges(storage: DiGraphStorage, calls: Sequence[CallSite], resolutio
             if caller is None:
                 continue
             key = (caller, callee)
-            if key not in order:
+            if touched is not None and key not in order:
                 order[key] = fresh
             if fresh:
                 sites = edge_sites.get(key)
@@ -88,7 +88,7 @@ def add_call_edges(storage: DiGraphStorage, calls: Sequence[CallSite], resolutio
         if touched is None or callee in touched:
             pairs.sort(key=lambda item: traversal.site_key(item[0]))
     was_succ = reuse.graph.succ if reuse is not None else {}
-    for (u, v), fresh in order.items():
+    for (u, v), fresh in (order if touched is not None else dict.fromkeys(edge_sites, True)).items():
         if not fresh:
             storage.attach_edge(u, v, was_succ[u][v])
             continue
