@@ -31,6 +31,7 @@ from indexing.workspace import Workspace
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
     from graph.incremental import GraphInputs
+    from graph.symbol_index import Resolution
     from indexing.records import CallSite
 
 log = logging.getLogger(__name__)
@@ -172,11 +173,12 @@ class GraphState:
     def _build_next(self, build: Callable[..., CallGraph]) -> CallGraph:
         """Build from the store, reusing what the last build here read and resolved where it still
         holds (`graph.incremental`: only the changed files' records are read, only the call sites
-        they could affect resolved again); the last graph itself when no file changed."""
+        they could affect resolved again); the last graph itself when no file changed. An incremental
+        build that fails is logged and made whole instead: the graph stays the index's."""
         from graph.incremental import GraphInputs
 
         store, last = self.workspace.store, self._inputs
-        step = None
+        step, graph = None, None
         with store.snapshot():
             stamps = store.file_stamps()
             changed = last.changed_paths(stamps) if last is not None else None
@@ -184,16 +186,24 @@ class GraphState:
                 if not changed and self._graph is not None:
                     return self._graph
                 step = last.next(stamps, changed, store.records_for(changed))
-            if step is None:
-                inputs = GraphInputs(stamps, store.definitions(), store.calls(), store.imports(), [])
-        known = reuse = None
+        self._inputs = None  # (a failed build leaves nothing half made to reuse)
+        known: list[Resolution | None] | None = None
         if step is not None:
             inputs, known, reuse = step
             log.debug("call graph of %s: %d changed files, %d of %d call sites resolved again",
                       self.workspace.root, len(changed or ()), known.count(None), len(known))
-        self._inputs = None  # (a failed build leaves nothing half made to reuse)
-        graph = build(inputs.definitions, inputs.calls, inputs.imports, known=known,
-                      resolved=inputs.resolutions, reuse=reuse)
+            try:
+                graph = build(inputs.definitions, inputs.calls, inputs.imports, known=known,
+                              resolved=inputs.resolutions, reuse=reuse)
+            except Exception:
+                log.exception("the incremental call graph build of %s failed: building it whole",
+                              self.workspace.root)
+        if graph is None:
+            known = None
+            with store.snapshot():
+                inputs = GraphInputs(store.file_stamps(), store.definitions(), store.calls(),
+                                     store.imports(), [])
+            graph = build(inputs.definitions, inputs.calls, inputs.imports, resolved=inputs.resolutions)
         inputs.graph = graph
         inputs.share_resolutions(known)
         self._inputs = inputs

@@ -13,7 +13,7 @@ import pytest
 
 from graph.callgraph import CallGraph
 from graph.incremental import MAX_SHARE, MIN_FILES, WHOLE_EVERY, GraphInputs
-from graph.symbol_index import Resolution
+from graph.symbol_index import Resolution, SymbolIndex
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.engine.graph_state import GraphState
 
@@ -217,3 +217,24 @@ def test_equal_resolutions_made_afresh_share_one_object() -> None:
     inputs.share_resolutions([None, None, kept, None])
     assert inputs.resolutions[0] is a and inputs.resolutions[1] is a  # b made afresh, equal to a: a
     assert inputs.resolutions[2] is kept and inputs.resolutions[3] is other  # kept ones stay as they are
+
+
+def test_a_failed_incremental_build_is_made_whole(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    with Workspace(tree, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
+        ws.update()
+        holder = GraphState(ws, incremental=True)
+        holder.build()
+
+        def broken(*_args: object, **_kwargs: object) -> None:
+            raise RuntimeError("a bug in the patch")
+        monkeypatch.setattr(SymbolIndex, "patched", broken)
+        ws.update(paths=[edit(tree, "lib.py", append("\n\ndef helper():\n    return target()\n"))])
+        graph = holder.build()
+        assert "building it whole" in caplog.text and "a bug in the patch" in caplog.text
+        assert holder._inputs is not None and holder._inputs.incremental_builds == 0
+        assert facts(graph) == facts(GraphState(ws).build())
+        monkeypatch.undo()
+        ws.update(paths=[edit(tree, "lib.py", append("\n\ndef later():\n    return 3\n"))])
+        assert facts(holder.build()) == facts(GraphState(ws).build())
+        assert holder._inputs.incremental_builds == 1  # and the next one is incremental again
