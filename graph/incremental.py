@@ -107,7 +107,7 @@ class GraphInputs:
         imports = [i for i in self.imports if i.path not in paths] + new_imports
         _modules_moved(names, {p for p in paths if (p in stamps) != (p in self.stamps)}, imports)
         _bound_to(names, imports)
-        alive = {d.id for d in definitions}
+        gone = {d.id for d in old_defs}  # (every other definition keeps its id)
         named = _Named(names)
         calls: list[CallSite] = []
         known: list[Resolution | None] = []
@@ -117,7 +117,7 @@ class GraphInputs:
                 touched.update(res.callees)
                 continue
             calls.append(site)
-            if _holds(site, res, named, alive):
+            if _holds(site, res, named, gone):
                 known.append(res)
             else:
                 touched.update(res.callees)
@@ -219,11 +219,9 @@ class _Named:
         return hit
 
 
-def _holds(site: CallSite, res: Resolution, named: _Named, alive: set[int]) -> bool:
+def _holds(site: CallSite, res: Resolution, named: _Named, gone: set[int]) -> bool:
     """Whether the last build's resolution of `site` (in an unchanged file) still holds."""
-    if site.callee.strip() in named.names or (res.caller is not None and res.caller not in alive):
-        return False
-    if any(c not in alive for c in res.callees):
+    if site.callee.strip() in named.names or res.caller in gone or not gone.isdisjoint(res.callees):
         return False
     receiver, typed = site.receiver, site.receiver_type
     return not ((receiver and named(receiver)) or (typed and named(typed[2:])))
