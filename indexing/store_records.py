@@ -93,16 +93,16 @@ class RecordReads:
         rows = self._reader.execute(self._DEF_SQL + " WHERE f.path=? ORDER BY d.start_byte, d.id", (path,))
         return [self._definition(r) for r in rows]
 
+    _CALL_SQL = ("SELECT f.path, c.line, c.col, c.end_col, c.callee, c.receiver, c.caller, c.receiver_type "
+                 "FROM calls c JOIN files f ON f.id = c.file_id")
+    _IMPORT_SQL = ("SELECT f.path, i.line, i.module, i.name, i.alias "
+                   "FROM imports i JOIN files f ON f.id = i.file_id")
+
     def calls(self) -> list[CallSite]:
-        rows = self._reader.execute("SELECT f.path, c.line, c.col, c.end_col, c.callee, c.receiver, "
-                                    "c.caller, c.receiver_type "
-                                    "FROM calls c JOIN files f ON f.id = c.file_id ORDER BY c.rowid")
-        return [CallSite(*r) for r in rows]
+        return [CallSite(*r) for r in self._reader.execute(self._CALL_SQL + " ORDER BY c.rowid")]
 
     def imports(self) -> list[Import]:
-        rows = self._reader.execute("SELECT f.path, i.line, i.module, i.name, i.alias "
-                                    "FROM imports i JOIN files f ON f.id = i.file_id ORDER BY i.rowid")
-        return [Import(*r) for r in rows]
+        return [Import(*r) for r in self._reader.execute(self._IMPORT_SQL + " ORDER BY i.rowid")]
 
     def file_stamps(self) -> dict[str, tuple[int, str, int | None]]:
         """Each file's (row id, content hash, highest definition id): a file whose stamp changed had
@@ -121,12 +121,9 @@ class RecordReads:
         defs = [self._definition(r) for r in self._reader.execute(
             self._DEF_SQL + f" WHERE f.path IN ({marks}) ORDER BY d.id", args)]
         calls = [CallSite(*r) for r in self._reader.execute(
-            "SELECT f.path, c.line, c.col, c.end_col, c.callee, c.receiver, c.caller, c.receiver_type "
-            f"FROM calls c JOIN files f ON f.id = c.file_id WHERE f.path IN ({marks}) ORDER BY c.rowid",
-            args)]
+            self._CALL_SQL + f" WHERE f.path IN ({marks}) ORDER BY c.rowid", args)]
         imports = [Import(*r) for r in self._reader.execute(
-            "SELECT f.path, i.line, i.module, i.name, i.alias FROM imports i JOIN files f "
-            f"ON f.id = i.file_id WHERE f.path IN ({marks}) ORDER BY i.rowid", args)]
+            self._IMPORT_SQL + f" WHERE f.path IN ({marks}) ORDER BY i.rowid", args)]
         return defs, calls, imports
 
     def counts(self) -> dict[str, int]:

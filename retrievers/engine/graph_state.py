@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from graph.callgraph import CallGraph
     from graph.incremental import GraphInputs
     from graph.symbol_index import Resolution
-    from indexing.records import CallSite
+    from indexing.records import CallSite, Import
 
 log = logging.getLogger(__name__)
 UNRESOLVED = "callgraph-unresolved"  # saved apart from the graph (CallGraph.without_unresolved)
@@ -165,10 +165,14 @@ class GraphState:
             write()
 
     def _build_from_store(self, build: Callable[..., CallGraph]) -> CallGraph:
+        with self.workspace.store.snapshot():
+            records = self._records()
+        return build(*records)
+
+    def _records(self) -> tuple[list[Definition], list[CallSite], list[Import]]:
+        """Every definition, call site and import of the store (in the caller's `store.snapshot()`)."""
         store = self.workspace.store
-        with store.snapshot():
-            definitions, calls, imports = store.definitions(), store.calls(), store.imports()
-        return build(definitions, calls, imports)
+        return store.definitions(), store.calls(), store.imports()
 
     def _build_next(self, build: Callable[..., CallGraph]) -> CallGraph:
         """Build from the store, reusing what the last build here read and resolved where it still
@@ -178,7 +182,7 @@ class GraphState:
         from graph.incremental import GraphInputs
 
         store, last = self.workspace.store, self._inputs
-        step, graph = None, None
+        step, whole, graph = None, None, None
         with store.snapshot():
             stamps = store.file_stamps()
             changed = last.changed_paths(stamps) if last is not None else None
@@ -186,6 +190,8 @@ class GraphState:
                 if not changed and self._graph is not None:
                     return self._graph
                 step = last.next(stamps, changed, store.records_for(changed))
+            if step is None:
+                whole = GraphInputs(stamps, *self._records(), [])
         self._inputs = None  # (a failed build leaves nothing half made to reuse)
         known: list[Resolution | None] | None = None
         if step is not None:
@@ -200,9 +206,10 @@ class GraphState:
                               self.workspace.root)
         if graph is None:
             known = None
-            with store.snapshot():
-                inputs = GraphInputs(store.file_stamps(), store.definitions(), store.calls(),
-                                     store.imports(), [])
+            if whole is None:  # (the incremental build failed: read the store as it is now)
+                with store.snapshot():
+                    whole = GraphInputs(store.file_stamps(), *self._records(), [])
+            inputs = whole
             graph = build(inputs.definitions, inputs.calls, inputs.imports, resolved=inputs.resolutions)
         inputs.graph = graph
         inputs.share_resolutions(known)
