@@ -88,7 +88,8 @@ def add_call_edges(storage: DiGraphStorage, calls: Sequence[CallSite], resolutio
         if touched is None or callee in touched:
             pairs.sort(key=lambda item: traversal.site_key(item[0]))
     was_succ = reuse.graph.succ if reuse is not None else {}
-    for (u, v), fresh in (order if touched is not None else dict.fromkeys(edge_sites, True)).items():
+    edges = order.items() if touched is not None else ((key, True) for key in edge_sites)
+    for (u, v), fresh in edges:
         if not fresh:
             storage.attach_edge(u, v, was_succ[u][v])
             continue
