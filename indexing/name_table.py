@@ -15,7 +15,7 @@ from what is read.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -49,6 +49,23 @@ class NameTable:
             rows.extend(row)
             ptr[k + 1] = len(rows)
         return cls(keys, ptr, np.asarray(rows, dtype=np.int64))
+
+    @classmethod
+    def grouped(cls, names: Sequence[str], codes: np.ndarray, members: np.ndarray) -> NameTable:
+        """The table of the pairs (`names[codes[i]]`, `members[i]`), each name's members in the order
+        listed (`names` distinct; a name no code points at is left out): `build` over arrays, for
+        tables of tens of thousands of names made on every refresh (the structural retriever's)."""
+        if len(codes) != len(members):
+            raise ValueError(f"{len(codes)} codes for {len(members)} members")
+        alphabetical = sorted(range(len(names)), key=names.__getitem__)
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[alphabetical] = np.arange(len(names), dtype=np.int64)
+        ranked = rank[codes]
+        counts = np.bincount(ranked, minlength=len(names))
+        ptr = np.zeros(int(np.count_nonzero(counts)) + 1, dtype=np.int64)
+        np.cumsum(counts[counts > 0], out=ptr[1:])
+        keys = [names[code] for code, count in zip(alphabetical, counts.tolist(), strict=True) if count]
+        return cls(keys, ptr, np.asarray(members, dtype=np.int64)[np.argsort(ranked, kind="stable")])
 
     def _position(self, key: str) -> int:
         k = bisect.bisect_left(self.keys, key)

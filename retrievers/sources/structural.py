@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -316,31 +317,56 @@ class StructuralRetriever:
         return self._chunk_cache[idx]
 
     def _build(self, definitions: Sequence[Definition]) -> None:
+        """The tables over arrays (a refresh rebuilds them: on the Django sdist's 42,673 definitions
+        0.31 s as dictionaries of lists, ~0.1 s so): names, folded names and name parts are coded once
+        each, and `NameTable.grouped` orders the (name, definition) pairs as the dictionaries did."""
         defs = list(definitions)
-        by_name: dict[str, list[int]] = {}
-        by_folded: dict[str, list[int]] = {}
-        by_part: dict[str, list[int]] = {}
-        for idx, d in enumerate(defs):
-            by_name.setdefault(d.name, []).append(idx)
-        parts_of: dict[str, tuple[str, ...]] = {}
-        for name, ids in by_name.items():
-            by_folded.setdefault(name.lower(), []).extend(ids)
-            parts = parts_of[name] = tuple(dict.fromkeys(split_identifier(name)))
-            for part in parts:
-                by_part.setdefault(part, []).extend(ids)
-        self._defs = defs
-        self._by_name, self._by_part = NameTable.build(by_name), NameTable.build(by_part)
-        self._by_folded = NameTable.build(by_folded, sort_members=True)
         count = len(defs)
-        self._name_lengths = np.fromiter((len(parts_of[d.name]) for d in defs), dtype=np.int64, count=count)
-        self._adjust = np.fromiter((self._kind_adjust(d) for d in defs), dtype=np.float64, count=count)
+        positions = np.arange(count, dtype=np.int64)
+        first: dict[str, int] = {}  # name -> its code, in order of first occurrence
+        name_codes = np.fromiter((first.setdefault(d.name, len(first)) for d in defs), dtype=np.int64,
+                                 count=count)
+        names = list(first)
+        folded: dict[str, int] = {}
+        folded_codes = np.fromiter((folded.setdefault(name.lower(), len(folded)) for name in names),
+                                   dtype=np.int64, count=len(names))
+        part_codes: dict[str, int] = {}
+        parts_of = [[part_codes.setdefault(part, len(part_codes))
+                     for part in dict.fromkeys(split_identifier(name))] for name in names]
+        parts_per_name = np.fromiter(map(len, parts_of), dtype=np.int64, count=len(names))
+        # (name part, definition) pairs: per name in order of first occurrence, its definitions in order,
+        # each with its parts, as `by_part.setdefault(part, []).extend(ids)` over `by_name` listed them
+        by_first_name = np.argsort(name_codes, kind="stable")
+        repeats = parts_per_name[name_codes[by_first_name]]
+        flat_parts = np.fromiter(chain.from_iterable(parts_of), dtype=np.int64,
+                                 count=int(parts_per_name.sum()))
+        name_starts = np.cumsum(parts_per_name) - parts_per_name
+        within = (np.arange(int(repeats.sum()), dtype=np.int64)
+                  - np.repeat(np.cumsum(repeats) - repeats, repeats))
+        pair_parts = flat_parts[np.repeat(name_starts[name_codes[by_first_name]], repeats) + within]
+        self._defs = defs
+        self._by_name = NameTable.grouped(names, name_codes, positions)
+        self._by_folded = NameTable.grouped(list(folded), folded_codes[name_codes], positions)
+        self._by_part = NameTable.grouped(list(part_codes), pair_parts, np.repeat(by_first_name, repeats))
+        self._name_lengths = parts_per_name[name_codes]
+        adjust_of: dict[tuple[str, str], float] = {}  # (kind, path) -> adjustment: it reads no more
+        self._adjust = np.fromiter(
+            (adjust_of[key] if (key := (d.kind, d.path)) in adjust_of else
+             adjust_of.setdefault(key, self._kind_adjust(d)) for d in defs), dtype=np.float64, count=count)
         # Ties go to a type declared in its home file (`Foo.cs` for the partial class `Foo` also declared
-        # in `Foo.Async.cs`), then to the smaller (more specific) one, then by position.
-        spans = sorted((d.kind not in CLASS_KINDS or not home_file(d.path, d.name), d.end_line - d.start_line,
-                        d.path, d.start_line, i) for i, d in enumerate(defs))
-        self._order = np.zeros(len(defs), dtype=np.int64)
-        for rank, (*_, i) in enumerate(spans):
-            self._order[i] = rank
+        # in `Foo.Async.cs`), then to the smaller (more specific) one, then by path, line and position.
+        path_codes: dict[str, int] = {}
+        path_of = np.fromiter((path_codes.setdefault(d.path, len(path_codes)) for d in defs), dtype=np.int64,
+                              count=count)
+        path_rank = np.empty(len(path_codes), dtype=np.int64)
+        path_list = list(path_codes)
+        path_rank[sorted(range(len(path_list)), key=path_list.__getitem__)] = np.arange(len(path_list))
+        away = np.fromiter((d.kind not in CLASS_KINDS or not home_file(d.path, d.name) for d in defs),
+                           dtype=np.bool_, count=count)
+        spans = np.fromiter((d.end_line - d.start_line for d in defs), dtype=np.int64, count=count)
+        starts = np.fromiter((d.start_line for d in defs), dtype=np.int64, count=count)
+        self._order = np.empty(count, dtype=np.int64)
+        self._order[np.lexsort((positions, starts, path_rank[path_of], spans, away))] = positions
         self._chunk_cache = {}
         self._module_cache = {}
         self._match_arrays = None

@@ -4,6 +4,7 @@ a definition (named after it)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from retrievers.sources.tokenize import identifiers, split_identifier
@@ -63,8 +64,13 @@ def prefix_match(a: str, b: str, min_prefix: int = 3) -> bool:
 def home_file(path: str, name: str) -> bool:
     """Whether `path` is the file named after the definition `name` (its stem, case-folded: C#'s
     `SqlMapper.cs` for the partial class also declared in `SqlMapper.Async.cs`, `request.rb`)."""
-    stem = PurePosixPath(path).stem
-    return bool(name) and stem.lower() == name.rsplit(".", 1)[-1].lower()
+    return bool(name) and _folded_stem(path) == name.rsplit(".", 1)[-1].lower()
+
+
+@lru_cache(maxsize=16384)
+def _folded_stem(path: str) -> str:
+    """A path's stem, case-folded (a structural build asks for every class's file: 10k on the sdist)."""
+    return PurePosixPath(path).stem.lower()
 
 
 def module_declaration(path: str, symbol: str) -> bool:
