@@ -26,6 +26,7 @@ answered. The list weighs
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import sys
@@ -41,7 +42,7 @@ import tantivy
 from indexing.records import Chunk, Definition
 from retrievers.base import FileCardDetail, Hit
 from retrievers.scope import EVERYWHERE, Scope
-from retrievers.snapshot import Snapshot
+from retrievers.snapshot import ChunkPageRank, Snapshot
 from retrievers.sources.text import STOPWORDS
 
 __all__ = ["FileCards", "best_candidates", "build_cards", "card_hits", "card_terms", "file_cards_of",
@@ -209,12 +210,49 @@ def file_cards_of(snapshot: Snapshot) -> FileCards:
 def _build(snapshot: Snapshot) -> tuple[FileCards, CardCache]:
     previous = snapshot.handed_down(_COUNTS)
     cards, counts = build_cards(snapshot.by_path, snapshot.definitions.values(), previous)
-    for chunk_id, value in snapshot.pagerank.items():
-        chunk = snapshot.chunks.get(chunk_id)
-        if chunk is not None and value > cards.central.get(chunk.path, 0.0):
-            cards.central[chunk.path] = value
+    cards.central = central_ranks(snapshot)
     snapshot.hand_down(_COUNTS, counts)
     return cards, counts
+
+
+def central_ranks(snapshot: Snapshot) -> dict[str, float]:
+    """Per file, the highest PageRank of its chunks (`Snapshot.chunk_pagerank`: its named definition's,
+    else the most central one declared in it), files whose best is not above 0 left out: worked out
+    file by file, each file's definitions keyed once, not chunk by chunk through `snapshot.pagerank`
+    (the Django sdist's 45,000 chunks ~0.15 s of every server refresh)."""
+    central: dict[str, float] = {}
+    if not isinstance(snapshot.pagerank, ChunkPageRank):  # ranks given as they are (tests): chunk by chunk
+        for chunk_id, value in snapshot.pagerank.items():
+            chunk = snapshot.chunks.get(chunk_id)
+            if chunk is not None and value > central.get(chunk.path, 0.0):
+                central[chunk.path] = value
+        return central
+    if snapshot.graph is None:
+        return {}
+    try:
+        rank = snapshot.graph.pagerank
+    except Exception:  # centrality is a prior: a failure must not stop search
+        return {}
+    for path, chunks in snapshot.by_path.items():
+        defs = snapshot.definitions_in(path)
+        named: dict[str, Definition] = {}  # of several, the first by start line, then the last listed
+        for d in sorted(defs, key=lambda d: -d.start_line):
+            named[d.qualified_name] = d
+        by_line = sorted((d.name_line, d.id) for d in defs if d.id in rank)
+        lines = [line for line, _ in by_line]
+        best = 0.0
+        for chunk in chunks:
+            held = named.get(chunk.symbol) if chunk.symbol else None
+            if held is not None:
+                value = rank.get(held.id, 0.0)
+            else:
+                inside = by_line[bisect.bisect_left(lines, chunk.start_line):
+                                 bisect.bisect_right(lines, chunk.end_line)]
+                value = max((rank[i] for _, i in inside), default=0.0)
+            best = max(best, value)
+        if best > 0.0:
+            central[path] = best
+    return central
 
 
 def load_or_build(snapshot: Snapshot, cache: Any, key: str) -> FileCards:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from pathlib import Path
 
 import pytest
 
+from graph.callgraph import build_call_graph
 from indexing.records import Chunk, Definition
 from retrievers.base import QueryError
 from retrievers.engine.fused_route import _card_prior
@@ -217,6 +219,46 @@ def test_a_warm_engine_loads_the_cards_its_index_saved(tmp_path: Path,
     assert loaded is not built and loaded.paths == built.paths and loaded.postings == built.postings
     assert loaded.central == built.central and built.central
     assert counts[0] == counts[1] and counts[0]  # the term counts a later refresh starts from
+
+
+def test_the_central_ranks_worked_out_per_file_are_those_of_the_chunks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`central_ranks` works file by file what the chunk-by-chunk ranks give (real sample workspace,
+    store and graph), for a snapshot of the refresh's own definitions and for one of a saved table."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = copy_sample(tmp_path)
+    for _ in range(2):  # (the second process reads the saved chunk and definition tables)
+        with opened(root, tmp_path / "index") as (_, engine):
+            engine.refresh()
+            view = engine._view
+            assert view is not None
+            snap = view[0]
+            by_chunk: dict[str, float] = {}
+            for chunk_id, value in snap.pagerank.items():
+                path = snap.chunks[chunk_id].path
+                if value > by_chunk.get(path, 0.0):
+                    by_chunk[path] = value
+            assert len(by_chunk) > 3 and filecards.central_ranks(snap) == by_chunk
+
+
+def test_the_central_rank_of_a_named_chunk_is_its_definitions_and_of_a_block_its_best() -> None:
+    """A chunk named after a class counts the class's rank, not a more central method's inside it; a
+    chunk of several small definitions counts the best of them (or of a name no definition has)."""
+    cls = Definition(name="Pool", qualified_name="Pool", kind="class", path="a.py", start_line=1, end_line=20,
+                     start_byte=0, end_byte=400, name_line=1, name_column=6, signature="class Pool:", id=1)
+    method = Definition(name="get", qualified_name="Pool.get", kind="method", path="a.py", start_line=5,
+                        end_line=9, start_byte=80, end_byte=160, name_line=5, name_column=8,
+                        signature="def get(self):", parent="Pool", id=2)
+    small = [definition(name, "b.py", line=line) for name, line in (("x", 1), ("y", 6), ("z", 30))]
+    small = [dataclasses.replace(d, id=3 + k) for k, d in enumerate(small)]
+    graph = build_call_graph([cls, method, *small], [], [])
+    graph._pagerank = {1: 1.0, 2: 3.0, 3: 0.5, 4: 2.0, 5: 9.0}
+    named = Chunk(path="a.py", language="python", start_line=1, end_line=20, start_byte=0, end_byte=400,
+                  kind="class", symbol="Pool", labels=("source",), content_hash="c1", id=10)
+    block = Chunk(path="b.py", language="python", start_line=1, end_line=12, start_byte=0, end_byte=90,
+                  kind="block", symbol="gone", labels=("source",), content_hash="c2", id=11)
+    snap = Snapshot.build([named, block], [cls, method, *small], graph, 2)
+    assert filecards.central_ranks(snap) == {"a.py": 1.0, "b.py": 2.0}
 
 
 def _card_entries(tmp_path: Path, ranking: dict[str, object], question: str) -> list[dict[str, object]]:
