@@ -13,6 +13,7 @@ import pytest
 
 from graph.callgraph import CallGraph
 from graph.incremental import MAX_SHARE, MIN_FILES, WHOLE_EVERY, GraphInputs
+from graph.resolution import Resolver
 from graph.symbol_index import Resolution, SymbolIndex
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.engine.graph_state import GraphState
@@ -238,3 +239,37 @@ def test_a_failed_incremental_build_is_made_whole(tree: Path, tmp_path: Path, mo
         ws.update(paths=[edit(tree, "lib.py", append("\n\ndef later():\n    return 3\n"))])
         assert facts(holder.build()) == facts(GraphState(ws).build())
         assert holder._inputs.incremental_builds == 1  # and the next one is incremental again
+
+
+def test_calls_into_an_edited_file_keep_their_resolutions_moved_to_the_new_ids(
+        tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edit writes every definition of its file again, with new ids: a call from another file whose
+    one callee kept its name, kind, parent, bases and signature keeps its resolution, moved to the new
+    id, and is not resolved again; one into a name the file defines twice is (which one a call means
+    may follow their order). The graph is still the whole build's."""
+    (tree / "twice.py").write_text("def pick(a):\n    return 1\n\n\ndef pick():\n    return 2\n")
+    (tree / "calls.py").write_text("from lib import target\nfrom twice import pick\n\n\n"
+                                   "def run():\n    return target() + pick()\n")
+    resolved: list[str] = []
+    real = Resolver.resolve_call
+
+    def spy(self: Resolver, site: Any) -> Resolution:
+        resolved.append(f"{site.path}:{site.callee}")
+        return real(self, site)
+    with Workspace(tree, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
+        ws.update()
+        holder = GraphState(ws, incremental=True)
+        holder.build()
+        monkeypatch.setattr(Resolver, "resolve_call", spy)
+        ws.update(paths=[edit(tree, "lib.py", lambda s: s.replace("return 1", "x = 1\n    return x"))])
+        ws.update(paths=[edit(tree, "twice.py", lambda s: "def pick():\n    return 2\n\n\n"
+                                                          "def pick(a):\n    return 1\n")])
+        graph = holder.build()
+        assert holder._inputs is not None and holder._inputs.incremental_builds == 1
+        assert "calls.py:target" not in resolved and "user.py:aim" not in resolved
+        assert "calls.py:pick" in resolved
+        (target,) = graph.resolve("target")
+        callers = {graph.definition(c).name for _, c in graph.callers(target.id) if c is not None}
+        assert callers == {"run", "use"}
+        monkeypatch.undo()
+        assert facts(graph) == facts(GraphState(ws).build())
