@@ -51,3 +51,17 @@ def test_arrays_that_do_not_fit_are_refused() -> None:
         NameTable.from_arrays({**arrays, "names": np.frombuffer(b"b\0a\0c\0d\0e", dtype=np.uint8)}, "")
     with pytest.raises(ValueError):
         NameTable.build({"a\0b": [1]}).to_arrays("")
+
+
+def test_a_table_grouped_from_coded_pairs_is_the_table_built_from_lists() -> None:
+    names = ["set", "getattr", "unused", "get", "", "get_or_create"]  # any order; one never coded
+    pairs = [(n, m) for n, members in TABLE.items() for m in members]
+    pairs = pairs[1::2] + pairs[::2]  # interleaved: each name's members keep their listed order
+    codes = np.asarray([names.index(n) for n, _ in pairs], dtype=np.int64)
+    members = np.asarray([m for _, m in pairs], dtype=np.int64)
+    grouped = NameTable.grouped(names, codes, members)
+    built = NameTable.build({n: [m for k, m in pairs if k == n] for n in TABLE})
+    assert grouped.keys == built.keys and "unused" not in grouped
+    assert grouped.ptr.tolist() == built.ptr.tolist() and grouped.members.tolist() == built.members.tolist()
+    with pytest.raises(ValueError, match="codes"):
+        NameTable.grouped(names, codes[:-1], members)
