@@ -20,6 +20,7 @@ import gc
 import logging
 import pickle
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -83,6 +84,21 @@ class GraphState:
                     self._save(cache, key, graph)
             self._graph, self._generation = graph, generation
             return graph
+
+    def prime(self) -> bool:
+        """Read and resolve what an incremental build starts from, when the graph in use was loaded (a
+        saved graph carries no inputs): the first edit after a warm start is then built incrementally
+        (~1 s on the Django sdist), not whole (~5 s). The loaded graph stays in use. Whether it primed."""
+        from graph.callgraph import build_call_graph
+
+        with self._lock:
+            if not self.incremental or self._inputs is not None or not self.loaded:
+                return False
+            started = time.perf_counter()
+            self._build_next(build_call_graph)  # (no inputs: a whole build, kept as the next one's base)
+            log.info("call graph of %s primed for incremental builds in %.2f s", self.workspace.root,
+                     time.perf_counter() - started)
+            return True
 
     def _open_saved(self, cache: SignedCache, key: str) -> CallGraph | None:
         """The graph saved for `key`: opened from its flat arrays and definitions when they are there

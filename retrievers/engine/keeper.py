@@ -16,6 +16,8 @@ translate what it reports into their protocol.
   2. embedding: vectors for the chunks whose content has none (`engine.refresh(embed=True,
      paths=[])`), so an edit to one function embeds that one chunk; then the model is loaded, so the
      first query does not wait for it (until then searches rank without it: `fused_route`);
+     then, if phase 1 loaded the saved call graph, what an incremental graph build starts from
+     (`GraphState.prime`: the first edit is not built whole);
   3. transformer (`transformer_background`): the transformer tier in `retrievers.engine.fill_order`
      (the editor's open files first), at low priority, yielding to any new request between batches.
      Without it the transformer's query side is loaded when its tier has vectors.
@@ -305,6 +307,8 @@ class IndexKeeper:
             changed = self._embed(report) or changed
             self.state = READY
             self._load_main()
+        if not self._stop and self.engine.graphs.prime():  # (released and frozen with the rest)
+            changed = True
         if changed and not self._stop:
             self._after_work()
         if semantic is not None and not self._stop:

@@ -273,3 +273,26 @@ def test_calls_into_an_edited_file_keep_their_resolutions_moved_to_the_new_ids(
         assert callers == {"run", "use"}
         monkeypatch.undo()
         assert facts(graph) == facts(GraphState(ws).build())
+
+
+def test_a_loaded_graph_primed_builds_the_first_edit_incrementally(tree: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm process loads the saved graph, which carries no inputs: `prime` reads and resolves them
+    (the loaded graph stays in use), so the first edit is built incrementally, equal to a whole build;
+    a graph built here, or a state that keeps no inputs, is not primed."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the signing key lives there
+    with Workspace(tree, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
+        ws.update()
+        built = GraphState(ws, persist=True, incremental=True)
+        built.build()
+        assert not built.loaded and not built.prime()  # (built here: it has its inputs)
+        assert not GraphState(ws, persist=True).prime()  # (keeps no inputs)
+    with Workspace(tree, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
+        warm = GraphState(ws, persist=True, incremental=True)
+        loaded = warm.build()
+        assert warm.loaded and warm.prime() and warm.current is loaded and not warm.prime()
+        warm.persist = False  # (as a server's later refreshes)
+        ws.update(paths=[edit(tree, "lib.py", append("\n\ndef helper():\n    return target()\n"))])
+        graph = warm.build()
+        assert warm._inputs is not None and warm._inputs.incremental_builds == 1
+        assert facts(graph) == facts(GraphState(ws).build())

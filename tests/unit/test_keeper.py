@@ -168,3 +168,28 @@ def test_phase_two_embeds_then_loads_the_model(tmp_path: Path) -> None:
         assert keeper.model_loaded() and keeper.state == READY and after == ["tidy"]
     finally:
         keeper.stop()
+
+
+def test_a_server_restarted_on_its_saved_index_primes_the_graph_for_the_first_edit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server's engine (persist once, incremental graph) on an index an earlier one saved loads the
+    call graph; its job then primes the inputs of an incremental build, so its first edit is one."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the signing key lives there
+    root = tmp_path / "ws"
+    shutil.copytree(SAMPLE, root)
+    options = EngineOptions(embeddings=False, transformer=None, persist_once=True, incremental_graph=True)
+    for run in range(2):
+        keeper = IndexKeeper.open(root, WorkspaceOptions(index_dir=tmp_path / "index"), options)
+        keeper.start()
+        try:
+            assert keeper.indexed.wait(60) and keeper.wait_idle(60)
+            graphs = keeper.engine.graphs
+            assert graphs.loaded == (run == 1) and graphs._inputs is not None
+            if run == 1:
+                target = next(p for p in sorted(root.rglob("*.py")))
+                target.write_text(target.read_text() + "\n\ndef primed_probe():\n    return 1\n")
+                keeper.request_paths([target.relative_to(root).as_posix()])
+                assert keeper.wait_idle(60) and keeper.jobs == 2
+                assert graphs._inputs is not None and graphs._inputs.incremental_builds == 1
+        finally:
+            keeper.stop()
