@@ -2,9 +2,9 @@
 
 - `tune_allocator`: glibc serves big allocations with mmap, so embedding batches' temporaries go back
   to the OS when freed.
-- `release_memory`: trim the heap after a burst of work and freeze what is left (`gc.freeze`), so the
-  collections a search triggers do not walk the index's millions of objects; every `FULL_EVERY`-th
-  call (the first included) thaws and collects everything first.
+- `release_memory`: trim the heap after a burst of work (`trim_heap`: when it grew) and freeze what is
+  left (`gc.freeze`), so the collections a search triggers do not walk the index's millions of
+  objects; every `FULL_EVERY`-th call (the first included) thaws and collects everything first.
 - `lower_priority`: run the indexing thread (Linux: per-thread nice) below the request handlers.
 - `reap_worker_processes`: at the end of a command, stop the fork server the parse and embedding pools
   started, and wait for it, so the process's own accounting (`time`, wait4) includes its workers' CPU.
@@ -19,7 +19,8 @@ import os
 import threading
 from collections.abc import Iterator
 
-__all__ = ["lower_priority", "reap_worker_processes", "release_memory", "tune_allocator"]
+__all__ = ["lower_priority", "reap_worker_processes", "release_memory", "resident_bytes", "trim_heap",
+           "tune_allocator"]
 
 M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
 MMAP_THRESHOLD = 4 * 1024 * 1024
@@ -60,12 +61,38 @@ def release_memory(full: bool | None = None) -> None:
     if full if full is not None else due:
         gc.unfreeze()
         gc.collect()
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
+    trim_heap(force=due)
     gc.freeze()
+
+
+TRIM_GROWTH = 64 << 20  # bytes of resident growth since the last trim that make the next one worth it
+_trimmed_at = 0  # resident bytes after the last trim
+
+
+def trim_heap(force: bool = False) -> bool:
+    """`malloc_trim` (glibc), when the process grew by `TRIM_GROWTH` since the last trim (or `force`);
+    whether it trimmed. A trim walks the whole heap holding the allocator's locks: on the Django sdist
+    ~150 ms after every refresh, in which every other thread's allocation waited (a search then took
+    three times its time), while a refresh of one file frees next to nothing worth returning."""
+    global _trimmed_at
+    now = resident_bytes()
+    if not force and now is not None and now - _trimmed_at < TRIM_GROWTH:
+        return False
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        return False
+    _trimmed_at = resident_bytes() or 0
+    return True
+
+
+def resident_bytes() -> int | None:
+    """The process's resident set size now (Linux `/proc/self/statm`; None elsewhere)."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
 
 
 @contextlib.contextmanager

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from lsp_server.process_tuning import FULL_EVERY, release_memory
+from lsp_server.process_tuning import FULL_EVERY, TRIM_GROWTH, release_memory, resident_bytes, trim_heap
 
 
 class _Cycle:
@@ -42,3 +42,16 @@ def test_most_calls_only_freeze_and_one_in_sixteen_collects_everything() -> None
         assert alive() is None  # ... until the next full call, at most FULL_EVERY calls away
     finally:
         gc.unfreeze()
+
+
+def test_the_heap_is_trimmed_when_the_process_grew_since_the_last_trim() -> None:
+    rss = resident_bytes()
+    assert rss is not None and rss > 0
+    assert trim_heap(force=True)  # (glibc here)
+    assert not trim_heap()  # nothing grew since: a trim would walk the heap for nothing
+    grown = bytearray(TRIM_GROWTH + (8 << 20))  # resident once written
+    grown[::4096] = b"x" * len(grown[::4096])
+    try:
+        assert trim_heap()
+    finally:
+        del grown
