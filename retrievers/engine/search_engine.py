@@ -242,6 +242,7 @@ class SearchEngine:
         snap, structural, graph_retriever = index_phase.build_view(
             self.workspace.index_dir, chunks, definitions, graph, files, synced_key, file_cards,
             self.graphs.later, self._view[0] if self._view else None)
+        fused_route.prepare(snap, self.profiles.values())  # (no first search on it waits for them)
         out.seconds["graph"] = graph_seconds + time.perf_counter() - started
         with self._lock:
             self._view = (snap, Retrievers(self.text, structural, graph_retriever, self.semantic))
