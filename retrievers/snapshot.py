@@ -278,6 +278,10 @@ class ChunkPageRank(Mapping[int, float]):
             derived = self._derived.setdefault(key, {})
         return derived
 
+    def learn(self, known: Mapping[int, float | None]) -> None:
+        """Take chunks' ranks worked out elsewhere (`filecards.central_ranks`), None for none."""
+        self._known.update(known)
+
     def get(self, chunk_id: int, default: float | None = None) -> float | None:  # type: ignore[override]
         value = self._known[chunk_id] if chunk_id in self._known else self._work_out(chunk_id)
         return default if value is None else value

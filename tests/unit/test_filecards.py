@@ -234,10 +234,11 @@ def test_the_central_ranks_worked_out_per_file_are_those_of_the_chunks(
             assert view is not None
             snap = view[0]
             by_chunk: dict[str, float] = {}
-            for chunk_id, value in snap.pagerank.items():
-                path = snap.chunks[chunk_id].path
-                if value > by_chunk.get(path, 0.0):
-                    by_chunk[path] = value
+            for chunk in snap.chunks.values():
+                value = snap.chunk_pagerank(chunk)  # (worked out now, not the ranks the cards handed over)
+                assert snap.pagerank.get(chunk.id) == value
+                if value is not None and value > by_chunk.get(chunk.path, 0.0):
+                    by_chunk[chunk.path] = value
             assert len(by_chunk) > 3 and filecards.central_ranks(snap) == by_chunk
 
 
@@ -259,6 +260,7 @@ def test_the_central_rank_of_a_named_chunk_is_its_definitions_and_of_a_block_its
                   kind="block", symbol="gone", labels=("source",), content_hash="c2", id=11)
     snap = Snapshot.build([named, block], [cls, method, *small], graph, 2)
     assert filecards.central_ranks(snap) == {"a.py": 1.0, "b.py": 2.0}
+    assert (snap.pagerank.get(10), snap.pagerank.get(11)) == (1.0, 2.0)  # handed to the chunks' ranks
 
 
 def _card_entries(tmp_path: Path, ranking: dict[str, object], question: str) -> list[dict[str, object]]:
