@@ -54,6 +54,14 @@ class RecordReads:
         except KeyError:
             return [self._chunk(r) for r in self._reader.execute(self._CHUNK_SQL + " ORDER BY c.id")]
 
+    def chunks_in(self, paths: Collection[str]) -> list[Chunk]:
+        """The chunks of `paths`, by id, as `chunks()` makes them (a refresh re-reads the changed files')."""
+        if not paths:
+            return []
+        marks = ",".join("?" * len(paths))
+        return [self._chunk(r) for r in self._reader.execute(
+            self._CHUNK_SQL + f" WHERE f.path IN ({marks}) ORDER BY c.id", tuple(paths))]
+
     def chunk(self, chunk_id: int) -> Chunk | None:
         r = self._reader.execute(self._CHUNK_SQL + " WHERE c.id=?", (chunk_id,)).fetchone()
         return None if r is None else self._chunk(r)

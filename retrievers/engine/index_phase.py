@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -63,17 +64,30 @@ def update_workspace(workspace: Workspace, out: RefreshResult, progress: Progres
                                "from the index as it is (free some space)")
 
 
+SPLICE_MAX_FILES = 500  # more changed files than this: read every chunk again
+
+
 def read_chunks(store: IndexStore, index_dir: Path, key: str | None,
-                later: list[Callable[[], object]] | None) -> list[Chunk] | ChunkTable:
+                later: list[Callable[[], object]] | None, previous: Sequence[Chunk] | None = None,
+                changed: Collection[str] = (), count: int | None = None) -> list[Chunk] | ChunkTable:
     """The store's chunks (in a `store.snapshot()`): the columns saved beside the index for `key` (the
     engine's derived key: this index revision and the code of its records) when an earlier process
     saved them, each chunk made when first read (`indexing.chunk_table`); else the list read from
-    SQLite, whose columns are then saved for `key` (queued on `later`)."""
+    SQLite, whose columns are then saved for `key` (queued on `later`). Without `key` (a server's later
+    refresh), `previous` (the last list read, when it was one) and the files that have `changed` since,
+    the `previous` chunks of the other files with the changed files' read again, when that makes the
+    store's `count` (else every chunk is read): on the Django sdist 0.05 s instead of 0.2 s."""
     derived = index_dir / "derived"
     if key:
         table = open_chunk_table(derived, key)
         if table is not None:
             return table
+    elif isinstance(previous, list) and changed and len(changed) <= SPLICE_MAX_FILES:
+        paths = set(changed)
+        spliced = [c for c in previous if c.path not in paths] + store.chunks_in(sorted(paths))
+        if len(spliced) == count:
+            spliced.sort(key=attrgetter("id"))
+            return spliced
     chunks = store.chunks()
     if key and not store.read_only:
         def save() -> None:

@@ -57,6 +57,7 @@ from retrievers.sources.text import TextRetriever
 
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
+    from indexing.records import Chunk
 
 __all__ = ["EngineOptions", "QueryError", "RefreshResult", "RetrieverError", "SearchAnswer", "SearchEngine",
            "SearchRequest"]
@@ -76,6 +77,7 @@ class SearchEngine:
         self._view: tuple[Snapshot, Retrievers] | None = None  # one refresh's snapshot and retrievers
         self._running: IndexState | None = None  # INDEXING (a first refresh) / EMBEDDING while it runs
         self._synced = False
+        self._chunks_read: list[Chunk] | None = None  # the last refresh's chunks, when read as a list
         self._writes = WriteBehind() if self.options.write_behind else None
         later = self._writes.writes if self._writes is not None else None
         self.graphs = GraphState(workspace, self.options.persist_graph, later,  # the call graph's holder
@@ -211,19 +213,29 @@ class SearchEngine:
         """The workspace update, then the indexes and a new view in step with the store
         (`retrievers.engine.index_phase`); with `embedding`, phase 2 starts beside the graph."""
         started = time.perf_counter()
+        # (the chunks last read, spliced with the changed files' by `read_chunks`: not after an update
+        # that failed, whose files committed before it failed no later update names)
+        previous, self._chunks_read = self._chunks_read, None
         index_phase.update_workspace(self.workspace, out, progress, paths)
         out.seconds["update"] = time.perf_counter() - started
         unchanged = out.update is None or not out.update.changed
         if unchanged and self._synced and self._view is not None:  # the view in step with the store stays
+            self._chunks_read = previous
             out.chunks, out.definitions = len(self._view[0].chunks), len(self._view[0].definitions)
             return
         started = time.perf_counter()
         store = self.workspace.store
         # (the writer lock is held: the revision the key names is the one read here)
         synced_key = (self.graphs.derived_key() or None) if self.graphs.persist else None
+        update = out.update
+        changed = [*update.changed_paths, *update.removed_paths] \
+            if update is not None and self._synced else []
         with store.snapshot():
-            chunks = index_phase.read_chunks(store, self.workspace.index_dir, synced_key, self.graphs.later)
-            files = store.counts().get("files", 0)
+            counts = store.counts()
+            chunks = index_phase.read_chunks(store, self.workspace.index_dir, synced_key, self.graphs.later,
+                                             previous, changed, counts.get("chunks"))
+            files = counts.get("files", 0)
+        self._chunks_read = chunks if isinstance(chunks, list) else None  # (the next refresh splices them)
         owner = store.get_meta("generation") or ""  # the store's identity, named by the text index's marker
         if self.semantic is not None:  # (the text index is reconciled below, after the graph)
             index_phase.register_chunks(self.semantic, chunks, out.update, self._synced,

@@ -568,3 +568,29 @@ def test_file_cards_answer_a_question_about_a_module(tmp_path: Path) -> None:
         cards.close()
         plain.close()
         ws.close()
+
+
+def test_a_later_refresh_splices_the_changed_files_chunks_into_the_last_read(tmp_path: Path) -> None:
+    """A refresh that saves nothing (a server's later ones) keeps the chunk objects of the files that did
+    not change and reads the changed and removed files' again: the same chunks, in the same order, as
+    reading them all; the view searches them."""
+    root = copy_sample(tmp_path)
+    with opened(root, tmp_path / "index") as (ws, eng):
+        eng.refresh()
+        eng.graphs.persist = False  # (as a server after its first refresh: `persist_once`)
+        eng.refresh(paths=[])
+        before = eng._chunks_read
+        assert before is not None
+        edited = sorted(root.rglob("*.py"))[0]
+        gone = sorted(root.rglob("*.js"))[0]
+        edited.write_text(edited.read_text() + "\n\ndef spliced_probe():\n    return 1\n")
+        gone.unlink()
+        eng.refresh()
+        after = eng._chunks_read
+        assert after is not None and after == ws.store.chunks()
+        edited_rel, gone_rel = (p.relative_to(root).as_posix() for p in (edited, gone))
+        kept = [c for c in before if c.path not in (edited_rel, gone_rel)]
+        assert kept and all(any(c is k for k in after) for c in kept)  # the same objects, not read again
+        assert not any(c.path == gone_rel for c in after)
+        results = search(eng, "spliced_probe", limit=3)["results"]
+        assert results and results[0]["path"] == edited_rel
