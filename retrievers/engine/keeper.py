@@ -15,9 +15,8 @@ translate what it reports into their protocol.
      searches answer from the new snapshot after it (`indexed` is set);
   2. embedding: vectors for the chunks whose content has none (`engine.refresh(embed=True,
      paths=[])`), so an edit to one function embeds that one chunk; then the model is loaded, so the
-     first query does not wait for it (until then searches rank without it: `fused_route`);
-     then, if phase 1 loaded the saved call graph, what an incremental graph build starts from
-     (`GraphState.prime`: the first edit is not built whole);
+     first query does not wait for it (until then searches rank without it: `fused_route`); then, if
+     phase 1 loaded the saved graph, an incremental graph build's inputs (`GraphState.prime`);
   3. transformer (`transformer_background`): the transformer tier in `retrievers.engine.fill_order`
      (the editor's open files first), at low priority, yielding to any new request between batches.
      Without it the transformer's query side is loaded when its tier has vectors.
@@ -136,8 +135,7 @@ class IndexKeeper:
         with self._cond:
             self._stop = True
             self._cond.notify_all()
-        thread = self._thread
-        if thread is not None and thread.is_alive():
+        if (thread := self._thread) is not None and thread.is_alive():
             thread.join(timeout)
         self.state = STOPPED
         if thread is not None and thread.is_alive():
@@ -177,9 +175,8 @@ class IndexKeeper:
         more (never before the first phase 1 has ended), and wait up to `wait` seconds for its phase 1.
         True when one was asked for."""
         with self._cond:
-            if self._busy or not self._pending.empty() or not self.attempted.is_set():
-                return False
-            if time.monotonic() - self.finished_at < age:
+            if self._busy or not self._pending.empty() or not self.attempted.is_set() or \
+                    time.monotonic() - self.finished_at < age:
                 return False
             self._pending.full = True
             self._cond.notify_all()
@@ -307,9 +304,8 @@ class IndexKeeper:
             changed = self._embed(report) or changed
             self.state = READY
             self._load_main()
-        if not self._stop and self.engine.graphs.prime():  # (released and frozen with the rest)
-            changed = True
-        if changed and not self._stop:
+        primed = not self._stop and self.engine.graphs.prime()  # (released and frozen with the rest)
+        if (changed or primed) and not self._stop:
             self._after_work()
         if semantic is not None and not self._stop:
             report.phase2_s = round(time.perf_counter() - started - phase1, 3)
