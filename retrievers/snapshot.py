@@ -196,16 +196,15 @@ class Snapshot:
         return self.named_in(chunk.path, chunk.symbol) if chunk.symbol else None
 
     def named_in(self, path: str, qualified: str) -> Definition | None:
-        """The definition of `path` with this qualified name; of several, the first by start line. A
-        table of saved definitions looks in the file's; otherwise every definition is keyed once."""
+        """The definition of `path` with this qualified name; of several, the first by start line (then
+        the last listed: `first_by_name`). A table of saved definitions looks in the file's; otherwise
+        every definition is keyed once."""
         named = getattr(self.definitions, "named", None)
         if named is not None:
             return named(path, qualified)  # type: ignore[no-any-return]
         if self._by_key is None:
-            by_key: dict[tuple[str, str], Definition] = {}
-            for d in sorted(self.definitions.values(), key=lambda d: -d.start_line):  # the first one wins
-                by_key[(d.path, d.qualified_name)] = d
-            self._by_key = by_key
+            self._by_key = {(d.path, d.qualified_name): d
+                            for d in first_by_name(self.definitions.values()).values()}
         return self._by_key.get((path, qualified))
 
     def definition_rows(self) -> Sequence[Definition]:
@@ -243,18 +242,55 @@ class Snapshot:
         """The PageRank of the definition a chunk stands for (None when it has none or there is no
         graph): its named definition, else the most central one declared in it (small definitions
         merged into one block)."""
+        rank = self._definition_ranks()
+        if rank is None:
+            return None
+        return _ranks_of([chunk], self.definitions_in(chunk.path), rank)[chunk.id]
+
+    def chunk_ranks_in(self, path: str) -> dict[int, float | None]:
+        """`chunk_pagerank` of every chunk of `path`, the file's definitions keyed once: what the file
+        cards (all files) and `ChunkPageRank` (a candidate's file) work out."""
+        rank = self._definition_ranks()
+        chunks = self.by_path.get(path) or []
+        if rank is None:
+            return dict.fromkeys((c.id for c in chunks), None)
+        return _ranks_of(chunks, self.definitions_in(path), rank)
+
+    def _definition_ranks(self) -> Mapping[int, float] | None:
         if self.graph is None:
             return None
         try:
-            rank = self.graph.pagerank
+            return self.graph.pagerank
         except Exception:  # centrality is a prior: a failure must not stop search
             return None
-        named = self.named_definition(chunk)
-        if named is not None:
-            return rank.get(named.id)
-        values = [rank[d.id] for d in self.definitions_in(chunk.path)
-                  if chunk.start_line <= d.name_line <= chunk.end_line and d.id in rank]
-        return max(values) if values else None
+
+
+def first_by_name(definitions: Iterable[Definition]) -> dict[tuple[str, str], Definition]:
+    """(path, qualified name) -> its definition; of several, the first by start line, then the last
+    listed (the rule `DefinitionTable.named` follows too)."""
+    keyed: dict[tuple[str, str], Definition] = {}
+    for d in sorted(definitions, key=lambda d: -d.start_line):  # the first one wins
+        keyed[(d.path, d.qualified_name)] = d
+    return keyed
+
+
+def _ranks_of(chunks: Iterable[Chunk], definitions: Sequence[Definition],
+              rank: Mapping[int, float]) -> dict[int, float | None]:
+    """Each chunk's rank from its file's definitions: the rank of the definition named by its symbol,
+    else the best of those whose name line lies inside it (None for none)."""
+    named = {qualified: d for (_, qualified), d in first_by_name(definitions).items()}
+    by_line = sorted((d.name_line, d.id) for d in definitions if d.id in rank)
+    lines = [line for line, _ in by_line]
+    ranks: dict[int, float | None] = {}
+    for chunk in chunks:
+        held = named.get(chunk.symbol) if chunk.symbol else None
+        if held is not None:
+            ranks[chunk.id] = rank.get(held.id)
+        else:
+            inside = by_line[bisect.bisect_left(lines, chunk.start_line):
+                             bisect.bisect_right(lines, chunk.end_line)]
+            ranks[chunk.id] = max((rank[i] for _, i in inside), default=None)
+    return ranks
 
 
 class ChunkPageRank(Mapping[int, float]):
@@ -300,8 +336,17 @@ class ChunkPageRank(Mapping[int, float]):
         return snapshot
 
     def _work_out(self, chunk_id: int) -> float | None:
-        chunk = self._snapshot.chunks.get(chunk_id)
-        value = self._snapshot.chunk_pagerank(chunk) if chunk is not None else None
+        """The chunk's rank, its whole file's worked out on the way (a search's candidates cluster in
+        files, and the file's definitions are keyed once for all of them)."""
+        snapshot = self._snapshot
+        chunk = snapshot.chunks.get(chunk_id)
+        if chunk is None:
+            self._known[chunk_id] = None
+            return None
+        in_file = snapshot.chunk_ranks_in(chunk.path)
+        value = in_file[chunk_id] if chunk_id in in_file else snapshot.chunk_pagerank(chunk)
+        for cid, ranked in in_file.items():
+            self._known.setdefault(cid, ranked)
         self._known[chunk_id] = value
         return value
 

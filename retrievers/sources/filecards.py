@@ -26,7 +26,6 @@ answered. The list weighs
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 import sys
@@ -216,7 +215,7 @@ def _build(snapshot: Snapshot) -> tuple[FileCards, CardCache]:
 
 
 def central_ranks(snapshot: Snapshot) -> dict[str, float]:
-    """Per file, the highest PageRank of its chunks (`Snapshot.chunk_pagerank`: its named definition's,
+    """Per file, the highest PageRank of its chunks (`Snapshot.chunk_ranks_in`: its named definition's,
     else the most central one declared in it), files whose best is not above 0 left out: worked out
     file by file, each file's definitions keyed once, not chunk by chunk through `snapshot.pagerank`
     (the Django sdist's 45,000 chunks ~0.15 s of every server refresh); each chunk's rank is handed to
@@ -229,31 +228,10 @@ def central_ranks(snapshot: Snapshot) -> dict[str, float]:
             if chunk is not None and value > central.get(chunk.path, 0.0):
                 central[chunk.path] = value
         return central
-    if snapshot.graph is None:
-        return {}
-    try:
-        rank = snapshot.graph.pagerank
-    except Exception:  # centrality is a prior: a failure must not stop search
-        return {}
-    for path, chunks in snapshot.by_path.items():
-        defs = snapshot.definitions_in(path)
-        named: dict[str, Definition] = {}  # of several, the first by start line, then the last listed
-        for d in sorted(defs, key=lambda d: -d.start_line):
-            named[d.qualified_name] = d
-        by_line = sorted((d.name_line, d.id) for d in defs if d.id in rank)
-        lines = [line for line, _ in by_line]
-        best = 0.0
-        for chunk in chunks:
-            held = named.get(chunk.symbol) if chunk.symbol else None
-            if held is not None:
-                ranked = rank.get(held.id)
-            else:
-                inside = by_line[bisect.bisect_left(lines, chunk.start_line):
-                                 bisect.bisect_right(lines, chunk.end_line)]
-                ranked = max((rank[i] for _, i in inside), default=None)
-            known[chunk.id] = ranked
-            if ranked is not None and ranked > best:
-                best = ranked
+    for path in snapshot.by_path:
+        in_file = snapshot.chunk_ranks_in(path)
+        known.update(in_file)
+        best = max((r for r in in_file.values() if r is not None), default=0.0)
         if best > 0.0:
             central[path] = best
     snapshot.pagerank.learn(known)  # (every chunk's rank is worked out here: no search works it out)

@@ -233,10 +233,15 @@ def test_the_central_ranks_worked_out_per_file_are_those_of_the_chunks(
             view = engine._view
             assert view is not None
             snap = view[0]
+            assert snap.graph is not None
+            rank = snap.graph.pagerank
             by_chunk: dict[str, float] = {}
-            for chunk in snap.chunks.values():
-                value = snap.chunk_pagerank(chunk)  # (worked out now, not the ranks the cards handed over)
-                assert snap.pagerank.get(chunk.id) == value
+            for chunk in snap.chunks.values():  # the rule written out chunk by chunk, through `named_in`
+                named = snap.named_definition(chunk)
+                inside = [rank[d.id] for d in snap.definitions_in(chunk.path)
+                          if chunk.start_line <= d.name_line <= chunk.end_line and d.id in rank]
+                value = rank.get(named.id) if named is not None else max(inside, default=None)
+                assert snap.pagerank.get(chunk.id) == value == snap.chunk_pagerank(chunk)
                 if value is not None and value > by_chunk.get(chunk.path, 0.0):
                     by_chunk[chunk.path] = value
             assert len(by_chunk) > 3 and filecards.central_ranks(snap) == by_chunk
