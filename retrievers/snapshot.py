@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import bisect
 import threading
-import weakref
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
@@ -24,6 +23,7 @@ import numpy as np
 
 from indexing.chunk_table import ChunkTable
 from indexing.records import Chunk, Definition
+from retrievers.chunk_ranks import ChunkPageRank, first_by_name, ranks_of
 
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
@@ -53,7 +53,7 @@ class Snapshot:
     graph: CallGraph | None = None
     pagerank: Mapping[int, float] = field(default_factory=dict)  # chunk id -> PageRank (mean 1)
     files: int = 0
-    _by_key: dict[tuple[str, str], Definition] | None = field(default=None, repr=False)  # `named_in`
+    _named: dict[str, dict[str, Definition]] = field(default_factory=dict, repr=False)  # per file, as asked
     _starts: dict[str, list[int]] = field(default_factory=dict, repr=False)  # per file, made as asked
     _defs_by_path: dict[str, list[Definition]] | None = field(default=None, repr=False)
     _id_at: dict[tuple[str, int], int | None] = field(default_factory=dict, repr=False)
@@ -198,14 +198,19 @@ class Snapshot:
     def named_in(self, path: str, qualified: str) -> Definition | None:
         """The definition of `path` with this qualified name; of several, the first by start line (then
         the last listed: `first_by_name`). A table of saved definitions looks in the file's; otherwise
-        every definition is keyed once."""
+        the file's definitions are keyed once, when first asked for (keying all of them cost the first
+        search on a new snapshot ~0.1 s on the Django sdist)."""
         named = getattr(self.definitions, "named", None)
         if named is not None:
             return named(path, qualified)  # type: ignore[no-any-return]
-        if self._by_key is None:
-            self._by_key = {(d.path, d.qualified_name): d
-                            for d in first_by_name(self.definitions.values()).values()}
-        return self._by_key.get((path, qualified))
+        return self._named_in_file(path).get(qualified)
+
+    def _named_in_file(self, path: str) -> dict[str, Definition]:
+        named = self._named.get(path)
+        if named is None:
+            keyed = first_by_name(self.definitions_in(path))
+            named = self._named[path] = {qualified: d for (_, qualified), d in keyed.items()}
+        return named
 
     def definition_rows(self) -> Sequence[Definition]:
         """The definitions in id order, by position (the structural retriever's provider): a table's
@@ -245,7 +250,8 @@ class Snapshot:
         rank = self._definition_ranks()
         if rank is None:
             return None
-        return _ranks_of([chunk], self.definitions_in(chunk.path), rank)[chunk.id]
+        path = chunk.path
+        return ranks_of([chunk], self.definitions_in(path), self._named_in_file(path), rank)[chunk.id]
 
     def chunk_ranks_in(self, path: str) -> dict[int, float | None]:
         """`chunk_pagerank` of every chunk of `path`, the file's definitions keyed once: what the file
@@ -254,7 +260,7 @@ class Snapshot:
         chunks = self.by_path.get(path) or []
         if rank is None:
             return dict.fromkeys((c.id for c in chunks), None)
-        return _ranks_of(chunks, self.definitions_in(path), rank)
+        return ranks_of(chunks, self.definitions_in(path), self._named_in_file(path), rank)
 
     def _definition_ranks(self) -> Mapping[int, float] | None:
         if self.graph is None:
@@ -263,111 +269,6 @@ class Snapshot:
             return self.graph.pagerank
         except Exception:  # centrality is a prior: a failure must not stop search
             return None
-
-
-def first_by_name(definitions: Iterable[Definition]) -> dict[tuple[str, str], Definition]:
-    """(path, qualified name) -> its definition; of several, the first by start line, then the last
-    listed (the rule `DefinitionTable.named` follows too)."""
-    keyed: dict[tuple[str, str], Definition] = {}
-    for d in sorted(definitions, key=lambda d: -d.start_line):  # the first one wins
-        keyed[(d.path, d.qualified_name)] = d
-    return keyed
-
-
-def _ranks_of(chunks: Iterable[Chunk], definitions: Sequence[Definition],
-              rank: Mapping[int, float]) -> dict[int, float | None]:
-    """Each chunk's rank from its file's definitions: the rank of the definition named by its symbol,
-    else the best of those whose name line lies inside it (None for none)."""
-    named = {qualified: d for (_, qualified), d in first_by_name(definitions).items()}
-    by_line = sorted((d.name_line, d.id) for d in definitions if d.id in rank)
-    lines = [line for line, _ in by_line]
-    ranks: dict[int, float | None] = {}
-    for chunk in chunks:
-        held = named.get(chunk.symbol) if chunk.symbol else None
-        if held is not None:
-            ranks[chunk.id] = rank.get(held.id)
-        else:
-            inside = by_line[bisect.bisect_left(lines, chunk.start_line):
-                             bisect.bisect_right(lines, chunk.end_line)]
-            ranks[chunk.id] = max((rank[i] for _, i in inside), default=None)
-    return ranks
-
-
-class ChunkPageRank(Mapping[int, float]):
-    """Chunk id -> PageRank of its definition (`Snapshot.chunk_pagerank`), worked out per chunk on
-    first use: a search reads a few hundred candidates, and working out all of them up front cost a
-    warm CLI start ~0.1 s on Django. It holds its snapshot weakly: a strong reference made the
-    snapshot (and with it the call graph, ~1.2M objects on the Django sdist) cyclic garbage that only
-    a full collection frees, and that collection held the GIL ~2.4 s after each refresh of a server."""
-
-    def __init__(self, snapshot: Snapshot) -> None:
-        self._of = weakref.ref(snapshot)
-        self._known: dict[int, float | None] = {}
-        self._derived: dict[Hashable, dict[int, Any]] = {}
-
-    def derived(self, key: Hashable) -> dict[int, Any]:
-        """A cache, one per `key`, of values worked out per chunk from these ranks and the snapshot's
-        chunks (`fusion.apply_priors` keeps each chunk's fixed priors here per ranking setting, the file
-        cards each chunk's card prior): neither ever changes."""
-        derived = self._derived.get(key)
-        if derived is None:
-            derived = self._derived.setdefault(key, {})
-        return derived
-
-    def learn(self, known: Mapping[int, float | None]) -> None:
-        """Take chunks' ranks worked out elsewhere (`filecards.central_ranks`), None for none."""
-        self._known.update(known)
-
-    def get(self, chunk_id: int, default: float | None = None) -> float | None:  # type: ignore[override]
-        value = self._known[chunk_id] if chunk_id in self._known else self._work_out(chunk_id)
-        return default if value is None else value
-
-    def __getitem__(self, chunk_id: int) -> float:
-        value = self._known[chunk_id] if chunk_id in self._known else self._work_out(chunk_id)
-        if value is None:
-            raise KeyError(chunk_id)
-        return value
-
-    @property
-    def _snapshot(self) -> Snapshot:
-        snapshot = self._of()
-        if snapshot is None:  # (a snapshot's ranks are read through it, while it is in use)
-            raise ReferenceError("the snapshot of these ranks is gone")
-        return snapshot
-
-    def _work_out(self, chunk_id: int) -> float | None:
-        """The chunk's rank, its whole file's worked out on the way (a search's candidates cluster in
-        files, and the file's definitions are keyed once for all of them)."""
-        snapshot = self._snapshot
-        chunk = snapshot.chunks.get(chunk_id)
-        if chunk is None:
-            self._known[chunk_id] = None
-            return None
-        in_file = snapshot.chunk_ranks_in(chunk.path)
-        value = in_file[chunk_id] if chunk_id in in_file else snapshot.chunk_pagerank(chunk)
-        for cid, ranked in in_file.items():
-            self._known.setdefault(cid, ranked)
-        self._known[chunk_id] = value
-        return value
-
-    def __iter__(self) -> Iterator[int]:
-        return (cid for cid in self._snapshot.chunks if cid in self)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def __contains__(self, chunk_id: object) -> bool:
-        if not isinstance(chunk_id, int):
-            return False
-        known = self._known[chunk_id] if chunk_id in self._known else self._work_out(chunk_id)
-        return known is not None
-
-
-def kept_per_chunk(ranks: Mapping[int, float], key: Hashable) -> dict[int, Any]:
-    """Where values worked out per chunk for one ranking setting `key` are kept: with a snapshot's
-    ranks (`ChunkPageRank.derived`), else in a dict for this search only (plain ranks, as in tests)."""
-    derived = getattr(ranks, "derived", None)
-    return derived(key) if callable(derived) else {}  # type: ignore[no-any-return]
 
 
 class _FilesOf(Mapping[str, list[Chunk]]):

@@ -23,6 +23,7 @@ from typing import Any
 
 from indexing.records import Chunk
 from retrievers.base import GraphDetail, Hit, StructuralDetail, TextDetail
+from retrievers.chunk_ranks import kept_per_chunk
 from retrievers.engine.results import Located
 from retrievers.engine.route_context import DEFINING_MATCHES, NAME_TIERS, RouteContext, graph_located
 from retrievers.ranking import floor, rrf
@@ -34,7 +35,7 @@ from retrievers.ranking.headers import interface_headers_of
 from retrievers.ranking.priors import chunk_prior
 from retrievers.ranking.profile import RankingConfig, RankingProfile
 from retrievers.semantic.tiered import TieredSemantic
-from retrievers.snapshot import Snapshot, kept_per_chunk
+from retrievers.snapshot import Snapshot
 from retrievers.sources.filecards import best_candidates, card_hits, file_cards_of, strong_cards
 from retrievers.sources.literals import line_groups
 
@@ -202,7 +203,7 @@ def _file_hits(ctx: RouteContext, ranked: dict[str, list[Hit]], weights: dict[st
 def _card_prior(snap: Snapshot, wanted: frozenset[str], config: RankingConfig
                 ) -> Callable[[Chunk, int], float]:
     """`priors.chunk_prior` of a chunk, kept with the snapshot's ranks per setting it depends on
-    (`snapshot.kept_per_chunk`): it is fixed per chunk, and the carded files' candidates are asked
+    (`chunk_ranks.kept_per_chunk`): it is fixed per chunk, and the carded files' candidates are asked
     search after search."""
     ranks = snap.pagerank
     kept: dict[int, float] = kept_per_chunk(ranks, (

@@ -46,6 +46,7 @@ from retrievers.engine.lifecycle import EMBEDDING, EMPTY, INDEXING, READY, TEXT_
 from retrievers.engine.options import EngineOptions, Progress, RefreshResult
 from retrievers.engine.request import CheckedRequest, SearchRequest, validate
 from retrievers.engine.results import Located, SourceCache, build_answer, lookup_match, result_entry
+from retrievers.engine.retirement import Retirement
 from retrievers.engine.route_context import Retrievers, RouteContext, identifier_query
 from retrievers.engine.spans import query_terms
 from retrievers.ranking.intent import Intent, classify, override
@@ -78,6 +79,7 @@ class SearchEngine:
         self._running: IndexState | None = None  # INDEXING (a first refresh) / EMBEDDING while it runs
         self._synced = False
         self._chunks_read: list[Chunk] | None = None  # the last refresh's chunks, when read as a list
+        self._retired = Retirement()  # views a refresh replaced, until taken apart
         self._writes = WriteBehind() if self.options.write_behind else None
         later = self._writes.writes if self._writes is not None else None
         self.graphs = GraphState(workspace, self.options.persist_graph, later,  # the call graph's holder
@@ -116,6 +118,7 @@ class SearchEngine:
             self.semantic = None
         self.flush_writes()
         self.text.close()
+        self._retired.close()
 
     def _save_pooled(self) -> None:
         """Save the transformer vectors questions' pools added (`TierBlend.question_pool`), so the next
@@ -256,9 +259,11 @@ class SearchEngine:
             self.graphs.later, self._view[0] if self._view else None)
         fused_route.prepare(snap, self.profiles.values())  # (no first search on it waits for them)
         out.seconds["graph"] = graph_seconds + time.perf_counter() - started
-        with self._lock:
+        with self._lock:  # (the old view is taken apart in small steps: searches meanwhile wait ms)
+            self._retired.hold(self._view)
             self._view = (snap, Retrievers(self.text, structural, graph_retriever, self.semantic))
         self._synced = True
+        self._retired.sweep()
 
     # -- state ---------------------------------------------------------------------------------------
     def index_info(self) -> dict[str, Any]:
@@ -304,7 +309,7 @@ class SearchEngine:
         ~90 ms searches, in a process that has not frozen its index out of the collector as the
         language server does)."""
         checked = validate(request)
-        with paused_collection():
+        with paused_collection(), self._retired.reading():  # (a retired view's teardown waits)
             found = self._search(checked)
         bad = self.workspace.take_mismatched()
         if bad and not self._refresh_lock.locked():
@@ -314,7 +319,7 @@ class SearchEngine:
                 "the index's records of %d file(s) did not match their bytes (%s); re-indexing them",
                         len(bad), ", ".join(bad[:3]))
             self.refresh(embed=False, paths=bad)
-            with paused_collection():
+            with paused_collection(), self._retired.reading():
                 found = self._search(checked)
         return found
 

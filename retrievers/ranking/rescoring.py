@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from indexing.records import Chunk
 from retrievers.base import StructuralDetail
+from retrievers.chunk_ranks import kept_per_chunk
 from retrievers.ranking.candidate import BOOST, PATH_KEYWORD, Fused, best_first
 from retrievers.ranking.contracts import contract_factors
 from retrievers.ranking.copies import share_definition_bonus, tree_factors
@@ -34,7 +35,6 @@ from retrievers.ranking.priors import (
     reexport_factor,
 )
 from retrievers.ranking.profile import DEFAULT_CONFIG, RankingConfig
-from retrievers.snapshot import kept_per_chunk
 from retrievers.sources.tokenize import split_identifier
 from retrievers.sources.words import query_keywords, short_words, split_words
 
@@ -227,7 +227,7 @@ _STATIC_NAMES = FACTOR_NAMES[:5]  # the factors fixed per chunk (the others depe
 def _chunk_statics(pagerank_for_chunk: Mapping[int, float], config: RankingConfig, want: Collection[str],
                    publics_only: bool, headers: Collection[str]) -> dict[int, Any]:
     """Where `_chunk_static`'s answers are kept: with a snapshot's ranks per setting they depend on
-    (`snapshot.kept_per_chunk`: its chunks and their labels never change)."""
+    (`chunk_ranks.kept_per_chunk`: its chunks and their labels never change)."""
     return kept_per_chunk(pagerank_for_chunk, (
         "static", config.pagerank_coef, config.pagerank_cap, tuple(config.label_factors.items()),
         config.reexport_factor, config.reexport_names, config.declaration_factor, config.c_header_factor,

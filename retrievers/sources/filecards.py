@@ -40,8 +40,9 @@ import tantivy
 
 from indexing.records import Chunk, Definition
 from retrievers.base import FileCardDetail, Hit
+from retrievers.chunk_ranks import ChunkPageRank
 from retrievers.scope import EVERYWHERE, Scope
-from retrievers.snapshot import ChunkPageRank, Snapshot
+from retrievers.snapshot import Snapshot
 from retrievers.sources.text import STOPWORDS
 
 __all__ = ["FileCards", "best_candidates", "build_cards", "card_hits", "card_terms", "file_cards_of",
