@@ -152,6 +152,7 @@ def test_a_replaced_snapshot_is_freed_without_the_cyclic_collector(tmp_path: Pat
     holds them until a full collection (on the Django sdist ~1.2M objects, whose collection held
     the GIL ~2.4 s after each refresh of a server)."""
     import gc
+    import time
     import weakref
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -171,6 +172,9 @@ def test_a_replaced_snapshot_is_freed_without_the_cyclic_collector(tmp_path: Pat
         try:
             engine.refresh()
             engine.search(SearchRequest(query="added_later"))
+            deadline = time.monotonic() + 10  # (taken apart by the engine's retirement thread)
+            while (old_snapshot() is not None or old_graph() is not None) and time.monotonic() < deadline:
+                time.sleep(0.02)
             assert old_snapshot() is None and old_graph() is None
         finally:
             gc.enable()
