@@ -1,10 +1,11 @@
-"""Chunk PageRank: the rank of the definition a chunk stands for, worked out file by file.
+"""Chunk PageRank: the rank of the definition a chunk stands for.
 
 `Snapshot.chunk_pagerank` and `Snapshot.chunk_ranks_in` apply one rule (`ranks_of`): a chunk counts
 the rank of the definition its symbol names in its file (`first_by_name` picks among several), else
 the best rank of the definitions whose name lines lie inside it (a block of small definitions).
-`ChunkPageRank` is a snapshot's chunk id -> rank mapping, worked out a candidate's file at a time on
-first use, and `kept_per_chunk` the per-chunk caches ranking keeps beside it.
+`ChunkPageRank` is a snapshot's chunk id -> rank mapping, worked out a chunk at a time on first use
+(the file cards work out whole files), and `kept_per_chunk` the per-chunk caches ranking keeps beside
+it.
 """
 
 from __future__ import annotations
@@ -93,17 +94,11 @@ class ChunkPageRank(Mapping[int, float]):
         return snapshot
 
     def _work_out(self, chunk_id: int) -> float | None:
-        """The chunk's rank, its whole file's worked out on the way (a search's candidates cluster in
-        files, and the file's definitions are keyed once for all of them)."""
-        snapshot = self._snapshot
-        chunk = snapshot.chunks.get(chunk_id)
-        if chunk is None:
-            self._known[chunk_id] = None
-            return None
-        in_file = snapshot.chunk_ranks_in(chunk.path)
-        value = in_file[chunk_id] if chunk_id in in_file else snapshot.chunk_pagerank(chunk)
-        for cid, ranked in in_file.items():
-            self._known.setdefault(cid, ranked)
+        """The chunk's rank alone: a cold process reads a few hundred candidates in ~50 files, and
+        working out each candidate's whole file made every chunk and definition of those files (0.13 s
+        of a warm CLI search on the Django sdist, against 0.014 s)."""
+        chunk = self._snapshot.chunks.get(chunk_id)
+        value = self._snapshot.chunk_pagerank(chunk) if chunk is not None else None
         self._known[chunk_id] = value
         return value
 

@@ -250,8 +250,10 @@ class Snapshot:
         rank = self._definition_ranks()
         if rank is None:
             return None
-        path = chunk.path
-        return ranks_of([chunk], self.definitions_in(path), self._named_in_file(path), rank)[chunk.id]
+        held = self.named_in(chunk.path, chunk.symbol) if chunk.symbol else None
+        if held is not None:  # `ranks_of`'s first case, looked up alone (no other definition is made)
+            return rank.get(held.id)
+        return ranks_of([chunk], self.definitions_in(chunk.path), {}, rank)[chunk.id]
 
     def chunk_ranks_in(self, path: str) -> dict[int, float | None]:
         """`chunk_pagerank` of every chunk of `path`, the file's definitions keyed once: what the file
