@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from indexing.array_folder import RowReader
+
 _HAS_BITCOUNT = hasattr(np, "bitwise_count")
 RECENTER_BLOCK = 4096  # rows converted at a time when the centre and every sign bit are taken again
 _POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
@@ -54,6 +56,9 @@ class VectorIndex:
         # one-query process, or an index changing between searches while it embeds, converts candidates)
         self._searched = 0
         self._bits = np.zeros((0, self._words), dtype=np.uint64)
+        # the rows' file, while they are the saved ones unchanged (`restore` of mapped rows): a one-query
+        # process reads its candidates' rows from it instead of faulting in the mapping around each
+        self._rows_file: RowReader | None = None
         self._row_of: dict[int, int] | None = {}  # id -> row; None: not built since `restore` (`_row`)
         self._center = np.zeros(dims, dtype=np.float32)
         self._centered_at = 0  # row count when the centre was last computed
@@ -104,6 +109,7 @@ class VectorIndex:
         self._ids = np.ascontiguousarray(ids, dtype=np.int64)
         self._f16 = np.ascontiguousarray(rows, dtype=np.float16)
         self._changed()
+        self._rows_file = RowReader.of(rows) if rows.dtype == np.float16 else None
         self._bits = np.ascontiguousarray(bits, dtype=np.uint64)
         self._n = len(self._ids)
         self._row_of = None
@@ -116,6 +122,7 @@ class VectorIndex:
         """Drop what searches keep between them (rows or ids changed)."""
         self._f32 = self._bits_t = None
         self._searched = 0
+        self._rows_file = None
 
     def _signs(self, vectors: np.ndarray) -> np.ndarray:
         positive = (vectors.astype(np.float32) - self._center) > 0
@@ -246,7 +253,7 @@ class VectorIndex:
             dist = self.hamming(q)
             k = min(self._n, max(candidates or self.options.candidates, limit))
             rows = self._nearest(dist, k) if k < self._n else np.arange(self._n)
-            scores = (self._f16[rows].astype(np.float32) if f32 is None else f32[rows]) @ q
+            scores = (self._candidate_rows(rows) if f32 is None else f32[rows]) @ q
         head = 2 * limit  # usually enough after `allowed`: sort only the rows scoring at least its last
         if head < len(scores):
             least = np.partition(scores, len(scores) - head)[len(scores) - head]
@@ -254,6 +261,16 @@ class VectorIndex:
             if len(found) == limit:
                 return found
         return self._ranked(rows, scores, np.arange(len(scores)), limit, allowed)
+
+    def _candidate_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The rows at positions `rows` as float32: from the saved file when it holds them (`RowReader`),
+        else from memory."""
+        if self._rows_file is not None:
+            try:
+                return self._rows_file.take(rows).astype(np.float32)
+            except OSError:
+                self._rows_file = None
+        return self._f16[rows].astype(np.float32)
 
     def _nearest(self, dist: np.ndarray, k: int) -> np.ndarray:
         """The `k` rows nearest by Hamming distance; among rows at the k-th distance, the smallest ids

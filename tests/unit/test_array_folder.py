@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from indexing.array_folder import map_arrays, save_arrays
+from indexing.array_folder import RowReader, map_arrays, save_arrays
 
 
 def test_saved_arrays_map_back_equal_and_read_only(tmp_path: Path) -> None:
@@ -31,3 +32,19 @@ def test_an_unwritable_place_says_false(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     assert not save_arrays(blocker / "f", {"a": np.zeros(1)})
+
+
+def test_row_reader_reads_what_indexing_would_and_refuses_what_is_not_a_whole_file(tmp_path: Path) -> None:
+    rows = np.arange(40, dtype=np.float16).reshape(10, 4)
+    assert save_arrays(tmp_path / "f", {"rows": rows, "flat": np.arange(6, dtype=np.int64)})
+    mapped = map_arrays(tmp_path / "f", ["rows", "flat"])
+    assert mapped is not None
+    reader = RowReader.of(mapped["rows"])
+    assert reader is not None
+    picked = np.array([7, 0, 7, 9])
+    assert np.array_equal(reader.take(picked), mapped["rows"][picked])
+    assert reader.take(np.array([], dtype=np.int64)).shape == (0, 4)
+    with pytest.raises(IndexError):
+        reader.take(np.array([10]))
+    assert RowReader.of(mapped["rows"][2:5]) is None  # a slice: its rows are not the file's rows
+    assert RowReader.of(mapped["flat"]) is None and RowReader.of(rows) is None  # 1-D; not mapped

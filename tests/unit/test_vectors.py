@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from indexing.array_folder import map_arrays, save_arrays
 from retrievers.semantic.vectors import VectorIndex, VectorOptions
 
 
@@ -210,3 +213,22 @@ def test_a_settled_index_answers_alike_however_its_rows_arrived(rng: np.random.G
     for _ in range(20):
         q = (rng.standard_normal(64) + 0.8).astype(np.float32)
         assert in_batches.search(q, 10) == at_once.search(q, 10)
+
+
+def test_mapped_rows_are_read_from_their_file_until_the_index_changes(
+        rng: np.random.Generator, tmp_path: Path) -> None:
+    matrix = rng.standard_normal((600, 32)).astype(np.float32)
+    built = VectorIndex(32, VectorOptions(exact_below=0, candidates=40))
+    built.add(list(range(600)), matrix)
+    assert save_arrays(tmp_path / "v", built.export_state())
+    mapped = map_arrays(tmp_path / "v", ["ids", "vectors", "bits", "center", "centered_at"])
+    assert mapped is not None
+    restored = VectorIndex(32, VectorOptions(exact_below=0, candidates=40))
+    restored.restore(mapped)
+    assert restored._rows_file is not None  # a one-query process reads its candidates from the file
+    query = rng.standard_normal(32).astype(np.float32)
+    assert restored.search(query, 10) == built.search(query, 10)
+    restored.add([600], rng.standard_normal((1, 32)).astype(np.float32))
+    assert restored._rows_file is None  # the rows are no longer the file's
+    restored.restore(mapped, np.arange(600) % 2 == 0)
+    assert restored._rows_file is None  # kept rows are a copy, not the file's order
