@@ -7,7 +7,8 @@ from them) into a temporary folder beside `folder`, then renames it into place, 
 half a folder and a killed writer leaves none; when another process got there first, its folder stays.
 `map_arrays(folder, names)` opens them read-only with `mmap_mode="r"` (pages load when read; "c",
 copy-on-write, with `private`), or None when one is missing or unreadable. `RowReader.of(array)` reads
-chosen rows of such a mapped array from its file (`pread`), without touching the mapping.
+chosen rows of such a mapped array from its file (`pread`), without touching the mapping; `rows_of`
+falls back to indexing.
 
 `save_keyed(parent, prefix, key, arrays)` and `open_keyed(parent, prefix, key, names)` keep one such
 folder per key beside the index (`<prefix><digest of key>/`, the key itself in its `key` file): saving
@@ -28,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["RowReader", "keyed_folder", "map_arrays", "open_keyed", "save_arrays", "save_keyed"]
+__all__ = ["RowReader", "keyed_folder", "map_arrays", "open_keyed", "rows_of", "save_arrays", "save_keyed"]
 
 
 def save_arrays(folder: Path, arrays: Mapping[str, np.ndarray], texts: Mapping[str, str] | None = None,
@@ -129,14 +130,28 @@ class RowReader:
         return reader if whole else None
 
     def take(self, rows: np.ndarray) -> np.ndarray:
-        """The rows at positions `rows`, in that order (OSError when the file cannot give them)."""
+        """A new (writable) array of the rows at positions `rows`, in that order (OSError when the file
+        cannot give them)."""
         size, count = self._row_bytes, self._shape[0]
-        parts = []
-        for row in np.asarray(rows, dtype=np.int64).tolist():
+        picked = np.asarray(rows, dtype=np.int64).tolist()
+        out = np.empty((len(picked), self._shape[1]), dtype=self._dtype)
+        into = out.reshape(-1).view(np.uint8).data
+        for i, row in enumerate(picked):
             if not 0 <= row < count:
                 raise IndexError(f"row {row} of {count}")
             part = os.pread(self._fd, size, self._offset + row * size)
             if len(part) != size:
                 raise OSError(f"short read of row {row}")
-            parts.append(part)
-        return np.frombuffer(b"".join(parts), dtype=self._dtype).reshape(len(parts), self._shape[1])
+            into[i * size:(i + 1) * size] = part
+        return out
+
+
+def rows_of(array: np.ndarray, rows: np.ndarray, reader: RowReader | None) -> np.ndarray:
+    """`array[rows]`, read through `reader` (`RowReader.of(array)`) when there is one and the file
+    gives them."""
+    if reader is not None:
+        try:
+            return reader.take(rows)
+        except OSError:
+            pass
+    return array[rows]

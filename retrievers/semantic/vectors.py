@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from indexing.array_folder import RowReader
+from indexing.array_folder import RowReader, rows_of
 
 _HAS_BITCOUNT = hasattr(np, "bitwise_count")
 RECENTER_BLOCK = 4096  # rows converted at a time when the centre and every sign bit are taken again
@@ -265,12 +265,7 @@ class VectorIndex:
     def _candidate_rows(self, rows: np.ndarray) -> np.ndarray:
         """The rows at positions `rows` as float32: from the saved file when it holds them (`RowReader`),
         else from memory."""
-        if self._rows_file is not None:
-            try:
-                return self._rows_file.take(rows).astype(np.float32)
-            except OSError:
-                self._rows_file = None
-        return self._f16[rows].astype(np.float32)
+        return rows_of(self._f16, rows, self._rows_file).astype(np.float32)
 
     def _nearest(self, dist: np.ndarray, k: int) -> np.ndarray:
         """The `k` rows nearest by Hamming distance; among rows at the k-th distance, the smallest ids

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexing.array_folder import RowReader, map_arrays, save_arrays
+from indexing.array_folder import RowReader, map_arrays, rows_of, save_arrays
 
 
 def test_saved_arrays_map_back_equal_and_read_only(tmp_path: Path) -> None:
@@ -42,7 +42,10 @@ def test_row_reader_reads_what_indexing_would_and_refuses_what_is_not_a_whole_fi
     reader = RowReader.of(mapped["rows"])
     assert reader is not None
     picked = np.array([7, 0, 7, 9])
-    assert np.array_equal(reader.take(picked), mapped["rows"][picked])
+    taken = reader.take(picked)
+    assert np.array_equal(taken, mapped["rows"][picked]) and taken.dtype == np.float16
+    taken += 1  # a new array, not a view of the file
+    assert np.array_equal(rows_of(mapped["rows"], picked, None), rows_of(mapped["rows"], picked, reader))
     assert reader.take(np.array([], dtype=np.int64)).shape == (0, 4)
     with pytest.raises(IndexError):
         reader.take(np.array([10]))
