@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -129,20 +131,29 @@ def list_files(root: str, paths: Sequence[str] = (), with_ignored: bool = True,
     if not in_work_tree(root):
         return None
     spec = _pathspecs(paths)
+    # Both lists walk the work tree (~40 ms each on 4,000 files): the ignored one runs beside.
+    ignored: list[list[str] | None] = []
+    beside = threading.Thread(target=lambda: ignored.append(_git(
+        root, "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z", *spec)),
+        name="git-ignored", daemon=True) if with_ignored else None
+    if beside is not None:
+        beside.start()
     # One call: `-t` tags each path, "? " for untracked, a letter (H, S, M, C...) for tracked. Outside
     # a work tree git exits non-zero and the caller walks the tree instead.
     tagged = _git(root, "ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard", *spec)
+    if beside is not None:
+        beside.join()
     if tagged is None:
         return None
     cached = [t[2:] for t in tagged if len(t) > 2 and t[0] != "?"]
     others = [t[2:] for t in tagged if len(t) > 2 and t[0] == "?"]
-    listing = GitListing()
-    if with_ignored:
-        listing.ignored = _git(root, "ls-files", "--others", "--ignored", "--exclude-standard",
-                               "--directory", "-z", *spec) or []
+    listing = GitListing(ignored=(ignored[0] if ignored else None) or [])
     for rel in cached:
-        full = os.path.join(root, rel)
-        if os.path.isdir(full) and not os.path.islink(full):  # a submodule (gitlink)
+        try:
+            gitlink = stat.S_ISDIR(os.lstat(os.path.join(root, rel)).st_mode)  # a submodule's folder
+        except OSError:
+            gitlink = False
+        if gitlink:
             _nested(root, rel, listing, tracked=True, depth=depth)
         else:
             listing.tracked.append(rel)
@@ -176,12 +187,26 @@ def _excluded_dir(scanner: Scanner, rel: str) -> str | None:
     return None
 
 
-def _ignored_by_codeseek(scanner: Scanner, rel: str) -> bool:
-    parts = rel.split("/")
-    for depth in range(1, len(parts)):
-        if scanner.ignores.ignored("/".join(parts[:depth]), True):
-            return True
-    return scanner.ignores.ignored(rel, False)
+def _full(root: str, rel: str) -> str:
+    """The absolute path of workspace-relative POSIX `rel` (one concatenation, not a join per part)."""
+    return root + os.sep + (rel if os.sep == "/" else rel.replace("/", os.sep))
+
+
+def _ignored_by_codeseek(scanner: Scanner, rel: str, folders: dict[str, bool]) -> bool:
+    """Whether codeseek's own ignore rules drop `rel`: a folder on its way down, or the file itself.
+    `folders` keeps each folder's verdict (its own or an ancestor's) for the rest of the listing."""
+    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    return bool(folder) and _folder_ignored(scanner, folder, folders) or scanner.ignores.ignored(rel, False)
+
+
+def _folder_ignored(scanner: Scanner, folder: str, folders: dict[str, bool]) -> bool:
+    known = folders.get(folder)
+    if known is None:
+        parent = folder.rsplit("/", 1)[0] if "/" in folder else ""
+        known = bool(parent) and _folder_ignored(scanner, parent, folders) \
+            or scanner.ignores.ignored(folder, True)
+        folders[folder] = known
+    return known
 
 
 def apply_listing(scanner: Scanner, listing: GitListing, under: str = "") -> None:
@@ -190,12 +215,15 @@ def apply_listing(scanner: Scanner, listing: GitListing, under: str = "") -> Non
 
     prefix = under.rstrip("/") + "/" if under else ""
     excluded: set[str] = set()
+    folders: dict[str, bool] = {}
     tracked = set(listing.tracked)
     for rel in sorted({*listing.tracked, *listing.untracked}):
         if prefix and not rel.startswith(prefix):
             continue
-        full = os.path.join(scanner.real_root, *rel.split("/"))
-        if not os.path.lexists(full):  # deleted in the work tree, not yet in the index
+        full = _full(scanner.real_root, rel)
+        try:
+            is_link = stat.S_ISLNK(os.lstat(full).st_mode)
+        except OSError:  # deleted in the work tree, not yet in the index
             continue
         if rel not in tracked:
             folder = _excluded_dir(scanner, rel)
@@ -204,10 +232,10 @@ def apply_listing(scanner: Scanner, listing: GitListing, under: str = "") -> Non
                     excluded.add(folder)
                     scanner.skip(folder, EXCLUDED_DIR)
                 continue
-        if _ignored_by_codeseek(scanner, rel):
+        if _ignored_by_codeseek(scanner, rel, folders):
             scanner.skip(rel, IGNORED)
             continue
-        scanner.consider_file(rel, full, os.path.islink(full))
+        scanner.consider_file(rel, full, is_link)
     for rel in listing.ignored:
         if not prefix or rel.startswith(prefix):
             scanner.skip(rel, IGNORED)

@@ -36,6 +36,7 @@ class IgnoreFiles:
         self.names = IGNORE_FILES[1:] if git else IGNORE_FILES
         self.root_names = self.names if git else (".git/info/exclude", *IGNORE_FILES)
         self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self._active: dict[str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]] = {}
         self._extra = pathspec.GitIgnoreSpec.from_lines(excludes) if excludes else None
 
     def spec_for(self, rel_dir: str,
@@ -50,6 +51,8 @@ class IgnoreFiles:
                 if present is not None and name.split("/", 1)[0] not in present:
                     continue
                 path = os.path.join(self.root, rel_dir, name)
+                if not os.path.lexists(path):  # (most folders have none: one lstat, not a realpath)
+                    continue
                 if not is_inside(os.path.realpath(path), str(self.root)):
                     continue  # an ignore file that is a symlink out of the root is not read
                 try:
@@ -63,15 +66,16 @@ class IgnoreFiles:
         return spec
 
     def active(self, rel_dir: str) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
-        """The specs that apply inside `rel_dir`, deepest first."""
-        parts = rel_dir.split("/") if rel_dir else []
-        found = []
-        for depth in range(len(parts), -1, -1):
-            sub = "/".join(parts[:depth])
-            spec = self.spec_for(sub)
-            if spec is not None:
-                found.append((sub, spec))
-        return tuple(found)
+        """The specs that apply inside `rel_dir`, deepest first (kept: a folder's files ask in turn)."""
+        known = self._active.get(rel_dir)
+        if known is not None:
+            return known
+        parent = rel_dir.rsplit("/", 1)[0] if "/" in rel_dir else ""
+        spec = self.spec_for(rel_dir)
+        above = self.active(parent) if rel_dir else ()
+        found = ((rel_dir, spec), *above) if spec is not None else above
+        self._active[rel_dir] = found
+        return found
 
     def ignored(self, rel: str, is_dir: bool,
                 specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] | None = None) -> bool:

@@ -93,6 +93,22 @@ def test_codeseekignore_still_applies_in_git_mode(git_env: Path) -> None:
     assert dict(result.skipped)["src/build/__init__.py"] == IGNORED
 
 
+def test_a_nested_ignore_file_drops_a_folder_below_it_at_any_depth_and_only_there(git_env: Path) -> None:
+    """`.ignore` in `sub/` names `gen/`: every file below `sub/**/gen/` is ignored (each folder's verdict is
+    kept for its files), the same folder name elsewhere is not; a file pattern of the root file still
+    applies inside folders that are not ignored."""
+    repo = make_repo(git_env)
+    for rel in ("sub/gen/a.py", "sub/x/gen/b/c.py", "sub/x/keep.py", "pkg/gen/d.py", "pkg/notes_skip.py"):
+        write(repo, rel)
+    write(repo, "sub/.ignore", "gen/\n")
+    write(repo, ".codeseekignore", "*_skip.py\n")
+    result = scan(repo)
+    kept, skipped = paths(result), dict(result.skipped)
+    assert "sub/x/keep.py" in kept and "pkg/gen/d.py" in kept
+    dropped = ("sub/gen/a.py", "sub/x/gen/b/c.py", "pkg/notes_skip.py")
+    assert all(skipped.get(rel) == IGNORED for rel in dropped)
+
+
 def test_targeted_check_agrees_with_the_full_scan(git_env: Path) -> None:
     repo = make_repo(git_env)
     result = scan_paths(repo, ["src/build/__init__.py", "secret_dir/keys.py", "gone.py", "pkg"])
