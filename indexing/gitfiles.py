@@ -222,7 +222,7 @@ def apply_listing(scanner: Scanner, listing: GitListing, under: str = "") -> Non
             continue
         full = _full(scanner.real_root, rel)
         try:
-            is_link = stat.S_ISLNK(os.lstat(full).st_mode)
+            st = os.lstat(full)
         except OSError:  # deleted in the work tree, not yet in the index
             continue
         if rel not in tracked:
@@ -235,7 +235,7 @@ def apply_listing(scanner: Scanner, listing: GitListing, under: str = "") -> Non
         if _ignored_by_codeseek(scanner, rel, folders):
             scanner.skip(rel, IGNORED)
             continue
-        scanner.consider_file(rel, full, is_link)
+        scanner.consider_file(rel, full, stat.S_ISLNK(st.st_mode), known_stat=st)
     for rel in listing.ignored:
         if not prefix or rel.startswith(prefix):
             scanner.skip(rel, IGNORED)
@@ -246,6 +246,9 @@ def walk(scanner: Scanner, under: str = "") -> bool:
     listing = list_files(scanner.real_root, [under] if under else ())
     if listing is None:
         return False
+    if not under:  # the whole list: it names every ignore file that can matter (see `use_listing`)
+        scanner.ignores.use_listing([*listing.tracked, *listing.untracked,
+                                     *(p for p in listing.ignored if not p.endswith("/"))])
     apply_listing(scanner, listing, under)
     return True
 

@@ -10,7 +10,7 @@ file that is a symlink out of the root is not read.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pathspec
@@ -37,13 +37,27 @@ class IgnoreFiles:
         self.root_names = self.names if git else (".git/info/exclude", *IGNORE_FILES)
         self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
         self._active: dict[str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]] = {}
+        self._listed: dict[str, frozenset[str]] | None = None  # folder -> its ignore files (`use_listing`)
         self._extra = pathspec.GitIgnoreSpec.from_lines(excludes) if excludes else None
+
+    def use_listing(self, paths: Iterable[str]) -> None:
+        """Take the folders' ignore files from a complete list of the tree's files (git's tracked,
+        untracked and ignored files) instead of looking in every folder. A folder git ignores whole is
+        not on the list, and neither is any file below it that could ask."""
+        listed: dict[str, set[str]] = {}
+        for path in paths:
+            folder, _, name = path.rpartition("/")
+            if name in self.names:
+                listed.setdefault(folder, set()).add(name)
+        self._listed = {folder: frozenset(names) for folder, names in listed.items()}
 
     def spec_for(self, rel_dir: str,
                  present: frozenset[str] | None = None) -> pathspec.GitIgnoreSpec | None:
         """The combined spec of `rel_dir`'s ignore files (`present`: its entry names, when known)."""
         if rel_dir in self._specs:
             return self._specs[rel_dir]
+        if present is None and self._listed is not None:
+            present = self._listed.get(rel_dir, frozenset())
         lines: list[str] = []
         if self.use_ignore_files:
             names = self.names if rel_dir else self.root_names

@@ -144,8 +144,10 @@ class Scanner:
         self.result.skipped.append((rel, reason))
 
     # -- files -------------------------------------------------------------------------------------
-    def consider_file(self, rel: str, full: str, is_link: bool, via_link: bool = False) -> None:
-        """Accept or skip one file; `via_link`: a folder above it was reached through a link."""
+    def consider_file(self, rel: str, full: str, is_link: bool, via_link: bool = False,
+                      known_stat: os.stat_result | None = None) -> None:
+        """Accept or skip one file; `via_link`: a folder above it was reached through a link;
+        `known_stat`: its lstat, when the caller took one (for a file that is not a link, its stat)."""
         name = rel.rsplit("/", 1)[-1]
         if name in LOCKFILES:
             self.skip(rel, LOCKFILE)
@@ -155,7 +157,7 @@ class Scanner:
             self.skip(rel, UNSUPPORTED)
             return
         try:
-            st = os.stat(full)
+            st = known_stat if known_stat is not None and not is_link else os.stat(full)
         except FileNotFoundError:
             self.skip(rel, BROKEN_SYMLINK if is_link and os.path.lexists(full) else VANISHED)
             return

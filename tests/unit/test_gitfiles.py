@@ -96,11 +96,13 @@ def test_codeseekignore_still_applies_in_git_mode(git_env: Path) -> None:
 def test_a_nested_ignore_file_drops_a_folder_below_it_at_any_depth_and_only_there(git_env: Path) -> None:
     """`.ignore` in `sub/` names `gen/`: every file below `sub/**/gen/` is ignored (each folder's verdict is
     kept for its files), the same folder name elsewhere is not; a file pattern of the root file still
-    applies inside folders that are not ignored."""
+    applies inside folders that are not ignored. The `.ignore` is one git ignores: found all the same
+    (git's list of ignored files names it)."""
     repo = make_repo(git_env)
     for rel in ("sub/gen/a.py", "sub/x/gen/b/c.py", "sub/x/keep.py", "pkg/gen/d.py", "pkg/notes_skip.py"):
         write(repo, rel)
     write(repo, "sub/.ignore", "gen/\n")
+    write(repo, "sub/.gitignore", ".ignore\n")
     write(repo, ".codeseekignore", "*_skip.py\n")
     result = scan(repo)
     kept, skipped = paths(result), dict(result.skipped)
