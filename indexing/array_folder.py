@@ -99,6 +99,9 @@ def open_keyed(parent: Path, prefix: str, key: str, names: Iterable[str],
     return map_arrays(folder, names, private)
 
 
+_PREADV = hasattr(os, "preadv")
+
+
 class RowReader:
     """Rows of a 2-D array mapped from a `.npy` file, read from the file with `pread`.
 
@@ -139,10 +142,14 @@ class RowReader:
         for i, row in enumerate(picked):
             if not 0 <= row < count:
                 raise IndexError(f"row {row} of {count}")
-            part = os.pread(self._fd, size, self._offset + row * size)
-            if len(part) != size:
+            if _PREADV:  # straight into `out`: one copy, not a bytes object and a second
+                got = os.preadv(self._fd, [into[i * size:(i + 1) * size]], self._offset + row * size)
+            else:
+                part = os.pread(self._fd, size, self._offset + row * size)
+                into[i * size:i * size + len(part)] = part
+                got = len(part)
+            if got != size:
                 raise OSError(f"short read of row {row}")
-            into[i * size:(i + 1) * size] = part
         return out
 
 

@@ -51,3 +51,19 @@ def test_row_reader_reads_what_indexing_would_and_refuses_what_is_not_a_whole_fi
         reader.take(np.array([10]))
     assert RowReader.of(mapped["rows"][2:5]) is None  # a slice: its rows are not the file's rows
     assert RowReader.of(mapped["flat"]) is None and RowReader.of(rows) is None  # 1-D; not mapped
+
+
+def test_row_reader_reads_the_same_rows_without_preadv(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import indexing.array_folder as array_folder
+
+    rows = np.arange(24, dtype=np.float32).reshape(6, 4)
+    assert save_arrays(tmp_path / "f", {"rows": rows})
+    mapped = map_arrays(tmp_path / "f", ["rows"])
+    assert mapped is not None
+    reader = RowReader.of(mapped["rows"])
+    assert reader is not None
+    with_preadv = reader.take(np.array([5, 1]))
+    monkeypatch.setattr(array_folder, "_PREADV", False)
+    assert np.array_equal(reader.take(np.array([5, 1])), with_preadv)
+    assert np.array_equal(with_preadv, rows[[5, 1]])

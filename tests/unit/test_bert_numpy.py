@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrievers.semantic.bert_numpy import NumpyBertEncoder, supports
+from retrievers.semantic.bert_numpy import STREAMED_QUESTIONS, NumpyBertEncoder, supports
 from retrievers.semantic.embedder import default_model_path, numpy_weights_cache
 
 REPO = Path(__file__).resolve().parents[2]
@@ -104,6 +104,8 @@ def test_mapped_weights_give_bitwise_the_same_vectors(encoder: NumpyBertEncoder,
     assert len(list(cache.glob("*.npy"))) == 16
     mapped = NumpyBertEncoder(default_model_path(), max_tokens=256, weights_cache=cache)
     assert isinstance(mapped._words.base, np.memmap) and not mapped._words.flags.writeable
+    assert mapped._streams is not None and encoder._streams is None  # the first questions read layers
+    assert len(QUESTIONS) > STREAMED_QUESTIONS  # so both ways of reading the layers are compared
     for question in QUESTIONS:
         expected = encoder.encode_one(question).tobytes()
         assert built.encode_one(question).tobytes() == expected
