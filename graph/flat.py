@@ -246,9 +246,8 @@ class SavedCallGraph(CallGraph):
 
     def definition(self, def_id: int) -> Definition:
         defs = self._saved_definitions()
-        if defs is not None and def_id in defs:
-            return defs[def_id]
-        return super().definition(def_id)
+        found = defs.get(def_id) if defs is not None else None  # (one lookup, not `in` and then [])
+        return found if found is not None else super().definition(def_id)
 
     def definitions_at(self, path: str, line: int) -> list[Definition]:
         defs = self._saved_definitions()

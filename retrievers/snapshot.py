@@ -184,6 +184,9 @@ class Snapshot:
         key = (path, line)
         if key in self._id_at:
             return self._id_at[key]
+        if isinstance(self.by_path, _FilesOf):
+            found = self._id_at[key] = self.by_path.chunk_id_at(path, line)
+            return found
         c = self.chunk_at(path, line)
         found = self._id_at[key] = c.id if c is not None else None
         return found
@@ -286,6 +289,15 @@ class _FilesOf(Mapping[str, list[Chunk]]):
     def chunk_at(self, path: str, line: int) -> Chunk | None:
         """`Snapshot.chunk_at` from the table's line columns: of the file's chunks in (start_line,
         -end_line) order that contain `line`, the smallest, the first of equals; only it is made."""
+        row = self._row_at(path, line)
+        return self._table.at(row) if row is not None else None
+
+    def chunk_id_at(self, path: str, line: int) -> int | None:
+        """`chunk_at`'s id, read from the id column (no chunk is made)."""
+        row = self._row_at(path, line)
+        return int(self._table.ids[row]) if row is not None else None
+
+    def _row_at(self, path: str, line: int) -> int | None:
         known = self._lines.get(path)
         if known is None:
             rows = self._table.file_rows(path)
@@ -297,7 +309,7 @@ class _FilesOf(Mapping[str, list[Chunk]]):
         if not len(holding):
             return None
         sizes = ends[holding] - starts[holding]
-        return self._table.at(rows[int(holding[int(np.argmin(sizes))])])
+        return rows[int(holding[int(np.argmin(sizes))])]  # type: ignore[no-any-return]
 
     def __getitem__(self, path: str) -> list[Chunk]:
         items = self._sorted.get(path)

@@ -63,6 +63,14 @@ def test_ids_out_of_order_are_found_too() -> None:
     assert Positions(np.asarray([12, 3, 20, 5])).get(20) == 2
 
 
+def test_positions_of_ids_with_and_without_gaps_agree_with_a_search() -> None:
+    for ids in ([3, 4, 5, 6], [1, 2, 4, 9], [7], []):
+        positions = Positions(np.asarray(ids, dtype=np.int64))
+        for wanted in range(0, 12):
+            assert positions.get(wanted) == (ids.index(wanted) if wanted in ids else None), (ids, wanted)
+        assert (np.int64(ids[0]) in positions) if ids else (0 not in positions)
+
+
 def test_columns_that_do_not_fit_are_refused() -> None:
     arrays = definition_columns(DEFS)
     ids = np.asarray([d.id for d in DEFS], dtype=np.int64)
