@@ -50,8 +50,11 @@ def raw(path: Path, data: bytes) -> bytes:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.settimeout(5)
         conn.connect(str(path))
-        conn.sendall(data)
         chunks = []
+        try:
+            conn.sendall(data)
+        except BrokenPipeError:  # closed on before all of it was sent (a refused peer): read what came
+            pass
         try:
             while chunk := conn.recv(65536):
                 chunks.append(chunk)
