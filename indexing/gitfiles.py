@@ -258,7 +258,7 @@ def check(scanner: Scanner, rels: Sequence[str]) -> bool:
     a work tree. A named file git ignores is skipped as `ignored`; a vanished one as `vanished`."""
     from indexing.scan import IGNORED, VANISHED
 
-    existing = [r for r in rels if os.path.lexists(os.path.join(scanner.real_root, *r.split("/")))]
+    existing = [r for r in rels if os.path.lexists(_full(scanner.real_root, r))]
     listing = list_files(scanner.real_root, existing, with_ignored=False) if existing else None
     if listing is None:
         if existing or not in_work_tree(scanner.real_root):
@@ -266,7 +266,7 @@ def check(scanner: Scanner, rels: Sequence[str]) -> bool:
         listing = GitListing()
     listed = {*listing.tracked, *listing.untracked}
     for rel in rels:
-        full = os.path.join(scanner.real_root, *rel.split("/"))
+        full = _full(scanner.real_root, rel)
         if not os.path.lexists(full):
             scanner.skip(rel, VANISHED)
         elif os.path.isdir(full) and not os.path.islink(full):
