@@ -163,14 +163,18 @@ def _as_arrays(mapped: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {name: np.asarray(array) for name, array in mapped.items()}
 
 
-def _layer_streams(cache: Path | None, count: int) -> dict[str, RowReader] | None:
-    """Readers of the `_STREAMED` matrices in `cache`, one row per layer; None when any cannot be read."""
-    mapped = map_arrays(cache, _STREAMED) if cache is not None else None
-    if mapped is None:
-        return None
-    readers = {name: RowReader.of(array.reshape(len(array), -1)) if len(array) == count else None
-               for name, array in mapped.items()}
-    return None if any(r is None for r in readers.values()) else readers  # type: ignore[return-value]
+def _layer_streams(w: dict[str, np.ndarray], count: int) -> dict[str, RowReader] | None:
+    """Readers of the `_STREAMED` matrices, one row per layer, from the files `load_weights` mapped them
+    from (a plain view's base); None when they are in memory or any cannot be read."""
+    readers = {}
+    for name in _STREAMED:
+        mapped = w[name].base
+        reader = RowReader.of(mapped.reshape(count, -1)) \
+            if isinstance(mapped, np.memmap) and len(mapped) == count else None
+        if reader is None:
+            return None
+        readers[name] = reader
+    return readers
 
 
 def _layers(w: dict[str, np.ndarray], count: int) -> list[_Layer]:
@@ -221,7 +225,7 @@ class NumpyBertEncoder:
         self._words, self._positions = w["words"], w["positions"]
         self._norm0 = (w["norm0_weight"], w["norm0_bias"])
         self._layers = _layers(w, self.layers)
-        self._streams = _layer_streams(weights_cache, self.layers)
+        self._streams = _layer_streams(w, self.layers)
         self._questions = 0  # questions encoded (`encode_one`), the first ones on streamed layers
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(self.max_tokens)
