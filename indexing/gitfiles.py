@@ -79,6 +79,9 @@ def safe_git_env() -> dict[str, str]:
     return env
 
 
+GITLINK_MODE = "160000"  # a submodule's entry in git's index
+
+
 @dataclass
 class GitListing:
     """Paths relative to the listed folder (POSIX): tracked, untracked-not-ignored, ignored."""
@@ -138,22 +141,26 @@ def list_files(root: str, paths: Sequence[str] = (), with_ignored: bool = True,
         name="git-ignored", daemon=True) if with_ignored else None
     if beside is not None:
         beside.start()
-    # One call: `-t` tags each path, "? " for untracked, a letter (H, S, M, C...) for tracked. Outside
-    # a work tree git exits non-zero and the caller walks the tree instead.
-    tagged = _git(root, "ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard", *spec)
+    # One call: `-t` tags each path, "? " for untracked, a letter (H, S, M, C...) for tracked; `-s`
+    # gives a tracked path's mode ("H 100644 <sha> 0<TAB>path"), so a submodule (160000) is known
+    # without a stat per file. Outside a work tree git exits non-zero and the caller walks the tree.
+    tagged = _git(root, "ls-files", "-z", "-t", "-s", "--cached", "--others", "--exclude-standard", *spec)
     if beside is not None:
         beside.join()
     if tagged is None:
         return None
-    cached = [t[2:] for t in tagged if len(t) > 2 and t[0] != "?"]
-    others = [t[2:] for t in tagged if len(t) > 2 and t[0] == "?"]
     listing = GitListing(ignored=(ignored[0] if ignored else None) or [])
-    for rel in cached:
-        try:
-            gitlink = stat.S_ISDIR(os.lstat(os.path.join(root, rel)).st_mode)  # a submodule's folder
-        except OSError:
-            gitlink = False
-        if gitlink:
+    others: list[str] = []
+    last = ""
+    for entry in tagged:
+        if entry.startswith("? "):
+            others.append(entry[2:])
+            continue
+        head, tab, rel = entry.partition("\t")
+        if not tab or rel == last:  # an unmerged path is listed once per stage
+            continue
+        last = rel
+        if head.split(" ", 2)[1:2] == [GITLINK_MODE]:
             _nested(root, rel, listing, tracked=True, depth=depth)
         else:
             listing.tracked.append(rel)

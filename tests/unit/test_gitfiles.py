@@ -134,6 +134,24 @@ def test_nested_repository_is_listed_through_its_own_git(git_env: Path) -> None:
     assert "vendor_repo/tmp/scratch.py" not in paths(result)
 
 
+def test_a_tracked_submodule_is_listed_through_its_own_git_and_a_missing_one_lists_nothing(
+        git_env: Path) -> None:
+    repo = make_repo(git_env)
+    for name in ("linked", "gone"):
+        inner = repo / name
+        write(inner, "lib.py")
+        git(inner, "init", "-q")
+        git(inner, "add", "lib.py")
+        git(inner, "commit", "-q", "-m", "inner")
+        git(repo, "add", name)  # a gitlink (mode 160000) in the outer index
+    git(repo, "commit", "-q", "-m", "submodules")
+    shutil.rmtree(repo / "gone")
+    result = scan(repo)
+    assert "linked/lib.py" in paths(result)
+    assert not any(p.startswith("gone") for p in paths(result))
+    assert not any(p.startswith("gone") for p, _ in result.skipped)
+
+
 def test_deleted_but_still_tracked_file_is_not_reported(git_env: Path) -> None:
     repo = make_repo(git_env)
     os.remove(repo / "src/app.py")
