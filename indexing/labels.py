@@ -75,32 +75,42 @@ def _code_name(lower: str) -> bool:
     return "." in lower and lower.endswith(CODE_EXTS)
 
 
+@lru_cache(maxsize=16384)
+def _folder_marks(folder: str) -> frozenset[str]:
+    """The labels a file gets from its folders' names alone (`folder`: "" for the root): test, doc,
+    example, vendor, generated, legacy. A folder's files share them, so each folder is worked out once."""
+    dirs = [d.lower() for d in folder.split("/")] if folder else []
+    marks = {label for label, names in (("test", TEST_DIRS), ("doc", DOC_DIRS), ("example", EXAMPLE_DIRS),
+                                        ("vendor", VENDOR_DIRS), ("generated", GENERATED_DIRS),
+                                        ("legacy", LEGACY_DIRS)) if any(d in names for d in dirs)}
+    return frozenset(marks)
+
+
 @lru_cache(maxsize=65536)
 def labels_for(path: str) -> tuple[str, ...]:
     """Labels for a workspace-relative POSIX path, e.g. `tests/test_api.py` -> ("test",)."""
-    parts = path.split("/")
-    dirs = [d.lower() for d in parts[:-1]]
-    name = parts[-1]
+    folder, _, name = path.rpartition("/")
+    marks = _folder_marks(folder)
     lower = name.lower()
     stem = lower.split(".", 1)[0]
     found: set[str] = set()
-    if TEST_NAME.match(name) or any(d in TEST_DIRS for d in dirs):
+    if TEST_NAME.match(name) or "test" in marks:
         found.add("test")
     if lower.endswith(DOC_EXTS) and lower not in CONFIG_NAMES and not lower.startswith("requirements"):
         found.add("doc")
-    elif stem in DOC_NAMES and not _code_name(lower) or any(d in DOC_DIRS for d in dirs):
+    elif stem in DOC_NAMES and not _code_name(lower) or "doc" in marks:
         found.add("doc")
     if lower.endswith(CONFIG_EXTS) or lower in CONFIG_NAMES or lower.startswith("requirements") \
             and lower.endswith(".txt"):
         found.add("config")
-    if any(d in EXAMPLE_DIRS for d in dirs):
+    if "example" in marks:
         found.add("example")
-    if any(d in VENDOR_DIRS for d in dirs):
+    if "vendor" in marks:
         found.add("vendor")
-    if GENERATED_NAME.match(name) or any(d in GENERATED_DIRS for d in dirs):
+    if GENERATED_NAME.match(name) or "generated" in marks:
         found.add("generated")
     if not found:
         found.add("source")
-    if any(d in LEGACY_DIRS for d in dirs):
+    if "legacy" in marks:
         found.add("legacy")
     return tuple(label for label in LABELS if label in found)

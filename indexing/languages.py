@@ -79,7 +79,11 @@ _NAMES: dict[str, str] = {
 
 def language_for_path(path: str) -> str | None:
     """The grammar name or text kind for `path`, or None when such files are not indexed."""
-    name = posixpath.basename(path.replace("\\", "/"))
+    return language_for_name(posixpath.basename(path.replace("\\", "/")))
+
+
+def language_for_name(name: str) -> str | None:
+    """`language_for_path` for a bare file name (no folder part)."""
     if name in _NAMES:
         return _NAMES[name]
     ext = posixpath.splitext(name)[1].lower()

@@ -99,10 +99,10 @@ class ScanResult:
         return dict(Counter(reason for _, reason in self.skipped))
 
 
-def _language_for_path(path: str) -> str | None:
-    from indexing.languages import language_for_path
+def _language_for_name(name: str) -> str | None:
+    from indexing.languages import language_for_name  # (not at import: the grammars' module)
 
-    return language_for_path(path)
+    return language_for_name(name)
 
 
 def utf8_name(name: str) -> bool:
@@ -152,7 +152,7 @@ class Scanner:
         if name in LOCKFILES:
             self.skip(rel, LOCKFILE)
             return
-        language = _language_for_path(rel)
+        language = _language_for_name(name)
         if language is None:
             self.skip(rel, UNSUPPORTED)
             return
