@@ -35,7 +35,7 @@ class QueryPairs:
 def fit_embeddings(embeddings: np.ndarray, token_ids: Sequence[Sequence[int]], targets: np.ndarray,
                    pad_id: int, settings: TrainSettings, progress: Progress | None = None,
                    time_budget_s: float | None = None, fold_head: bool = False,
-                   pairs: QueryPairs | None = None) -> np.ndarray:
+                   pairs: QueryPairs | None = None, device: str = "cpu") -> np.ndarray:
     """Token vectors fitted so mean-pooled texts approximate `targets` (rows of `token_ids`).
 
     The last tenth of the texts (at most 2,000) is held out; the weights of the epoch with the lowest
@@ -46,14 +46,15 @@ def fit_embeddings(embeddings: np.ndarray, token_ids: Sequence[Sequence[int]], t
     pooling is linear), so the returned rows live in the targets' space: a document's static vector is
     comparable with the source model's own (projected) vector of a query. `pairs` adds an in-batch
     contrastive term (InfoNCE) pulling each code text's pooled vector towards its question's vector;
-    it needs `fold_head` (both sides must be in one space).
+    it needs `fold_head` (both sides must be in one space). `device`: the torch device the fit runs on
+    (`bench/static_train_gpu.py` passes "cuda").
     """
     import torch
 
     torch.manual_seed(settings.seed)
     full = np.asarray(embeddings, dtype=np.float32)
-    fit = _Fit(full, token_ids, targets, pad_id, settings, fold_head, pairs)
-    vectors_out, weights_out, head = fit.train(progress, time_budget_s)
+    fit = _Fit(full, token_ids, targets, pad_id, settings, fold_head, pairs, device)
+    vectors_out, weights_out, head = (t.cpu() for t in fit.train(progress, time_budget_s))
     if not fold_head:
         fitted = full.copy()
         fitted[fit.used] = (vectors_out * weights_out[:, None]).numpy()
@@ -71,11 +72,13 @@ class _Fit:
     cheap), the model's parameters and optimizer, the training/held-out split and the pairs."""
 
     def __init__(self, full: np.ndarray, token_ids: Sequence[Sequence[int]], targets: np.ndarray,
-                 pad_id: int, settings: TrainSettings, fold_head: bool, pairs: QueryPairs | None) -> None:
+                 pad_id: int, settings: TrainSettings, fold_head: bool, pairs: QueryPairs | None,
+                 device: str = "cpu") -> None:
         import torch
         from torch import nn
 
         self.settings, self.pairs, self.nn, self.torch = settings, pairs, nn, torch
+        self.device = device
         clipped = [np.asarray(ids[: settings.max_tokens], dtype=np.int64) for ids in token_ids]
         pair_clipped = [np.asarray(ids[: settings.max_tokens], dtype=np.int64)
                         for ids in (pairs.code_ids if pairs is not None else [])]
@@ -86,21 +89,22 @@ class _Fit:
         self.pad_id = pad_id = int(remap[pad_id])
         vectors = torch.from_numpy(full[used].copy())
         norms = vectors.norm(dim=1).clamp_min(1e-8)
-        self.emb = nn.Embedding.from_pretrained(vectors / norms[:, None], freeze=False, padding_idx=pad_id)
-        self.weight = nn.Parameter(norms.clone())
-        self.out_layer = nn.Linear(vectors.shape[1], targets.shape[1], bias=not fold_head)
+        self.emb = nn.Embedding.from_pretrained(vectors / norms[:, None], freeze=False,
+                                                padding_idx=pad_id).to(device)
+        self.weight = nn.Parameter(norms.clone().to(device))
+        self.out_layer = nn.Linear(vectors.shape[1], targets.shape[1], bias=not fold_head).to(device)
         params = [*self.emb.parameters(), self.weight, *self.out_layer.parameters()]
         self.optimizer = torch.optim.AdamW(params, lr=settings.lr)
 
         self.rows = [remap[ids].tolist() or [pad_id] for ids in clipped]
-        self.y = torch.from_numpy(np.asarray(targets, dtype=np.float32))
+        self.y = torch.from_numpy(np.asarray(targets, dtype=np.float32)).to(device)
         order = np.random.default_rng(settings.seed).permutation(len(self.rows))
         held = min(2000, len(self.rows) // 10)
         self.val_idx, self.train_idx = order[:held], order[held:]
 
         self.pair_rows = [remap[ids].tolist() or [pad_id] for ids in pair_clipped]
         self.pair_y = torch.from_numpy(np.asarray(pairs.query_vectors if pairs is not None
-                                                  else np.zeros((0, 1)), dtype=np.float32))
+                                                  else np.zeros((0, 1)), dtype=np.float32)).to(device)
         self.pair_order = np.random.default_rng(settings.seed + 2).permutation(len(self.pair_rows))
 
     def train(self, progress: Progress | None, time_budget_s: float | None) -> tuple[Any, Any, Any]:
@@ -149,7 +153,7 @@ class _Fit:
         ids = torch.full((len(indices), width), self.pad_id, dtype=torch.long)
         for k, i in enumerate(indices):
             ids[k, : len(table[i])] = torch.tensor(table[i], dtype=torch.long)
-        return ids
+        return ids.to(self.device)
 
     def batch(self, indices: Any) -> tuple[Any, Any]:
         return self.padded(self.rows, indices), self.y[list(indices)]
@@ -165,7 +169,7 @@ class _Fit:
         code = nn.functional.normalize(self.out_layer(pooled), dim=1)
         question = nn.functional.normalize(self.pair_y[list(picked)], dim=1)
         logits = question @ code.T / pairs.temperature
-        labels = self.torch.arange(len(picked))
+        labels = self.torch.arange(len(picked), device=self.device)
         return pairs.weight * nn.functional.cross_entropy(logits, labels)
 
     def pooled(self, ids: Any) -> Any:
