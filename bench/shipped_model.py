@@ -115,12 +115,13 @@ def corpus_spec(parts: dict[str, Path]) -> str:
 def pack(parts: dict[str, Path], out: Path) -> dict[str, int]:
     """Every part's chunk texts and docstring sentences, as `bench/static_train_gpu.py --texts` reads
     them (xz JSON; texts cut where MiniLM stops reading); returns the chunk count per part."""
-    from bench.static_train import tree_files
-    from retrievers.semantic.static_training import TrainSettings, collect_texts, stdlib_files, stdlib_root
+    from bench.static_train import part_files
+    from retrievers.semantic.static_training import TrainSettings, collect_texts
 
     packed: dict[str, dict[str, list[str]]] = {}
-    for name, root in {"stdlib": stdlib_root(), **parts}.items():
-        files = stdlib_files(root) if name == "stdlib" else tree_files(root)
+    specs = {"stdlib": "stdlib", **{name: f"tree:{path}" for name, path in parts.items()}}
+    for name, spec in specs.items():
+        root, files = part_files(spec)
         settings = TrainSettings(chunks=CHUNKS[name], query_share=QUERY_SHARE)
         chunks, queries = collect_texts(files, root, settings)
         packed[name] = {"chunks": [t[:TEACHER_CHARS] for t in chunks], "queries": queries}

@@ -82,22 +82,26 @@ def tree_files(root: Path) -> list[Path]:
     return sorted(out)
 
 
-def gather_part(part: str, settings: TrainSettings) -> list[str]:
-    """Chunk texts then query-like texts of one corpus part."""
+def part_files(part: str) -> tuple[Path, list[Path]]:
+    """(root, source files) of one corpus part: `stdlib`, `site`, `tree:DIR` or `js:DIR`."""
     if part == "stdlib":
         root = stdlib_root()
-        files = stdlib_files(root)
-    elif part == "site":
+        return root, stdlib_files(root)
+    if part == "site":
         root = Path(sysconfig.get_paths()["purelib"])
-        files = site_files(root)
-    elif part.startswith("tree:"):
+        return root, site_files(root)
+    if part.startswith("tree:"):
         root = Path(part[5:])
-        files = tree_files(root)
-    elif part.startswith("js:"):
+        return root, tree_files(root)
+    if part.startswith("js:"):
         root = Path(part[3:])
-        files = sorted(p for p in root.rglob("*.js") if ".min." not in p.name)
-    else:
-        raise SystemExit(f"unknown corpus {part!r}")
+        return root, sorted(p for p in root.rglob("*.js") if ".min." not in p.name)
+    raise SystemExit(f"unknown corpus {part!r}")
+
+
+def gather_part(part: str, settings: TrainSettings) -> list[str]:
+    """Chunk texts then query-like texts of one corpus part."""
+    root, files = part_files(part)
     chunks, queries = collect_texts(files, root, settings)
     print(f"{part}: {len(files)} files -> {len(chunks)} chunks, {len(queries)} query texts", file=sys.stderr)
     return chunks + (queries if settings.query_share > 0 else [])

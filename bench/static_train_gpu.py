@@ -8,8 +8,8 @@
 the packaged all-MiniLM-L6-v2 folder (float16 weights travel; the model runs in float32). `--base`:
 the plain model2vec distillation (`tokenizer.json` and `model.safetensors`) the fit starts from.
 Each variant (name=what:epochs; what is `chunks` or `chunks+queries`, then `-part` for each part
-left out) writes `<name>.safetensors`
-(float16 token vectors, folded head) and `<name>-projection.npy` to `--out`, with the recipe of
+left out) writes `<name>.safetensors` (float16 token vectors, folded head) and
+`<name>-projection.npy` to `--out`, with the recipe of
 `bench/shipped_model.py` otherwise: the targets projected on their top singular directions,
 `fit_embeddings(fold_head=True)`. The 2-core development machine embeds 15-30 chunks a second, so
 a corpus of this size (~200,000 texts) is a GPU job; the fit is the same code on either device.
