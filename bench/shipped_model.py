@@ -46,6 +46,8 @@ REPO = HERE.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from retrievers.semantic.embedder import text_limit  # noqa: E402
+
 SHIPPED = REPO / "retrievers" / "semantic" / "data" / "static-minilm-code"
 # (part name, how to fetch, what to unpack, the folder searched, chunks taken)
 DEBS = {"golang-1.19-src": "usr/share/go-1.19/src", "rust-src": "usr/src/rustc-1.63.0/library",
@@ -59,7 +61,8 @@ CHUNKS = {"stdlib": 60000, "go": 60000, "rust": 60000, "jdk": 60000, "ruby": 600
           "npm2": 40000}
 QUERY_SHARE = 0.25  # docstring sentences packed beside the chunks (the shipped fit leaves them out)
 EPOCHS = 8
-TEACHER_CHARS = 1536  # what MiniLM reads of a text (Embedder: max_tokens * 6)
+TEACHER_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length (its sentence_bert_config.json)
+TEACHER_CHARS = text_limit(TEACHER_TOKENS)  # what MiniLM is given of a text, as the Embedder cuts it
 
 
 def fetch(work: Path) -> dict[str, Path]:

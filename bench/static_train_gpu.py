@@ -31,6 +31,7 @@ if str(REPO) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from bench.shipped_model import TEACHER_TOKENS  # noqa: E402
 from retrievers.semantic.static_training import TrainSettings, projection_basis  # noqa: E402
 from retrievers.semantic.token_fit import fit_embeddings  # noqa: E402
 
@@ -43,7 +44,7 @@ def teacher_vectors(teacher: Path, texts: list[str], device: str) -> np.ndarray:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     model = SentenceTransformer(str(teacher), device=device, local_files_only=True).float()
-    model.max_seq_length = 256
+    model.max_seq_length = TEACHER_TOKENS
     started = time.monotonic()
     out = model.encode(texts, batch_size=256, normalize_embeddings=True, convert_to_numpy=True,
                        show_progress_bar=False)

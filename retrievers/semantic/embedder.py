@@ -65,7 +65,15 @@ class EmbedderOptions:
     backend: str = "auto"  # "auto": numpy where the model allows it, else torch; "numpy"; "torch"
 
 
+# Characters of a text kept per token the model reads (about 4 characters a token, with margin): the
+# rest is dropped before tokenizing. Training packs cut their texts the same way (`text_limit`).
+CHARS_PER_TOKEN = 6
 RECENT_QUERIES = 2  # query vectors kept: one search asks both tiers (and the pool) for the same one
+
+
+def text_limit(max_tokens: int) -> int:
+    """How many characters of a text a model reading `max_tokens` tokens is given."""
+    return max_tokens * CHARS_PER_TOKEN
 
 
 def default_threads() -> int:
@@ -308,8 +316,7 @@ class Embedder(LazyModel):
         """Unit vectors (n, dims) float32 in the order of `texts`; batches are sorted by length."""
         size = max(1, batch_size or self.options.batch_size)
         prefix = self.document_prefix
-        # Characters past what the model reads are dropped before tokenizing (about 4 chars a token).
-        limit = self.max_tokens * 6
+        limit = text_limit(self.max_tokens)
         prepared = [prefix + t[:limit] for t in texts]
         out = np.zeros((len(prepared), self.dims), dtype=np.float32)
         order = sorted(range(len(prepared)), key=lambda i: len(prepared[i]))
@@ -322,7 +329,7 @@ class Embedder(LazyModel):
 
     def encode_query(self, text: str) -> np.ndarray:
         """One unit vector (dims,) float32 for a search query, with the model's query prefix."""
-        query = self.query_prefix + text[: self.max_tokens * 6]
+        query = self.query_prefix + text[: text_limit(self.max_tokens)]
         known = self._recent_queries.get(query)
         if known is not None:
             return known.copy()
