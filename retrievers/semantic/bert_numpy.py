@@ -231,7 +231,7 @@ class NumpyBertEncoder:
         self.tokenizer.enable_truncation(self.max_tokens)
         self.tokenizer.no_padding()
         self._lock = threading.Lock()  # the Rust tokenizer is not shared across threads
-        self._pool: ThreadPoolExecutor | None = None
+        self._pools: dict[int, ThreadPoolExecutor] = {}  # helper threads per thread count asked for
 
     @property
     def dims(self) -> int:
@@ -282,18 +282,23 @@ class NumpyBertEncoder:
         pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)  # the mean's 1/n cancels here
         return pooled.astype(np.float32, copy=False)
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """(n, dims) float32 unit vectors, in the order of `texts`."""
+    def encode(self, texts: list[str], threads: int | None = None) -> np.ndarray:
+        """(n, dims) float32 unit vectors, in the order of `texts`; `threads` instead of the encoder's
+        own count for this call (a question waiting on its pool takes every core)."""
         if not texts:
             return np.zeros((0, self.hidden), dtype=np.float32)
         ids = self._tokens(texts)
         with _one_blas_thread():
-            parts = _split(ids, self.threads)
+            parts = _split(ids, max(1, threads or self.threads))
             if len(parts) == 1:
                 return self._forward(ids)
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="bert-numpy")
-            rest = [self._pool.submit(self._forward, [ids[i] for i in part]) for part in parts[1:]]
+            # One executor per count: its threads inherit the priority of the thread that made them
+            # (the language server's background fill runs niced), so a question's never are the fill's.
+            pool = self._pools.get(len(parts))
+            if pool is None:
+                pool = self._pools[len(parts)] = ThreadPoolExecutor(len(parts) - 1,
+                                                                    thread_name_prefix="bert-numpy")
+            rest = [pool.submit(self._forward, [ids[i] for i in part]) for part in parts[1:]]
             out = np.empty((len(ids), self.hidden), dtype=np.float32)
             out[parts[0]] = self._forward([ids[i] for i in parts[0]])
             for part, future in zip(parts[1:], rest, strict=True):

@@ -20,6 +20,7 @@ import numpy as np
 
 from indexing.records import Chunk
 from retrievers.semantic.embedded_text import embed_text
+from retrievers.semantic.embedder import foreground_threads
 
 if TYPE_CHECKING:
     from retrievers.semantic.models import TextEmbedder
@@ -126,12 +127,13 @@ class EmbedPass:
         """Embed those of these chunks still pending, now, in this thread (a question's pool); returns
         how many."""
         todo = list(dict.fromkeys(ids))
-        embedded = self._embed_here(todo, 0, len(todo), None)
+        embedded = self._embed_here(todo, 0, len(todo), None, foreground_threads())
         with self._lock:
             self._settle()
         return embedded
 
-    def _embed_here(self, ids: Sequence[int], start: int, total: int, progress: Progress | None) -> int:
+    def _embed_here(self, ids: Sequence[int], start: int, total: int, progress: Progress | None,
+                    threads: int | None = None) -> int:
         with self._lock:  # a chunk a question's pool embedded meanwhile (`embed_now`) is not embedded again
             ids = [i for i in ids if i in self._pending]
         batch = self._prepare(ids)
@@ -140,7 +142,8 @@ class EmbedPass:
             if progress is not None:
                 progress(start + d, total)
 
-        matrix = self.embedder.encode_documents(batch.texts, progress=report) if batch.texts else None
+        matrix = self.embedder.encode_documents(batch.texts, progress=report, threads=threads) \
+            if batch.texts else None
         stored = self._store(batch, matrix)
         if progress is not None:
             progress(start + len(ids), total)

@@ -81,9 +81,14 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
+def foreground_threads() -> int:
+    """Every CPU: for work the user waits on (a command, a question's pool)."""
+    return os.cpu_count() or 1
+
+
 def foreground_options() -> EmbedderOptions:
     """Options for a command the user waits on: every CPU embeds."""
-    return EmbedderOptions(threads=os.cpu_count() or 1)
+    return EmbedderOptions(threads=foreground_threads())
 
 
 def default_model_path() -> Path:
@@ -292,11 +297,11 @@ class Embedder(LazyModel):
 
     # ----- encoding ----------------------------------------------------------------------------
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def _encode(self, texts: list[str], threads: int | None = None) -> np.ndarray:
         self.load()
         if self.backend == "numpy":  # BLAS threads are the encoder's business (one per Python thread)
             with self._encode_lock:
-                return np.asarray(self._model.encode(texts), dtype=np.float32)
+                return np.asarray(self._model.encode(texts, threads), dtype=np.float32)
         try:
             with self._encode_lock:
                 out = self._model.encode(
@@ -312,8 +317,10 @@ class Embedder(LazyModel):
         texts: Sequence[str],
         batch_size: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        threads: int | None = None,
     ) -> np.ndarray:
-        """Unit vectors (n, dims) float32 in the order of `texts`; batches are sorted by length."""
+        """Unit vectors (n, dims) float32 in the order of `texts`; batches are sorted by length.
+        `threads`: the numpy backend's threads for these batches instead of the options' count."""
         size = max(1, batch_size or self.options.batch_size)
         prefix = self.document_prefix
         limit = text_limit(self.max_tokens)
@@ -322,7 +329,7 @@ class Embedder(LazyModel):
         order = sorted(range(len(prepared)), key=lambda i: len(prepared[i]))
         for start in range(0, len(order), size):
             rows = order[start : start + size]
-            out[rows] = self._encode([prepared[i] for i in rows])
+            out[rows] = self._encode([prepared[i] for i in rows], threads)
             if progress is not None:
                 progress(min(start + size, len(order)), len(order))
         return out

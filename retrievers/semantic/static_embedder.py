@@ -196,8 +196,9 @@ class StaticEmbedder(LazyModel):
         return matrix / np.where(norms > 0, norms, 1.0)  # an all-unknown text stays a zero vector
 
     def encode_documents(self, texts: Sequence[str], batch_size: int | None = None,
-                         progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-        """Unit vectors (n, dims) float32 in the order of `texts`."""
+                         progress: Callable[[int, int], None] | None = None,
+                         threads: int | None = None) -> np.ndarray:
+        """Unit vectors (n, dims) float32 in the order of `texts` (`threads`: unused, one product)."""
         size = max(1, batch_size or self.batch_size)
         limit = self.max_tokens * 8  # characters past what the model reads are never tokenized
         prepared = [t[:limit] for t in texts]

@@ -76,6 +76,13 @@ def test_two_threads_give_the_same_vectors(encoder: NumpyBertEncoder) -> None:
 
 
 @pytest.mark.slow
+def test_a_call_may_take_more_threads_than_the_encoder_has(encoder: NumpyBertEncoder) -> None:
+    """A question's pool asks for every CPU of a one-thread encoder: the same vectors, split."""
+    np.testing.assert_allclose(encoder.encode(TEXTS, threads=2), encoder.encode(TEXTS), atol=2e-5)
+    assert set(encoder._pools) == {2}  # helper threads made for that count only
+
+
+@pytest.mark.slow
 def test_overlapping_encodes_agree_and_give_blas_its_threads_back(encoder: NumpyBertEncoder) -> None:
     from threadpoolctl import threadpool_info
 

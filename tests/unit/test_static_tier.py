@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ import pytest
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import Hit, SemanticDetail
 from retrievers.engine.search_engine import EngineOptions, SearchEngine
+from retrievers.semantic.embedder import foreground_threads
 from retrievers.semantic.models import is_static, make_embedder
 from retrievers.semantic.static_embedder import StaticEmbedder, is_static_model_dir
 from retrievers.semantic.static_model import DistillSettings, ensure_static_model, static_model_dir
@@ -185,7 +187,16 @@ def test_a_question_has_the_transformer_embed_and_rank_its_static_pool(tmp_path:
         engine.search(SearchRequest(query="apply_discount"))
         assert semantic.deep.embedded() == 0  # not a question: the static tier answers alone
         pool = [h.chunk_id for h in semantic.fast.search(Query(question, "understand_code"), 3)]
+        asked: list[int | None] = []  # the threads each pool batch was encoded with
+        encode = semantic.deep.embedder.encode_documents
+
+        def recorded(texts: Any, batch_size: Any = None, progress: Any = None, threads: Any = None) -> Any:
+            asked.append(threads)
+            return encode(texts, batch_size, progress, threads)
+
+        semantic.deep.embedder.encode_documents = recorded  # type: ignore[method-assign]
         ranked = semantic.search(Query(question, "understand_code"), 5)
+        assert asked == [foreground_threads()]  # the user waits on a pool: every CPU encodes it
         assert semantic.deep.embedded() == 3 and all(semantic.deep.has_vector(c) for c in pool)
         assert {h.chunk_id for h in ranked[:3]} == set(pool)  # the pool first, ranked by the transformer
         assert [h.detail.tier for h in ranked] == ["transformer"] * 3 + ["static"] * 2  # type: ignore[union-attr]
