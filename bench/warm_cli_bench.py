@@ -1,7 +1,8 @@
 """Warm command-line calls, this checkout against another (issue 29): wall time and peak RSS per call.
 
     python bench/warm_cli_bench.py --base /tmp/wt-before --tree django-sdist
-    python bench/warm_cli_bench.py --base /tmp/wt-before --root DIR --runs 5
+    python bench/warm_cli_bench.py --base /tmp/wt-before --tree transformers --runs 3
+    python bench/warm_cli_bench.py --base /tmp/wt-before --root DIR --runs 5   # Django's names asked
 
 `--base` is another checkout of codeseek (`git worktree add /tmp/wt-before REV`); both run with this
 checkout's virtual environment, each on its own copy of one index of the tree (built here first, then
@@ -32,15 +33,26 @@ if str(REPO) not in sys.path:
 from bench.corpora import fetch_sdist  # noqa: E402
 
 TREES = {"django": ("Django", "5.1.4", "django"), "django-sdist": ("Django", "5.1.4", ""),
-         "requests": ("requests", "2.32.3", "")}
+         "requests": ("requests", "2.32.3", ""), "transformers": ("transformers", "4.46.3", "")}
 PACKAGES = ("indexing", "graph", "retrievers", "lsp_server")
-CALLS = (["graph", "get_or_create", "--callers"], ["graph", "get_or_create", "--impact", "2"],
-         ["graph", "get_or_create", "--callees"], ["graph", "QuerySet.filter", "--callees", "--json"],
-         ["search", "QuerySet.filter", "--no-server", "--json"],
-         ["search", "who calls get_or_create", "--no-server", "--json"],
-         ["search", "what breaks if I change get_or_create", "--no-server", "--json"],
-         ["search", "get_or_create", "--no-server", "--json"],
-         ["search", "where do we tell listeners that a row was written", "--no-server", "--json"])
+
+
+def calls_for(symbol: str, method: str, question: str) -> list[list[str]]:
+    """The calls made on a tree: `symbol`'s graph, `method`'s callees, searches for both and a question."""
+    return [["graph", symbol, "--callers"], ["graph", symbol, "--impact", "2"],
+            ["graph", symbol, "--callees"], ["graph", method, "--callees", "--json"],
+            ["search", method, "--no-server", "--json"],
+            ["search", f"who calls {symbol}", "--no-server", "--json"],
+            ["search", f"what breaks if I change {symbol}", "--no-server", "--json"],
+            ["search", symbol, "--no-server", "--json"],
+            ["search", question, "--no-server", "--json"]]
+
+
+DJANGO_CALLS = calls_for("get_or_create", "QuerySet.filter",
+                         "where do we tell listeners that a row was written")
+# transformers: a name 46 model files define (its callers span many caller shards) and a class method
+CALLS = {"transformers": calls_for("apply_rotary_pos_emb", "PreTrainedModel.from_pretrained",
+                                   "where are the weights of a checkpoint loaded into a model")}
 
 
 def call(tree: Path, index: Path, root: Path, args: list[str]) -> tuple[float, float, str]:
@@ -89,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             subprocess.run([sys.executable, "-m", "compileall", "-q", *(str(tree / p) for p in PACKAGES)],
                            check=False, capture_output=True)
         print(f"{root}: base {sides['base']}, now {REPO}; medians of {args.runs}")
-        for cargs in CALLS:
+        for cargs in CALLS.get("" if args.root else args.tree, DJANGO_CALLS):
             answers = {side: call(tree, indexes[side], root, cargs)[2] for side, tree in sides.items()}
             got: dict[str, list[tuple[float, float, str]]] = {side: [] for side in sides}
             for _ in range(args.runs):

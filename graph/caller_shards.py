@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EMPTY", "SHARDS", "CallerEntry", "Outgoing", "caller_shards", "shard_name", "shard_of"]
 
-SHARDS = 64  # the whole Django sdist: ~5,500 call sites a shard (each saved as its caller's and callee's)
+SHARDS = 256  # the whole Django sdist: ~1,400 call sites a shard (each saved as its caller's and callee's)
 # The calls out of a definition, in `CallGraph.outgoing_calls` order: (callee, its call sites, the call
 # edge's evidence, whether the edge is confident)
 Outgoing = list[tuple[int, list["CallSite"], str, bool]]
