@@ -59,7 +59,7 @@ def foreground_engine_options(embeddings: bool) -> EngineOptions:
 
 
 @contextmanager
-def _no_collection() -> Iterator[None]:
+def no_collection() -> Iterator[None]:
     """No cyclic garbage collection while an index loads: its ~10^6 long-lived objects (chunks, the
     call graph) would be traversed again and again (~0.3 s of a warm Django search). What is loaded is
     then frozen out of later collections (`gc.freeze`), and collection resumes."""
@@ -79,7 +79,7 @@ def refresh(engine: SearchEngine, show_progress: bool, plain: bool = False) -> R
     from lsp_server.cli.embed import progress_bar, progress_events
     from retrievers.engine.keeper import IndexKeeper
 
-    with progress_bar(show_progress, plain) as progress, _no_collection():
+    with progress_bar(show_progress, plain) as progress, no_collection():
         result = IndexKeeper(engine, listener=progress_events(progress)).refresh()
     for note in result.notes:
         print(f"codeseek: note: {note}", file=sys.stderr)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from lsp_server.cli.foreground import open_engine, refresh
+from lsp_server.cli.foreground import no_collection, open_engine, refresh
 from lsp_server.cli.served import disk_reader, served_answer
 from lsp_server.engine_share import result_document
 from retrievers.base import QueryError
@@ -101,7 +101,8 @@ def run_search(args: argparse.Namespace) -> int:
         from retrievers.codebase import Codebase
 
         try:
-            result = result_document(Codebase.of(engine), checked or _request(args, args.query))
+            with no_collection():  # what the answer loads (shards, rows) is not traversed again
+                result = result_document(Codebase.of(engine), checked or _request(args, args.query))
         except QueryError as exc:
             _err(str(exc))
             return 2
