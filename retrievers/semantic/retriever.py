@@ -196,8 +196,8 @@ class SemanticRetriever(EmbedPass):
                 return False
             self._vectors = index
             self._record_meta(dims)
-        held = set(ids[keep].tolist())
-        self._pending.update(i for i in wanted.tolist() if i not in held)
+        missing = wanted[~np.isin(wanted, ids[keep])] if keep.any() else wanted  # (no 10^5-id sets)
+        self._pending.update(missing.tolist())
         self._settle()  # (a saved state is settled; some of its rows left out is another set)
         self.loaded_saved = True
         return True
