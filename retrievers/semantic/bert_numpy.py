@@ -288,16 +288,16 @@ class NumpyBertEncoder:
         if not texts:
             return np.zeros((0, self.hidden), dtype=np.float32)
         ids = self._tokens(texts)
+        count = max(1, threads or self.threads)
         with _one_blas_thread():
-            parts = _split(ids, max(1, threads or self.threads))
+            parts = _split(ids, count)
             if len(parts) == 1:
                 return self._forward(ids)
-            # One executor per count: its threads inherit the priority of the thread that made them
-            # (the language server's background fill runs niced), so a question's never are the fill's.
-            pool = self._pools.get(len(parts))
-            if pool is None:
-                pool = self._pools[len(parts)] = ThreadPoolExecutor(len(parts) - 1,
-                                                                    thread_name_prefix="bert-numpy")
+            # One executor per count asked for: its threads start on first use and keep the priority
+            # of the thread that started them (the language server's background fill runs niced), so a
+            # question's pool never runs on the fill's. (An executor that loses the race starts none.)
+            pool = self._pools.get(count) or self._pools.setdefault(
+                count, ThreadPoolExecutor(count - 1, thread_name_prefix="bert-numpy"))
             rest = [pool.submit(self._forward, [ids[i] for i in part]) for part in parts[1:]]
             out = np.empty((len(ids), self.hidden), dtype=np.float32)
             out[parts[0]] = self._forward([ids[i] for i in parts[0]])
