@@ -85,6 +85,11 @@ class GraphState:
             self._graph, self._generation = graph, generation
             return graph
 
+    @property
+    def primable(self) -> bool:
+        """Whether `prime` would do anything: incremental builds, and a loaded graph without inputs."""
+        return self.incremental and self._inputs is None and self.loaded
+
     def prime(self) -> bool:
         """Read and resolve what an incremental build starts from, when the graph in use was loaded (a
         saved graph carries no inputs): the first edit after a warm start is then built incrementally
@@ -92,7 +97,7 @@ class GraphState:
         from graph.callgraph import build_call_graph
 
         with self._lock:
-            if not self.incremental or self._inputs is not None or not self.loaded:
+            if not self.primable:
                 return False
             started = time.perf_counter()
             self._build_next(build_call_graph)  # (no inputs: a whole build, kept as the next one's base)

@@ -13,10 +13,10 @@ translate what it reports into their protocol.
   A job runs the phases in order:
   1. indexing: scan, parse, chunks, definitions, call graph, text index (`engine.refresh(embed=False)`);
      searches answer from the new snapshot after it (`indexed` is set);
-  2. embedding: vectors for the chunks whose content has none (`engine.refresh(embed=True,
-     paths=[])`), so an edit to one function embeds that one chunk; then the model is loaded, so the
-     first query does not wait for it (until then searches rank without it: `fused_route`); then, if
-     phase 1 loaded the saved graph, an incremental graph build's inputs (`GraphState.prime`);
+  2. embedding: vectors for the chunks whose content has none (`engine.refresh(embed=True, paths=[])`),
+     so an edit to one function embeds that one chunk; the model loaded, so the first query does not
+     wait for it (searches rank without it until then: `fused_route`); if phase 1 loaded the saved
+     graph, once searches pause (`quiet_gate`), an incremental build's inputs (`GraphState.prime`);
   3. transformer (`transformer_background`): the transformer tier in `retrievers.engine.fill_order`
      (the editor's open files first), at low priority, yielding to any new request between batches.
      Without it the transformer's query side is loaded when its tier has vectors.
@@ -46,6 +46,7 @@ from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.engine import keeper_events as events
 from retrievers.engine.lifecycle import EMBEDDING, ERROR, INDEXING, READY, STARTING, STOPPED, IndexState
 from retrievers.engine.options import EngineOptions, Progress, RefreshResult
+from retrievers.engine.quiet_gate import prime_when_quiet
 from retrievers.engine.search_engine import SearchEngine
 
 if TYPE_CHECKING:
@@ -64,6 +65,8 @@ class KeeperOptions:
     poll_s: float | None = None  # when idle, look this often for other processes' commits (None: never)
     after_work: Callable[[], None] | None = None  # after a job changed the indexes (release memory)
     low_priority: Callable[[], AbstractContextManager[object]] | None = None  # around phase 3
+    prime_quiet_s: float = 1.5  # the graph's prime waits for this long without a search (quiet_gate),
+    prime_wait_s: float = 30.0  # but no longer than this
 
 
 @dataclass
@@ -192,14 +195,8 @@ class IndexKeeper:
 
     def wait_idle(self, timeout: float) -> bool:
         """Block until idle; False on timeout."""
-        deadline = time.monotonic() + timeout
         with self._cond:
-            while self._busy or not self._pending.empty():
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(left)
-        return True
+            return self._cond.wait_for(lambda: not self._busy and self._pending.empty(), timeout)
 
     def model_loaded(self) -> bool:
         """Whether the main embedding model is loaded (False without embeddings)."""
@@ -304,7 +301,8 @@ class IndexKeeper:
             changed = self._embed(report) or changed
             self.state = READY
             self._load_main()
-        primed = not self._stop and self.engine.graphs.prime()  # (released and frozen with the rest)
+        primed = not self._stop and prime_when_quiet(self.engine, self._cond, self._yield_requested,
+                                                     self.options)  # (released and frozen with the rest)
         if (changed or primed) and not self._stop:
             self._after_work()
         if semantic is not None and not self._stop:

@@ -80,6 +80,7 @@ class SearchEngine:
         self._synced = False
         self._chunks_read: list[Chunk] | None = None  # the last refresh's chunks, when read as a list
         self._retired = Retirement()  # views a refresh replaced, until taken apart
+        self.searched_at = 0.0  # time.monotonic() when a search last began or ended (0.0: none yet)
         self._writes = WriteBehind() if self.options.write_behind else None
         later = self._writes.writes if self._writes is not None else None
         self.graphs = GraphState(workspace, self.options.persist_graph, later,  # the call graph's holder
@@ -309,8 +310,10 @@ class SearchEngine:
         ~90 ms searches, in a process that has not frozen its index out of the collector as the
         language server does)."""
         checked = validate(request)
+        self.searched_at = time.monotonic()  # (the keeper's long steps wait for a pause: quiet_gate)
         with paused_collection(), self._retired.reading():  # (a retired view's teardown waits)
             found = self._search(checked)
+        self.searched_at = time.monotonic()
         bad = self.workspace.take_mismatched()
         if bad and not self._refresh_lock.locked():
             # Chunk rows that do not match their file's bytes (`Workspace.chunk_text`) gave no text:
