@@ -9,6 +9,9 @@ On requests 2.32.3 (`bench.corpora.fetch_sdist`) it measures, per run, and print
 - RSS (VmRSS) and peak RSS (VmHWM) of the server after indexing, from /proc/<pid>/status;
 - warm restart on the persisted index: time from starting the process to the first answer, and to the
   ready state with the model loaded (`*_initialized_s`: process start, imports and `initialize` alone);
+- stalls after a restart: a third start on the same index, its first question asked again every 50 ms
+  until 14 s after the start; the slowest answer and how many took over 100 ms (the server's own work
+  then, such as the call graph's prime, `retrievers.engine.quiet_gate`);
 - latency of search and hover on the warm server: p50 / p95 over a query set (identifiers, questions,
   "who calls", exact strings) and hovers on the definitions workspace/symbol returns.
 
@@ -48,6 +51,7 @@ sys.path.insert(0, str(REPO))
 from bench.scale_bench import TREES, part_path  # noqa: E402
 from bench.timing import stopwatch  # noqa: E402
 
+STALL_WINDOW_S = 14.0  # a third start: the first question asked every 50 ms for this long from the start
 QUERY = "how are redirects followed"  # the first query of a session (a fused search)
 QUERIES = [
     "Session.request", "merge_environment_settings", "should_strip_auth", "HTTPAdapter", "get_netrc_auth",
@@ -184,6 +188,18 @@ async def first_result(client: Client, query: str, started: float,
         await asyncio.sleep(0.05 if semantic else 0.02)
 
 
+async def stalls(client: Client, query: str, started: float, until_s: float = STALL_WINDOW_S
+                 ) -> tuple[float, int]:
+    """The slowest answer (ms) to `query` asked every 50 ms until `until_s` after `started`, and how many
+    took over 100 ms: what the restarted server's own work (loads, the graph's prime) made them wait."""
+    took: list[float] = []
+    while time.perf_counter() - started < until_s:
+        with stopwatch(took):
+            await client.request("workspace/semanticSearch", {"query": query, "limit": 10})
+        await asyncio.sleep(0.05)
+    return max(took, default=0.0), sum(t > 100 for t in took)
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
@@ -243,6 +259,13 @@ async def one_run(root: Path, embeddings: bool, repeats: int, transformer: bool 
             out[f"{name}_n"] = len(values)
         mem = memory(client.proc.pid)
         out["warm_rss_mb"] = mem["VmRSS"]
+        await client.close()
+
+        started = time.perf_counter()  # a third start: searches asked without pause from the first on
+        client = await Client.start(index_dir)
+        await client.initialize(root, embeddings, transformer)
+        await first_result(client, first, started)
+        out["restart_stall_max_ms"], out["restart_stalls"] = await stalls(client, first, started)
         await client.close()
     finally:
         shutil.rmtree(index_dir, ignore_errors=True)
