@@ -101,6 +101,7 @@ class IndexKeeper:
         self._cond = threading.Condition()
         self._pending = _Pending()
         self._busy = False
+        self._gated = False  # the busy worker only waits at the quiet gate: refresh_if_stale may ask
         self._stop = False
         self._thread: threading.Thread | None = None
 
@@ -151,9 +152,7 @@ class IndexKeeper:
             log.exception("closing the index of %s", self.root)
         return True
 
-    @property
-    def stopping(self) -> bool:
-        return self._stop
+    stopping = property(lambda self: self._stop)
 
     def request_full(self) -> None:
         self._request(full=True)
@@ -174,11 +173,12 @@ class IndexKeeper:
             self._cond.notify_all()
 
     def refresh_if_stale(self, age: float, wait: float) -> bool:
-        """Ask for a full refresh when none runs or waits and the last job ended `age` seconds ago or
-        more (never before the first phase 1 has ended), and wait up to `wait` seconds for its phase 1.
-        True when one was asked for."""
+        """Ask for a full refresh when none runs (or the worker waits at the quiet gate) or waits and the
+        last job ended `age` seconds ago or more (never before the first phase 1 has ended), and wait up
+        to `wait` seconds for its phase 1. True when one was asked for."""
         with self._cond:
-            if self._busy or not self._pending.empty() or not self.attempted.is_set() or \
+            busy = self._busy and not self._gated
+            if busy or not self._pending.empty() or not self.attempted.is_set() or \
                     time.monotonic() - self.finished_at < age:
                 return False
             self._pending.full = True
@@ -282,7 +282,7 @@ class IndexKeeper:
             self._cond.notify_all()
 
     def _job(self, job: _Pending) -> None:
-        started = time.perf_counter()
+        started, self._gated = time.perf_counter(), False
         self.jobs += 1
         store = self.workspace.store
         if job.damaged is not None:
@@ -301,8 +301,10 @@ class IndexKeeper:
             changed = self._embed(report) or changed
             self.state = READY
             self._load_main()
+        self._gated = True  # (reset when the next job starts, also after a failed prime)
         primed = not self._stop and prime_when_quiet(self.engine, self._cond, self._yield_requested,
                                                      self.options)  # (released and frozen with the rest)
+        self._gated = False
         if (changed or primed) and not self._stop:
             self._after_work()
         if semantic is not None and not self._stop:

@@ -96,3 +96,24 @@ def test_a_restarted_server_primes_its_graph_only_after_its_searches_pause(tmp_p
     finally:
         stop.set()
         keeper.stop()
+
+
+def test_a_stale_refresh_is_asked_past_a_prime_waiting_at_the_gate(tmp_path: Path) -> None:
+    """An MCP server asks for a refresh when the last job is old and none runs: a worker that only waits
+    at the gate counts as none, so the refresh runs (and the prime is given up for its job)."""
+    root, index = tmp_path / "ws", tmp_path / "index"
+    shutil.copytree(SAMPLE, root)
+    first = _keeper(root, index)
+    first.start()
+    try:
+        assert first.wait_idle(60)
+    finally:
+        first.stop()
+    keeper = _keeper(root, index)
+    try:
+        keeper.engine.searched_at = time.monotonic() + 3600.0  # "a search just now" for the next hour
+        keeper.start()
+        assert keeper.indexed.wait(60) and not keeper.wait_idle(1.0)  # waiting at the gate
+        assert keeper.refresh_if_stale(0.0, 30) and keeper.jobs == 2
+    finally:
+        keeper.stop()
