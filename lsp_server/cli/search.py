@@ -109,8 +109,22 @@ def run_search(args: argparse.Namespace) -> int:
         return _show(result, engine.workspace.root, engine.workspace.read_bytes, args)
     finally:
         _flush_stdout()  # the answer is out before the held-back saves are written (write_behind)
-        engine.close()
-        engine.workspace.close()
+        _close(engine)
+
+
+def _close(engine: Any) -> None:
+    """Close the engine and its workspace once the answer is out. A full disk then costs only what
+    was held back to save (the next process derives it again): one line, not a failed search."""
+    from indexing.integrity import is_disk_full
+
+    for close in (engine.close, engine.workspace.close):
+        try:
+            close()
+        except Exception as exc:  # (OSError, tantivy's ValueError, sqlite3.OperationalError: a full disk)
+            if not is_disk_full(exc) and not is_disk_full(exc.__cause__ or exc):
+                raise
+            print(f"codeseek: no space left to save what this search derived at {engine.workspace.index_dir}"
+                  " (the next search derives it again; free some space)", file=sys.stderr)
 
 
 def _show(result: dict[str, Any], root: Path, read: Callable[[str], bytes], args: argparse.Namespace) -> int:
