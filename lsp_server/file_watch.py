@@ -35,7 +35,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("codeseek.watch")
 
-STEP_MS = 250  # a batch ends once no new change arrived for this long
+# A batch ends once no new change arrived for this long: every change outside the editor waits it
+# out before its refresh starts (250 until 2026-12-07; git writes a checkout's files back to back, and
+# a batch cut short only merges its rest into the next refresh).
+STEP_MS = 100
 MAX_BATCH_MS = 3000  # ... and at the latest this long after its first change
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr"})
 RESCAN_FILES = frozenset({*IGNORE_FILES, ".git/info/exclude"})  # a change to one rescans the root
