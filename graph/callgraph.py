@@ -337,6 +337,8 @@ def _build(definitions: Sequence[Definition], calls: Sequence[CallSite], imports
     else:
         index = SymbolIndex(definitions, imports, extra_paths=extra)
     resolver = Resolver(index, options.max_candidates)
+    if reuse is not None:
+        resolver.take_bases(reuse.bases, reuse.open_bases)
     g = DiGraphStorage()
     for d in definitions:
         g.add_node(d.id, definition=d)

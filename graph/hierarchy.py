@@ -53,6 +53,12 @@ class ClassHierarchy:
         self._bases[class_id] = found
         return found
 
+    def take_bases(self, bases: dict[int, list[int]], open_bases: set[int]) -> None:
+        """Start from bases resolved before (an incremental build's `Reuse`: classes whose bases still
+        resolve the same), and which of those classes have bases outside the workspace."""
+        self._bases.update(bases)
+        self._open_bases.update(open_bases)
+
     def has_open_bases(self, class_id: int) -> bool:
         """Whether some base of the class (or of its bases) is outside the workspace or unresolved."""
         cached = self._open_cache.get(class_id)

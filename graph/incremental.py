@@ -27,8 +27,10 @@ names the files whose stamp moved, and `GraphInputs.next` splices their records 
   means another constructor), more than `MAX_SHARE` of the files changed. So does every
   `WHOLE_EVERY`-th build, which bounds whatever the rules miss.
 
-The build then patches the previous symbol index (`SymbolIndex.patched`) and takes over the previous
-graph's edges of every callee no re-resolved or dropped site reaches (`graph.call_edges`, `Reuse`).
+The build then patches the previous symbol index (`SymbolIndex.patched`), takes over the previous
+graph's edges of every callee no re-resolved or dropped site reaches (`graph.call_edges`, `Reuse`)
+and, when no file was added or removed, the resolved bases of every class outside the changed files
+none of whose bases is gone and none of whose written bases names a changed name (`_bases_kept`).
 The spliced lists are the ones a whole read gives, in the same order (definitions by id, sites and
 imports by row id: a file's new rows come after every other file's), so the graph is the one a whole
 build makes; `tests/unit/test_graph_incremental.py` and `bench/incremental_graph_bench.py` compare the
@@ -112,7 +114,8 @@ class GraphInputs:
             return None
         definitions = [d for d in self.definitions if d.path not in paths] + new_defs
         imports = [i for i in self.imports if i.path not in paths] + new_imports
-        _modules_moved(names, {p for p in paths if (p in stamps) != (p in self.stamps)}, imports)
+        moved = {p for p in paths if (p in stamps) != (p in self.stamps)}
+        _modules_moved(names, moved, imports)
         _bound_to(names, imports)
         gone = {d.id for d in old_defs}  # (every other definition keeps its id)
         renamed = _renamed(old_defs, new_defs)
@@ -135,7 +138,11 @@ class GraphInputs:
                 known.append(None)
         calls += new_calls
         known += [None] * len(new_calls)
-        reuse = None if self.graph is None else Reuse(self.graph, frozenset(paths), new_defs, touched)
+        reuse = None
+        if self.graph is not None:
+            reuse = Reuse(self.graph, frozenset(paths), new_defs, touched)
+            if not moved:
+                reuse.bases, reuse.open_bases = _bases_kept(self.graph, paths, gone, named)
         return GraphInputs(stamps, definitions, calls, imports, [], self.incremental_builds + 1), known, reuse
 
 
@@ -244,6 +251,27 @@ def _names_changed(site: CallSite, named: _Named) -> bool:
         return True
     receiver, typed = site.receiver, site.receiver_type
     return bool((receiver and named(receiver)) or (typed and named(typed[2:])))
+
+
+def _bases_kept(graph: CallGraph, paths: set[str], gone: set[int], named: _Named
+                ) -> tuple[dict[int, list[int]], set[int]]:
+    """The previous build's resolved bases of the classes the next build may take over (and which of
+    them have bases outside the workspace): a class outside the changed files none of whose bases is a
+    definition that is gone and none of whose written bases names a changed name. No file was added or
+    removed (else nothing is taken over): the module specifiers a base is written with denote the same
+    files, and no class appeared or went where a base names it (`_classes_hold`)."""
+    resolver = getattr(graph, "resolver", None)
+    resolved: dict[int, list[int]] = getattr(resolver, "_bases", {})
+    open_bases: set[int] = getattr(resolver, "_open_bases", set())
+    defs = graph.index.defs
+    kept: dict[int, list[int]] = {}
+    for class_id, bases in resolved.items():
+        d = defs.get(class_id)
+        if d is None or d.path in paths or not gone.isdisjoint(bases) \
+                or any(named(written) for written in d.bases):
+            continue
+        kept[class_id] = bases
+    return kept, open_bases.intersection(kept)
 
 
 def _renamed(old_defs: Sequence[Definition], new_defs: Sequence[Definition]) -> dict[int, int]:

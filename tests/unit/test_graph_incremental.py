@@ -275,6 +275,39 @@ def test_calls_into_an_edited_file_keep_their_resolutions_moved_to_the_new_ids(
         assert facts(graph) == facts(GraphState(ws).build())
 
 
+def test_class_bases_are_taken_over_unless_they_may_resolve_otherwise(
+        tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An incremental build takes over the resolved bases of the classes outside the edited files
+    (before, every class's bases were resolved again by each build), those outside the workspace
+    included; a class whose base is a definition of the edited file (written again with a new id) has
+    its bases resolved again. The graph is still the whole build's."""
+    looked: list[str] = []
+    real = Resolver.lookup_class
+
+    def spy(self: Resolver, name: str, path: str) -> tuple[list[int], bool]:
+        looked.append(f"{path}:{name}")
+        return real(self, name, path)
+    with Workspace(tree, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
+        ws.update()
+        holder = GraphState(ws, incremental=True)
+        holder.build()
+        monkeypatch.setattr(Resolver, "lookup_class", spy)
+        ws.update(paths=[edit(tree, "lib.py", lambda s: s.replace("return 1", "x = 1\n    return x"))])
+        graph = holder.build()
+        assert holder._inputs is not None and holder._inputs.incremental_builds == 1
+        assert "sub.py:Base" not in looked and "child.py:Missing" not in looked
+        (child,) = graph.resolve("Child")
+        assert graph.resolver.has_open_bases(child.id)  # (its base is nowhere in the workspace)
+        ws.update(paths=[edit(tree, "base.py", lambda s: s.replace("return 1", "x = 1\n    return x"))])
+        graph = holder.build()
+        assert holder._inputs.incremental_builds == 2
+        assert "sub.py:Base" in looked
+        (sub,), (base,) = graph.resolve("Sub"), graph.resolve("Base")
+        assert graph.resolver.bases(sub.id) == [base.id]
+        monkeypatch.undo()
+        assert facts(graph) == facts(GraphState(ws).build())
+
+
 def test_a_loaded_graph_primed_builds_the_first_edit_incrementally(tree: Path, tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A warm process loads the saved graph, which carries no inputs: `prime` reads and resolves them
