@@ -4,8 +4,10 @@ that can only be handled whole are built whole; the real parser, store and resol
 
 from __future__ import annotations
 
+import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +95,22 @@ def edit(root: Path, rel: str, change: Callable[[str], str]) -> str:
 
 def append(text: str) -> Callable[[str], str]:
     return lambda s: s + text
+
+
+def body_edit(text: str) -> str:
+    """A change inside the first function body that returns 1 (`x = 1`, then `return x`, at its
+    indent): no name changes shape."""
+    return re.sub(r"( +)return 1\n", r"\1x = 1\n\1return x\n", text, count=1)
+
+
+@contextmanager
+def built(tree: Path, tmp_path: Path) -> Iterator[tuple[Workspace, GraphState]]:
+    """The workspace of `tree`, indexed, and an incremental graph holder that has built it once."""
+    with Workspace(tree, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
+        ws.update()
+        holder = GraphState(ws, incremental=True)
+        holder.build()
+        yield ws, holder
 
 
 # (name, file, change, built incrementally)
@@ -256,12 +274,9 @@ def test_calls_into_an_edited_file_keep_their_resolutions_moved_to_the_new_ids(
     def spy(self: Resolver, site: Any) -> Resolution:
         resolved.append(f"{site.path}:{site.callee}")
         return real(self, site)
-    with Workspace(tree, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
-        ws.update()
-        holder = GraphState(ws, incremental=True)
-        holder.build()
+    with built(tree, tmp_path) as (ws, holder):
         monkeypatch.setattr(Resolver, "resolve_call", spy)
-        ws.update(paths=[edit(tree, "lib.py", lambda s: s.replace("return 1", "x = 1\n    return x"))])
+        ws.update(paths=[edit(tree, "lib.py", body_edit)])
         ws.update(paths=[edit(tree, "twice.py", lambda s: "def pick():\n    return 2\n\n\n"
                                                           "def pick(a):\n    return 1\n")])
         graph = holder.build()
@@ -287,18 +302,15 @@ def test_class_bases_are_taken_over_unless_they_may_resolve_otherwise(
     def spy(self: Resolver, name: str, path: str) -> tuple[list[int], bool]:
         looked.append(f"{path}:{name}")
         return real(self, name, path)
-    with Workspace(tree, WorkspaceOptions(index_dir=tmp_path / "index")) as ws:
-        ws.update()
-        holder = GraphState(ws, incremental=True)
-        holder.build()
+    with built(tree, tmp_path) as (ws, holder):
         monkeypatch.setattr(Resolver, "lookup_class", spy)
-        ws.update(paths=[edit(tree, "lib.py", lambda s: s.replace("return 1", "x = 1\n    return x"))])
+        ws.update(paths=[edit(tree, "lib.py", body_edit)])
         graph = holder.build()
         assert holder._inputs is not None and holder._inputs.incremental_builds == 1
         assert "sub.py:Base" not in looked and "child.py:Missing" not in looked
         (child,) = graph.resolve("Child")
         assert graph.resolver.has_open_bases(child.id)  # (its base is nowhere in the workspace)
-        ws.update(paths=[edit(tree, "base.py", lambda s: s.replace("return 1", "x = 1\n    return x"))])
+        ws.update(paths=[edit(tree, "base.py", body_edit)])
         graph = holder.build()
         assert holder._inputs.incremental_builds == 2
         assert "sub.py:Base" in looked
