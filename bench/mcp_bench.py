@@ -17,7 +17,7 @@ Per run (a fresh index each run), printed as medians:
 
 `--no-embed` is the default (no model load: the figures are the server's own cost); `--embed` runs
 with the semantic retriever (the cold run then embeds every chunk first).
-Usage: `python bench/mcp_bench.py [--runs 3] [--embed] [--tree requests|django-sdist] [--json]`.
+Usage: `python bench/mcp_bench.py [--runs 3] [--embed] [--tree requests|django-sdist] [--changes 3] [--json]`.
 """
 
 from __future__ import annotations
@@ -110,8 +110,9 @@ async def _warm(session: Any, started: float) -> dict[str, Any]:
     return out
 
 
-def _fresh_work(root: Path) -> Any:
-    """The freshness measurements (module docstring) on `root`, a copy the bench may write to."""
+def _fresh_work(root: Path, changes: int = PROBES) -> Any:
+    """The freshness measurements (module docstring) on `root`, a copy the bench may write to;
+    `changes` of each kind."""
     async def work(session: Any, started: float) -> dict[str, float]:
         await _text(session, "search", query=QUERIES[0])
         in_a_row: list[float] = []
@@ -123,8 +124,10 @@ def _fresh_work(root: Path) -> Any:
             await _timed(session, idle, "search", query=query)
         sources = (p for p in root.rglob("*.py") if "test" not in str(p.relative_to(root)))
         existing = max(sources, key=lambda p: p.stat().st_size)  # (the longest file to edit)
-        new_s, edit_s, polls = [], [], []
-        for n in range(PROBES):
+        new_s: list[float] = []
+        edit_s: list[float] = []
+        polls: list[float] = []
+        for n in range(changes):
             new_file = root / f"codeseek_probe_{n}.py"
             new_s.append(await _visible(session, new_file, f"quokka_ledger_{n}", False, polls))
             edit_s.append(await _visible(session, existing, f"wombat_tally_{n}", True, polls))
@@ -161,7 +164,7 @@ async def _visible(session: Any, path: Path, name: str, append: bool, polls: lis
 TREES = {"requests": ("requests", "2.32.3"), "django-sdist": ("Django", "5.1.4")}
 
 
-def run(runs: int, embed: bool, tree: str = "requests") -> dict[str, float]:
+def run(runs: int, embed: bool, tree: str = "requests", changes: int = PROBES) -> dict[str, float]:
     """Medians over `runs`; on a `tree` other than requests (whose queries and symbols the latency
     part asks) the cold start and the freshness part only."""
     root = fetch_sdist(*TREES[tree])
@@ -174,7 +177,8 @@ def run(runs: int, embed: bool, tree: str = "requests") -> dict[str, float]:
                 row.update(asyncio.run(_session_run(root, index_dir, embed, _warm)))
             copy = Path(tmp) / "tree"
             shutil.copytree(root, copy, symlinks=True)
-            row.update(asyncio.run(_session_run(copy, Path(tmp) / "index-copy", embed, _fresh_work(copy))))
+            fresh = _fresh_work(copy, changes)
+            row.update(asyncio.run(_session_run(copy, Path(tmp) / "index-copy", embed, fresh)))
             rows.append(row)
     return {key: statistics.median(r[key] for r in rows) for key in rows[0]}
 
@@ -185,8 +189,10 @@ def main() -> int:
     parser.add_argument("--embed", action="store_true", help="with the semantic retriever (loads the model)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--tree", choices=sorted(TREES), default="requests")
+    parser.add_argument("--changes", type=int, default=PROBES,
+                        help=f"changes of each kind whose visibility is timed (default {PROBES}; the median)")
     args = parser.parse_args()
-    medians = run(args.runs, args.embed, args.tree)
+    medians = run(args.runs, args.embed, args.tree, max(1, args.changes))
     if args.json:
         print(json.dumps(medians, indent=2))
         return 0
