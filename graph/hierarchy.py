@@ -53,6 +53,12 @@ class ClassHierarchy:
         self._bases[class_id] = found
         return found
 
+    def resolved_bases(self) -> tuple[dict[int, list[int]], set[int]]:
+        """Copies of the bases resolved so far and of the classes found with bases outside the
+        workspace (`take_bases` starts a later resolver from them). Copies: searches may resolve more on
+        this resolver meanwhile, and each copy is made in one step."""
+        return dict(self._bases), set(self._open_bases)
+
     def take_bases(self, bases: dict[int, list[int]], open_bases: set[int]) -> None:
         """Start from bases resolved before (an incremental build's `Reuse`: classes whose bases still
         resolve the same), and which of those classes have bases outside the workspace."""

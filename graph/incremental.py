@@ -255,9 +255,7 @@ def _bases_kept(graph: CallGraph, paths: set[str], gone: set[int], named: _Named
     definition that is gone and none of whose written bases names a changed name. No file was added or
     removed (else nothing is taken over): the module specifiers a base is written with denote the same
     files, and no class appeared or went where a base names it (`_classes_hold`)."""
-    resolver = getattr(graph, "resolver", None)
-    resolved: dict[int, list[int]] = getattr(resolver, "_bases", {})
-    open_bases: set[int] = getattr(resolver, "_open_bases", set())
+    resolved, open_bases = graph.resolver.resolved_bases()  # (the graph searches read: copies)
     defs = graph.index.defs
     kept: dict[int, list[int]] = {}
     for class_id, bases in resolved.items():
