@@ -34,6 +34,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsp_server.process_tuning import serving
+
 if TYPE_CHECKING:
     from retrievers.engine.request import SearchRequest
 
@@ -218,7 +220,8 @@ class EngineListener:
 
     def _answer(self, line: bytes) -> dict[str, Any]:
         try:
-            return self.answer(line)
+            with serving():
+                return self.answer(line)
         except Exception as exc:  # never the listener's end: say what failed, serve the next one
             log.exception("engine socket: a request failed")
             return error(f"{type(exc).__name__}: {exc}", "internal")

@@ -4,7 +4,9 @@
   to the OS when freed.
 - `release_memory`: trim the heap after a burst of work (`trim_heap`: when it grew) and freeze what is
   left (`gc.freeze`), so the collections a search triggers do not walk the index's millions of
-  objects; every `FULL_EVERY`-th call (the first included) thaws and collects everything first.
+  objects. The first call thaws and collects everything first; after every `FULL_EVERY` calls one
+  such full collection runs again, but only once the process has served no request for `QUIET_S`.
+- `serving`: marks a request being answered (the servers' one query path), the clock of that quiet.
 - `lower_priority`: run the indexing thread (Linux: per-thread nice) below the request handlers.
 - `reap_worker_processes`: at the end of a command, stop the fork server the parse and embedding pools
   started, and wait for it, so the process's own accounting (`time`, wait4) includes its workers' CPU.
@@ -14,33 +16,74 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import gc
 import os
 import threading
+import time
 from collections.abc import Iterator
 
-__all__ = ["lower_priority", "reap_worker_processes", "release_memory", "resident_bytes", "trim_heap",
-           "tune_allocator"]
+__all__ = ["lower_priority", "reap_worker_processes", "release_memory", "resident_bytes", "serving",
+           "trim_heap", "tune_allocator"]
 
 M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
 MMAP_THRESHOLD = 4 * 1024 * 1024
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    """glibc, loaded once: every `CDLL` makes a function-pointer class that sits in a reference cycle,
+    so one per call left cyclic garbage that only a full collection frees."""
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc
+        return None
 
 
 def tune_allocator() -> None:
     """Serve allocations of 4 MiB and more with mmap (glibc), so embedding batches' big temporaries go
     back to the OS when freed: on requests 2.32.3 the peak RSS of phase 2 drops from ~855 to ~675 MB
     for ~12% slower embedding (the dynamic threshold otherwise grows to 32 MiB and fragments the heap)."""
-    try:
-        ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-    except (OSError, AttributeError):  # not glibc
-        pass
+    libc = _libc()
+    if libc is not None and hasattr(libc, "mallopt"):
+        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
 
 
 FULL_EVERY = 16  # calls of release_memory per full collection
+QUIET_S = 30.0  # seconds without a request before a due full collection runs
+QUIET_POLL_S = 1.0  # how often a due full collection checks for that quiet
 
 
-_calls = 0
-_calls_lock = threading.Lock()
+class _Gc:
+    """The collector's state across threads: release_memory's calls, requests in flight, the quiet."""
+
+    lock = threading.Lock()  # one thaw/collect/freeze at a time
+    state = threading.Lock()  # the counters below
+    calls = 0  # release_memory calls
+    since_full = 0  # calls since the last full collection
+    busy = 0  # requests being answered
+    active_at = 0.0  # time.monotonic() when the last request began or ended
+    waiter: threading.Thread | None = None  # the thread that waits for the quiet to collect
+
+
+@contextlib.contextmanager
+def serving() -> Iterator[None]:
+    """Mark a request being answered: a due full collection waits until none is, for `QUIET_S`."""
+    with _Gc.state:
+        _Gc.busy += 1
+        _Gc.active_at = time.monotonic()
+    try:
+        yield
+    finally:
+        with _Gc.state:
+            _Gc.busy -= 1
+            _Gc.active_at = time.monotonic()
+
+
+def quiet_for() -> float:
+    """Seconds since the last request began or ended (0.0 while one is being answered)."""
+    with _Gc.state:
+        return 0.0 if _Gc.busy else time.monotonic() - _Gc.active_at
 
 
 def release_memory(full: bool | None = None) -> None:
@@ -49,20 +92,54 @@ def release_memory(full: bool | None = None) -> None:
     Then the objects still alive (the snapshot, the index tables) move to the permanent generation:
     the full collections that allocation triggers, now and then on a request thread, no longer walk
     them (Django `django/`, 320 warm searches in a loop: the slowest 107 -> 9 ms, the mean 4.7 -> 4.4).
-    A `full` call (default: the first and every `FULL_EVERY`-th) thaws them and collects first, so
-    cyclic garbage among frozen objects goes too. The others collect nothing: a refresh's old
-    snapshot and graph go by reference counting (none holds itself in a cycle), and a collection
-    walks every object made since the last freeze, i.e. the new snapshot: on the Django sdist it held
-    the GIL 0.84 s after each refresh, stalling every request meanwhile."""
-    global _calls
-    with _calls_lock:
-        _calls += 1
-        due = (_calls - 1) % FULL_EVERY == 0
-    if full if full is not None else due:
+    A full collection thaws them and collects first, so cyclic garbage among frozen objects goes too:
+    on the first call (what indexing left), on `full=True`, and, `FULL_EVERY` calls after the last
+    one, once no request came for `QUIET_S` (a daemon thread waits for that). It walks every object
+    (Django sdist: 1.2-1.4 s holding the interpreter): run right after a refresh, it held a search
+    that long. A refresh's old snapshot and graph go by reference counting (on the Django sdist a
+    full collection after sixteen refreshes finds nothing of theirs), and a plain collection would
+    walk every object made since the last freeze, i.e. the new snapshot (0.84 s on the sdist), so the
+    other calls collect nothing."""
+    with _Gc.state:
+        _Gc.calls += 1
+        _Gc.since_full += 1
+        first = _Gc.calls == 1
+        due = _Gc.since_full >= FULL_EVERY and _Gc.waiter is None
+    if full if full is not None else first:
+        _collect_all()
+    else:
+        with _Gc.lock:
+            gc.freeze()
+        if full is None and due:
+            _wait_for_quiet()
+    trim_heap(force=first)
+
+
+def _collect_all() -> None:
+    with _Gc.lock:
         gc.unfreeze()
         gc.collect()
-    trim_heap(force=due)
-    gc.freeze()
+        gc.freeze()
+    with _Gc.state:
+        _Gc.since_full = 0
+
+
+def _wait_for_quiet() -> None:
+    def wait() -> None:
+        try:
+            while quiet_for() < QUIET_S:
+                time.sleep(QUIET_POLL_S)
+            _collect_all()
+            trim_heap(force=True)
+        finally:
+            with _Gc.state:
+                _Gc.waiter = None
+    thread = threading.Thread(target=wait, name="codeseek-quiet-gc", daemon=True)
+    with _Gc.state:
+        if _Gc.waiter is not None:
+            return
+        _Gc.waiter = thread
+    thread.start()
 
 
 TRIM_GROWTH = 64 << 20  # bytes of resident growth since the last trim that make the next one worth it
@@ -78,10 +155,10 @@ def trim_heap(force: bool = False) -> bool:
     now = resident_bytes()
     if not force and now is not None and now - _trimmed_at < TRIM_GROWTH:
         return False
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
+    libc = _libc()
+    if libc is None or not hasattr(libc, "malloc_trim"):
         return False
+    libc.malloc_trim(0)
     _trimmed_at = resident_bytes() or 0
     return True
 

@@ -34,7 +34,7 @@ from indexing.roots import OPT_IN, refused_root
 from lsp_server.lsp import convert, transport
 from lsp_server.lsp.indexer import NoProgress, ProgressHandle, RootIndex
 from lsp_server.lsp.options import ServerOptions, parse_options
-from lsp_server.process_tuning import tune_allocator
+from lsp_server.process_tuning import serving, tune_allocator
 from retrievers.codebase import StoreClosed
 
 log = logging.getLogger("codeseek.lsp")
@@ -162,7 +162,8 @@ class CodeseekServer(LanguageServer):
         """Run a read-only query in the query pool; awaiting it makes the request cancellable."""
         loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(self.queries, fn, *args)
+            with serving():  # (a due full collection waits for a pause in the requests)
+                return await loop.run_in_executor(self.queries, fn, *args)
         except StoreClosed as exc:  # its root stopped or restarted (options changed) under the query
             raise JsonRpcContentModified(f"{exc} (the index restarted); ask again") from exc
         except sqlite3.DatabaseError as exc:

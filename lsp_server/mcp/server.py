@@ -25,6 +25,7 @@ from typing import Annotated, Any
 
 from indexing.workspace import WorkspaceError
 from lsp_server.mcp.service import McpOptions, McpService, ToolInputError
+from lsp_server.process_tuning import serving
 from retrievers.codebase import RetrieverError, StoreError
 from retrievers.ranking.profile import PresetName
 
@@ -92,7 +93,8 @@ def _answer(call: Callable[[], dict[str, Any]]) -> Any:
     from mcp.types import CallToolResult, TextContent
 
     try:
-        doc = call()
+        with serving():  # (a due full collection waits for a pause in the calls)
+            doc = call()
     except ToolInputError as exc:
         raise ToolError(str(exc)) from exc
     except (StoreError, RetrieverError) as exc:

@@ -1,11 +1,23 @@
-"""lsp_server.process_tuning: what a burst of work leaves behind is collected, then frozen."""
+"""lsp_server.process_tuning: what a burst of work leaves behind is collected, then frozen; a periodic
+full collection waits for a pause in the requests."""
 
 from __future__ import annotations
 
 import gc
+import time
 import weakref
 
-from lsp_server.process_tuning import FULL_EVERY, TRIM_GROWTH, release_memory, resident_bytes, trim_heap
+import pytest
+
+from lsp_server import process_tuning
+from lsp_server.process_tuning import (
+    FULL_EVERY,
+    TRIM_GROWTH,
+    release_memory,
+    resident_bytes,
+    serving,
+    trim_heap,
+)
 
 
 class _Cycle:
@@ -28,20 +40,33 @@ def test_release_memory_freezes_survivors_and_a_full_call_thaws_them() -> None:
         gc.unfreeze()
 
 
-def test_most_calls_only_freeze_and_one_in_sixteen_collects_everything() -> None:
+def test_a_due_full_collection_waits_for_a_pause_in_the_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(process_tuning, "QUIET_S", 0.3)
+    monkeypatch.setattr(process_tuning, "QUIET_POLL_S", 0.02)
     try:
+        release_memory()  # (the first call of a process collects at once: make sure it was made)
         cycle = _Cycle()
         alive = weakref.ref(cycle)
         del cycle  # cyclic garbage ...
         release_memory(full=False)
         assert alive() is not None and gc.get_freeze_count() > 0  # ... frozen, not collected ...
-        calls = 0
-        while alive() is not None and calls < FULL_EVERY:
-            release_memory()
-            calls += 1
-        assert alive() is None  # ... until the next full call, at most FULL_EVERY calls away
+        with serving():  # ... and while a request is answered ...
+            for _ in range(FULL_EVERY):
+                release_memory()
+            time.sleep(0.5)
+            assert alive() is not None  # ... a due full collection waits ...
+        deadline = time.monotonic() + 10
+        while alive() is not None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert alive() is None  # ... until no request came for QUIET_S
+        assert process_tuning.quiet_for() > 0
     finally:
         gc.unfreeze()
+
+
+def test_libc_is_loaded_once() -> None:
+    # each CDLL object sat in a reference cycle: one per call was garbage only a full collection freed
+    assert process_tuning._libc() is process_tuning._libc()
 
 
 def test_the_heap_is_trimmed_when_the_process_grew_since_the_last_trim() -> None:
