@@ -21,6 +21,7 @@ import logging
 import os
 import pickle
 import secrets
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -111,8 +112,8 @@ class SignedCache:
 
     def load(self, name: str, key: str, refs: Callable[[Any], Any] | None = None) -> Any | None:
         """The object saved under `name` for `key`; None when absent, stale, unsigned or unreadable.
-        `refs`: what the persistent ids a `save(refs=...)` wrote stand for (pickle's `persistent_load`:
-        objects the caller already holds, shared instead of read again)."""
+        `refs`: what the names a `save(refs=...)` wrote stand for (objects the caller already holds,
+        shared instead of read again)."""
         try:
             data = self._path(name).read_bytes()
         except OSError:
@@ -135,8 +136,12 @@ class SignedCache:
                 source = io.BytesIO(data)  # (it shares the bytes object, where a view would be copied)
                 source.seek(len(head) + TAG_BYTES)
                 unpickler = pickle.Unpickler(source)
-                unpickler.persistent_load = refs  # type: ignore[assignment]
-                return unpickler.load()
+                unpickler.persistent_load = refs  # type: ignore[assignment]  # (files of earlier versions)
+                outer, _loading.refs = getattr(_loading, "refs", None), refs
+                try:
+                    return unpickler.load()
+                finally:
+                    _loading.refs = outer
         except Exception as exc:  # a class changed shape: rebuild
             log.info("ignoring %s: %s", self._path(name), exc)
             return None
@@ -153,8 +158,8 @@ class SignedCache:
     def save(self, name: str, key: str, obj: Any, refs: Callable[[Any], Any] | None = None) -> bool:
         """Write atomically; False (logged) when the folder is not writable or the object not picklable.
         With `later`, queue the write there and say True (a reader checks what is on disk anyway).
-        `refs`: pickle's `persistent_id` (an object it names is written as that name, `load`'s `refs`
-        gives it back)."""
+        `refs`: the name of an object to write as that name (None: pickle it), which `load`'s `refs`
+        gives back (`_RefPickler`)."""
         if self.later is not None:
             self.later.append(lambda: self._write(name, key, obj, refs))
             return True
@@ -169,9 +174,8 @@ class SignedCache:
                 out.write(head)
                 out.write(bytes(TAG_BYTES))  # the tag's place: filled in once the body is signed
                 signed = _SigningWriter(out, hmac.new(user_secret(), head, hashlib.sha256))
-                pickler = pickle.Pickler(signed, protocol=pickle.HIGHEST_PROTOCOL)
-                if refs is not None:
-                    pickler.persistent_id = refs  # type: ignore[method-assign]
+                pickler = (pickle.Pickler(signed, protocol=pickle.HIGHEST_PROTOCOL) if refs is None
+                           else _RefPickler(signed, refs))
                 pickler.dump(obj)
                 out.seek(len(head))
                 out.write(signed.signer.digest())
@@ -183,6 +187,33 @@ class SignedCache:
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)  # a half-written file is not left behind
             return False
+
+
+_loading = threading.local()  # .refs: the `refs` of the `load` running on this thread
+
+
+def _saved_ref(ref: Any) -> Any:
+    """What a reference written by `_RefPickler` stands for: the running load's `refs(ref)`."""
+    refs = getattr(_loading, "refs", None)
+    if refs is None:
+        raise pickle.UnpicklingError("a saved reference outside a load given refs")
+    return refs(ref)
+
+
+class _RefPickler(pickle.Pickler):
+    """A pickler that writes each object `refs` names (not None) as that name, read back by `load`'s
+    `refs`. Not pickle's `persistent_id`, which the pickler calls for every object, each int and
+    string included: on the Django sdist's call graph (millions of objects, 43k named definitions)
+    that doubled its save (1.5 s against 0.6 s). `reducer_override` is asked only about objects of
+    other than the built-in container and scalar types, once each (the memo answers repeats)."""
+
+    def __init__(self, out: Any, refs: Callable[[Any], Any]) -> None:
+        super().__init__(out, protocol=pickle.HIGHEST_PROTOCOL)
+        self._refs = refs
+
+    def reducer_override(self, obj: Any) -> Any:
+        ref = self._refs(obj)
+        return NotImplemented if ref is None else (_saved_ref, (ref,))
 
 
 class _SigningWriter:

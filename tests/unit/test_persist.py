@@ -54,3 +54,44 @@ def test_an_object_that_cannot_be_pickled_is_not_saved(tmp_path: Path) -> None:
     cache = SignedCache(tmp_path / "index")
     assert not cache.save("callgraph", "rev-1", lambda: None)
     assert cache.load("callgraph", "rev-1") is None
+
+
+class _Named:
+    def __init__(self, key: int) -> None:
+        self.key = key
+
+
+class _Other:
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
+def test_objects_named_by_refs_are_saved_as_names_and_shared_on_load(tmp_path: Path) -> None:
+    cache = SignedCache(tmp_path / "index")
+    held = {k: _Named(k) for k in range(3)}
+    value = {"edges": [(held[0], held[1], list(range(500)), "site")] * 4, "other": _Other(held[2]),
+             "counts": {str(n): n for n in range(500)}}
+    asked: list[object] = []
+
+    def name_of(obj: object) -> int | None:
+        asked.append(obj)
+        return obj.key if isinstance(obj, _Named) else None
+    assert cache.save("callgraph", "rev-1", value, refs=name_of)
+    # asked about objects of other than the built-in types (and classes), once each: never about
+    # the ints, strings, lists and tuples that make up most of a call graph
+    assert not [obj for obj in asked if type(obj) in (int, str, list, tuple, dict)]
+    assert [sum(obj is named for obj in asked) for named in held.values()] == [1, 1, 1]
+    loaded = cache.load("callgraph", "rev-1", refs=held.__getitem__)
+    assert loaded["edges"][0][0] is held[0] and loaded["edges"][3][1] is held[1]
+    assert loaded["other"].value is held[2] and loaded["counts"] == value["counts"]
+    assert cache.load("callgraph", "rev-1") is None  # names without `refs` to read them: rebuilt
+
+
+def test_a_name_refs_cannot_read_makes_the_load_fail_cleanly(tmp_path: Path) -> None:
+    cache = SignedCache(tmp_path / "index")
+    cache.save("callgraph", "rev-1", [_Named(7)],
+               refs=lambda obj: obj.key if isinstance(obj, _Named) else None)
+
+    def unknown(key: int) -> object:
+        raise KeyError(key)
+    assert cache.load("callgraph", "rev-1", refs=unknown) is None
