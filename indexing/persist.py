@@ -90,14 +90,18 @@ class WriteBehind:
         """Write what is queued, oldest first (a save that fails is logged and skipped, as `save` does);
         how many writes ran. Safe beside a thread queueing more: each write is taken off once."""
         done = 0
-        while self.writes:
-            try:
-                write = self.writes.pop(0)
-            except IndexError:  # another thread flushed the last one
-                break
-            write()
+        while self.flush_one():
             done += 1
         return done
+
+    def flush_one(self) -> bool:
+        """Write the oldest queued save; False when none was queued."""
+        try:
+            write = self.writes.pop(0)
+        except IndexError:  # none, or another thread flushed the last one
+            return False
+        write()
+        return True
 
 
 class SignedCache:

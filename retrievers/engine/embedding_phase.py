@@ -5,7 +5,9 @@ The two use different halves of the machine: the static model's tokenizer (Rust)
 product release the GIL, the text index and the graph are Python and hold it. So a refresh that
 embeds (`codeseek search`, `codeseek index`) starts this phase on its own thread as soon as phase 1
 has registered the chunks with the semantic retriever, and joins it when phase 1 is done: on two
-cores the embedding runs beside the graph and text index instead of after them.
+cores the embedding runs beside the graph and text index instead of after them. While phase 1's
+thread then waits for it, it can do other work (`finish(meanwhile=...)`: a one-shot command writes
+the structures it held back).
 
 The semantic retriever guards its vectors with its own lock and the store serialises writes, which is
 what the language server already relies on when it embeds on its worker thread while serving. A
@@ -22,6 +24,8 @@ from typing import TYPE_CHECKING
 from retrievers.base import RetrieverError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from retrievers.engine.options import Progress, RefreshResult
     from retrievers.semantic.tiered import TieredSemantic
 
@@ -57,12 +61,16 @@ class EmbeddingPhase:
         if self._thread is not None:
             self._thread.join()
 
-    def finish(self) -> None:
-        """Wait for the thread, or embed now if it never started; re-raise what the thread raised."""
+    def finish(self, meanwhile: Callable[[], bool] | None = None) -> None:
+        """Wait for the thread, or embed now if it never started; re-raise what the thread raised.
+        `meanwhile`: one step of other work, called while the thread runs until it says False (none
+        left); the wait then goes on."""
         if self._thread is None:
             if self.semantic.pending():
                 self.run()
             return
+        while meanwhile is not None and self._thread.is_alive() and meanwhile():
+            pass
         self._thread.join()
         if self._error is not None:
             raise self._error

@@ -1,17 +1,21 @@
 """retrievers.engine.embedding_phase:
 a refresh that embeds does it on a thread beside the call graph and the text
-index, with the same index as embedding afterwards; a failing phase 1 stops that thread. The real
+index, with the same index as embedding afterwards; a failing phase 1 stops that thread; the wait for
+it does other work meanwhile. The real
 engine_sample workspace, store, grammars and the default static model."""
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import NoReturn
 
 import pytest
 
+from retrievers.engine.embedding_phase import EmbeddingPhase
+from retrievers.engine.options import RefreshResult
 from retrievers.engine.search_engine import EngineOptions, SearchRequest
 from tests.unit.engine_sample import copy_sample, opened
 
@@ -50,3 +54,57 @@ def test_a_failing_phase_one_stops_the_embedding(tmp_path: Path) -> None:
             engine.refresh()
         assert not [t for t in threading.enumerate() if t.name == "codeseek-embed"]
         assert engine.index_info()["state"] != "embedding"
+
+
+class _WaitingSemantic:
+    """A semantic tier whose one pending chunk is embedded once `go` is set (the wait is the subject)."""
+
+    embedder = None
+
+    def __init__(self) -> None:
+        self.go = threading.Event()
+
+    def pending(self) -> int:
+        return 0 if self.go.is_set() else 1
+
+    def embed_pending(self, report: object, should_stop: object) -> int:
+        assert self.go.wait(10)
+        return 1
+
+
+def _embedding_thread_alive() -> bool:
+    return any(t.name == "codeseek-embed" and t.is_alive() for t in threading.enumerate())
+
+
+def test_finish_does_other_work_while_the_thread_embeds_and_stops_when_it_is_done() -> None:
+    semantic = _WaitingSemantic()
+    out = RefreshResult(update=None)
+    phase = EmbeddingPhase(semantic, out, None)  # type: ignore[arg-type]
+    phase.start()
+    steps: list[int] = []
+
+    def step() -> bool:
+        steps.append(len(steps))
+        if len(steps) == 3:
+            semantic.go.set()  # the embedding ends after the third step ...
+            deadline = time.monotonic() + 10
+            while _embedding_thread_alive() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return True  # (more work would be there)
+    phase.finish(step)
+    assert len(steps) == 3 and out.embedded == 1  # ... and no step is taken after it
+
+
+def test_finish_waits_on_once_the_other_work_is_done() -> None:
+    semantic = _WaitingSemantic()
+    out = RefreshResult(update=None)
+    phase = EmbeddingPhase(semantic, out, None)  # type: ignore[arg-type]
+    phase.start()
+    steps: list[int] = []
+
+    def step() -> bool:
+        steps.append(1)
+        return False  # nothing (left) to do
+    threading.Timer(0.2, semantic.go.set).start()
+    phase.finish(step)
+    assert steps == [1] and out.embedded == 1

@@ -95,3 +95,15 @@ def test_a_name_refs_cannot_read_makes_the_load_fail_cleanly(tmp_path: Path) -> 
     def unknown(key: int) -> object:
         raise KeyError(key)
     assert cache.load("callgraph", "rev-1", refs=unknown) is None
+
+
+def test_write_behind_writes_one_at_a_time_oldest_first(tmp_path: Path) -> None:
+    queue = WriteBehind()
+    later = SignedCache(tmp_path / "index", later=queue.writes)
+    later.save("structural", "rev-1", 1)
+    later.save("filecards", "rev-1", 2)
+    now = SignedCache(tmp_path / "index")
+    assert queue.flush_one() and now.load("structural", "rev-1") == 1
+    assert now.load("filecards", "rev-1") is None
+    assert queue.flush_one() and now.load("filecards", "rev-1") == 2
+    assert not queue.flush_one()  # none left
