@@ -69,9 +69,11 @@ class EmbeddingPhase:
             if self.semantic.pending():
                 self.run()
             return
-        while meanwhile is not None and self._thread.is_alive() and meanwhile():
-            pass
-        self._thread.join()
+        try:
+            while meanwhile is not None and self._thread.is_alive() and meanwhile():
+                pass
+        finally:  # (the other work failing still waits for the thread: it writes to the index)
+            self._thread.join()
         if self._error is not None:
             raise self._error
 

@@ -108,3 +108,17 @@ def test_finish_waits_on_once_the_other_work_is_done() -> None:
     threading.Timer(0.2, semantic.go.set).start()
     phase.finish(step)
     assert steps == [1] and out.embedded == 1
+
+
+def test_other_work_that_fails_still_waits_for_the_thread() -> None:
+    semantic = _WaitingSemantic()
+    out = RefreshResult(update=None)
+    phase = EmbeddingPhase(semantic, out, None)  # type: ignore[arg-type]
+    phase.start()
+
+    def step() -> bool:
+        threading.Timer(0.2, semantic.go.set).start()
+        raise OSError("no space left on device")
+    with pytest.raises(OSError):
+        phase.finish(step)
+    assert not _embedding_thread_alive() and out.embedded == 1
