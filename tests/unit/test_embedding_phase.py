@@ -72,15 +72,21 @@ class _WaitingSemantic:
         return 1
 
 
+def _started() -> tuple[_WaitingSemantic, RefreshResult, EmbeddingPhase]:
+    """A phase embedding on its thread until its semantic tier's `go` is set."""
+    semantic = _WaitingSemantic()
+    out = RefreshResult(update=None)
+    phase = EmbeddingPhase(semantic, out, None)  # type: ignore[arg-type]
+    phase.start()
+    return semantic, out, phase
+
+
 def _embedding_thread_alive() -> bool:
     return any(t.name == "codeseek-embed" and t.is_alive() for t in threading.enumerate())
 
 
 def test_finish_does_other_work_while_the_thread_embeds_and_stops_when_it_is_done() -> None:
-    semantic = _WaitingSemantic()
-    out = RefreshResult(update=None)
-    phase = EmbeddingPhase(semantic, out, None)  # type: ignore[arg-type]
-    phase.start()
+    semantic, out, phase = _started()
     steps: list[int] = []
 
     def step() -> bool:
@@ -96,10 +102,7 @@ def test_finish_does_other_work_while_the_thread_embeds_and_stops_when_it_is_don
 
 
 def test_finish_waits_on_once_the_other_work_is_done() -> None:
-    semantic = _WaitingSemantic()
-    out = RefreshResult(update=None)
-    phase = EmbeddingPhase(semantic, out, None)  # type: ignore[arg-type]
-    phase.start()
+    semantic, out, phase = _started()
     steps: list[int] = []
 
     def step() -> bool:
@@ -111,10 +114,7 @@ def test_finish_waits_on_once_the_other_work_is_done() -> None:
 
 
 def test_other_work_that_fails_still_waits_for_the_thread() -> None:
-    semantic = _WaitingSemantic()
-    out = RefreshResult(update=None)
-    phase = EmbeddingPhase(semantic, out, None)  # type: ignore[arg-type]
-    phase.start()
+    semantic, out, phase = _started()
 
     def step() -> bool:
         threading.Timer(0.2, semantic.go.set).start()
