@@ -30,7 +30,7 @@ import numpy as np
 
 from graph.caller_shards import EMPTY, CallerEntry, shard_of
 from graph.callgraph import CallGraph
-from graph.modules import ModuleIndex
+from graph.flat_names import MODULE_TABLE, dotted, module_key_arrays, suffixed
 from graph.symbol_index import CONFIDENT, EVIDENCE_RANK
 from indexing.array_folder import open_keyed, save_keyed
 from indexing.columns import Positions
@@ -43,8 +43,10 @@ __all__ = ["SavedCallGraph", "flat_arrays", "open_flat", "save_flat"]
 _BARE = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")  # a name without dots, paths or separators
 _DOTTED = re.compile(r"[^\W\d$][\w$]*(?:\.[^\W\d$][\w$]*)+")  # names joined by dots, nothing else
 NAME_TABLES = ("qualified_", "name_")  # prefixes of the saved name tables' arrays (`_name_tables`)
+FOLDED_TABLES = ("qualified_folded_", "name_folded_")  # the same, lower-cased
 ARRAYS = ("ids", "pagerank", "indptr", "other", "caller", "weight",
-          *(f"{table}{part}" for table in NAME_TABLES for part in ("names", "ptr", "members")), *COLUMNS)
+          *(f"{table}{part}" for table in (*NAME_TABLES, *FOLDED_TABLES, MODULE_TABLE)
+            for part in ("names", "ptr", "members")), *COLUMNS)
 PREFIX = "flatgraph-"
 
 
@@ -74,15 +76,17 @@ def flat_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
                 weight.append(1.0 if data is None else float(data.get("weight", 1.0)))
         indptr.append(len(other))
     # (names holding a NUL, which no query names, are left out: they cannot be saved as arrays)
-    clean = (d for d in graph.definitions() if "\0" not in d.qualified_name and "\0" not in d.name)
-    by_q, by_n = _name_lists(clean, folded=False)
-    tables = {**NameTable.build(by_q).to_arrays(NAME_TABLES[0]),
-              **NameTable.build(by_n).to_arrays(NAME_TABLES[1])}
+    clean = [d for d in graph.definitions() if "\0" not in d.qualified_name and "\0" not in d.name]
+    tables = {}
+    for folded, prefixes in ((False, NAME_TABLES), (True, FOLDED_TABLES)):
+        by_q, by_n = _name_lists(clean, folded)
+        tables.update({**NameTable.build(by_q).to_arrays(prefixes[0]),
+                       **NameTable.build(by_n).to_arrays(prefixes[1])})
     return {"ids": np.asarray(ids, dtype=np.int64),
             "pagerank": np.asarray([rank.get(i, np.nan) for i in ids], dtype=np.float64),
             "indptr": np.asarray(indptr, dtype=np.int64), "other": np.asarray(other, dtype=np.int64),
             "caller": np.asarray(caller, dtype=np.bool_), "weight": np.asarray(weight, dtype=np.float64),
-            **tables, **definition_columns(graph.definitions())}
+            **tables, **module_key_arrays(graph.index.modules), **definition_columns(graph.definitions())}
 
 
 def _name_lists(defs: Iterable[Definition], folded: bool
@@ -97,34 +101,25 @@ def _name_lists(defs: Iterable[Definition], folded: bool
     return by_q, by_n
 
 
-def _name_tables(flat: dict[str, Any], defs: Mapping[int, Definition], folded: bool
-                 ) -> tuple[NameTable, NameTable]:
+def _name_tables(flat: dict[str, Any], folded: bool) -> tuple[NameTable, NameTable]:
     """The symbol index's name tables (qualified name, name; lower-cased when `folded`), each name's
-    ids in definition order: the exact ones as saved with the arrays, the folded ones built on first use
-    (only when an exact lookup found nothing)."""
+    ids in definition order, as saved with the arrays (read on first use: the folded ones only when an
+    exact lookup found nothing; building them from `defs` made every definition)."""
     slot = "names_folded" if folded else "names"
     tables = flat.get(slot)
     if tables is None:
-        if folded:
-            by_q, by_n = _name_lists(defs.values(), folded=True)
-            tables = (NameTable.build(by_q), NameTable.build(by_n))
-        else:
-            arrays = flat["arrays"]
-            tables = tuple(NameTable.from_arrays(arrays, prefix) for prefix in NAME_TABLES)
+        arrays, prefixes = flat["arrays"], FOLDED_TABLES if folded else NAME_TABLES
+        tables = tuple(NameTable.from_arrays(arrays, prefix) for prefix in prefixes)
         flat[slot] = tables
     return tables  # type: ignore[no-any-return]
 
 
-def _dotted(text: str, by_q: NameTable, defs: Mapping[int, Definition]) -> list[int]:
-    """`graph.lookup._lookup`'s exact steps for a dotted name: the qualified name itself, then each
-    split into leading parts naming the definition's file as a module (`ModuleIndex` keys) and the
-    qualified name of the rest."""
-    found = by_q.get(text)
-    parts = text.split(".")
-    for i in range(1, len(parts)):
-        module, rest = tuple(parts[:i]), ".".join(parts[i:])
-        found.extend(d for d in by_q.get(rest) if module in ModuleIndex.keys_for_path(defs[d].path))
-    return list(dict.fromkeys(found))
+def _module_keys(flat: dict[str, Any]) -> NameTable:
+    """The module keys some file of the index has (`graph.flat_names`), read on first use."""
+    table = flat.get("modules")
+    if table is None:
+        table = flat["modules"] = NameTable.from_arrays(flat["arrays"], MODULE_TABLE)
+    return table  # type: ignore[no-any-return]
 
 
 def _first_site(sites: Sequence[Any]) -> tuple[str, int, int]:
@@ -280,8 +275,9 @@ class SavedCallGraph(CallGraph):
         """A bare name (`parse_header`, `get_or_create()`) or a dotted one (`QuerySet.filter`,
         `utils.select_proxy`) from the saved definitions, as `graph.lookup.resolve_name` finds it
         (qualified then plain name, exact then case-folded; a dotted name's leading parts as a module
-        key of the file) and `CallGraph.resolve` orders it; a dotted name those find nothing for, and
-        any other form, from the whole graph (re-exports, name suffixes, paths)."""
+        key of the file, then qualified-name suffixes) and `CallGraph.resolve` orders it; a dotted name
+        whose leading parts are a module of the index, and any other form, from the whole graph
+        (re-exports, paths)."""
         text = name.strip()
         text = text[:-2].strip() if text.endswith("()") else text
         if not text:
@@ -291,17 +287,24 @@ class SavedCallGraph(CallGraph):
         flat = self._flat_only()
         if defs is None or flat is None:
             return super().resolve(name)
-        by_q, by_n = _name_tables(flat, defs, folded=False)
+        by_q, by_n = _name_tables(flat, folded=False)
         if bare:
             ids = list(dict.fromkeys([*by_q.get(text), *by_n.get(text)]))
             if not ids:
-                by_q_lower, by_n_lower = _name_tables(flat, defs, folded=True)
+                by_q_lower, by_n_lower = _name_tables(flat, folded=True)
                 low = text.lower()
                 ids = list(dict.fromkeys([*by_q_lower.get(low), *by_n_lower.get(low)]))
-        else:
-            ids = _dotted(text, by_q, defs)
-            if not ids:  # (the re-exports and suffix matches that would come next are the whole graph's)
-                return super().resolve(name)
+        else:  # (graph.flat_names)
+            ids = dotted(text, by_q, defs)
+            if not ids:
+                if text.rsplit(".", 1)[0] in _module_keys(flat):  # a module's re-exports: the whole graph's
+                    return super().resolve(name)
+                ids = suffixed(text, by_n, defs)
+            if not ids:
+                by_q_lower, by_n_lower = _name_tables(flat, folded=True)
+                low = text.lower()
+                ids = dotted(low, by_q_lower, defs, folded=True) or \
+                    suffixed(low, by_n_lower, defs, folded=True)
         if len(ids) > 1:
             rank = self.pagerank
             ids.sort(key=lambda i: (-rank.get(i, 0.0), defs[i].path, defs[i].start_line))

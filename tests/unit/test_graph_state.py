@@ -131,6 +131,8 @@ def test_a_warm_graph_opens_from_its_flat_arrays(tree: Path, tmp_path: Path,
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     (tree / "delta.py").write_text("from gamma import Gamma\n\n\nclass Delta(Gamma):\n    pass\n")
+    (tree / "epsilon.py").write_text("class Outer:\n    class Inner:\n        def method(self):\n"
+                                     "            return 1\n")
     with open_ws(tree, tmp_path) as ws:
         ws.update()
         built = GraphState(ws, persist=True).build()
@@ -149,6 +151,12 @@ def test_a_warm_graph_opens_from_its_flat_arrays(tree: Path, tmp_path: Path,
             assert opened.resolve(name) == built.resolve(name), name
         for name in ("Gamma.run", "gamma.Gamma.run", "gamma.Gamma", "alpha.beta()"):  # dotted ones too
             assert opened.resolve(name) and opened.resolve(name) == built.resolve(name), name
+        # dotted ones whose leading parts are no module of the index: no re-exports to follow, so a
+        # qualified-name suffix, the case-folded pass and a name the index lacks answer from them too
+        for name in ("Inner.method", "gamma.GAMMA.RUN", "GAMMA.Run", "Outer.INNER.Method"):
+            assert opened.resolve(name) and opened.resolve(name) == built.resolve(name), name
+        for name in ("json.loads", "nowhere.Gamma.run"):
+            assert opened.resolve(name) == built.resolve(name) == [], name
         for i in ids:  # a definition's callers, subclasses and call weights: its saved shard
             assert opened.callers_marked(i) == built.callers_marked(i)
             assert opened.incoming_calls(i) == built.incoming_calls(i)
