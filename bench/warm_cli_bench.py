@@ -37,15 +37,17 @@ TREES = {"django": ("Django", "5.1.4", "django"), "django-sdist": ("Django", "5.
 PACKAGES = ("indexing", "graph", "retrievers", "lsp_server")
 
 
-def calls_for(symbol: str, method: str, question: str) -> list[list[str]]:
-    """The calls made on a tree: `symbol`'s graph, `method`'s callees, searches for both and a question."""
+def calls_for(symbol: str, method: str, question: str, foreign: str = "Session.request") -> list[list[str]]:
+    """The calls made on a tree: `symbol`'s graph, `method`'s callees, searches for both, a question
+    and `foreign`, a dotted name the tree does not define (another library's: `graph.flat_names`)."""
     return [["graph", symbol, "--callers"], ["graph", symbol, "--impact", "2"],
             ["graph", symbol, "--callees"], ["graph", method, "--callees", "--json"],
             ["search", method, "--no-server", "--json"],
             ["search", f"who calls {symbol}", "--no-server", "--json"],
             ["search", f"what breaks if I change {symbol}", "--no-server", "--json"],
             ["search", symbol, "--no-server", "--json"],
-            ["search", question, "--no-server", "--json"]]
+            ["search", question, "--no-server", "--json"],
+            ["search", foreign, "--no-server", "--json"]]
 
 
 DJANGO_CALLS = calls_for("get_or_create", "QuerySet.filter",
