@@ -28,9 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from graph import flat_names
 from graph.caller_shards import EMPTY, CallerEntry, shard_of
 from graph.callgraph import CallGraph
-from graph.flat_names import MODULE_TABLE, dotted, module_key_arrays, suffixed
+from graph.flat_names import EXPORT_TABLE, MODULE_TABLE, STARRED, dotted, suffixed
 from graph.symbol_index import CONFIDENT, EVIDENCE_RANK
 from indexing.array_folder import open_keyed, save_keyed
 from indexing.columns import Positions
@@ -45,8 +46,8 @@ _DOTTED = re.compile(r"[^\W\d$][\w$]*(?:\.[^\W\d$][\w$]*)+")  # names joined by 
 NAME_TABLES = ("qualified_", "name_")  # prefixes of the saved name tables' arrays (`_name_tables`)
 FOLDED_TABLES = ("qualified_folded_", "name_folded_")  # the same, lower-cased
 ARRAYS = ("ids", "pagerank", "indptr", "other", "caller", "weight",
-          *(f"{table}{part}" for table in (*NAME_TABLES, *FOLDED_TABLES, MODULE_TABLE)
-            for part in ("names", "ptr", "members")), *COLUMNS)
+          *(f"{table}{part}" for table in (*NAME_TABLES, *FOLDED_TABLES, MODULE_TABLE, EXPORT_TABLE)
+            for part in ("names", "ptr", "members")), STARRED, *COLUMNS)
 PREFIX = "flatgraph-"
 
 
@@ -86,7 +87,7 @@ def flat_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
             "pagerank": np.asarray([rank.get(i, np.nan) for i in ids], dtype=np.float64),
             "indptr": np.asarray(indptr, dtype=np.int64), "other": np.asarray(other, dtype=np.int64),
             "caller": np.asarray(caller, dtype=np.bool_), "weight": np.asarray(weight, dtype=np.float64),
-            **tables, **module_key_arrays(graph.index.modules), **definition_columns(graph.definitions())}
+            **tables, **flat_names.reexport_arrays(graph.index), **definition_columns(graph.definitions())}
 
 
 def _name_lists(defs: Iterable[Definition], folded: bool
@@ -114,12 +115,15 @@ def _name_tables(flat: dict[str, Any], folded: bool) -> tuple[NameTable, NameTab
     return tables  # type: ignore[no-any-return]
 
 
-def _module_keys(flat: dict[str, Any]) -> NameTable:
-    """The module keys some file of the index has (`graph.flat_names`), read on first use."""
-    table = flat.get("modules")
-    if table is None:
-        table = flat["modules"] = NameTable.from_arrays(flat["arrays"], MODULE_TABLE)
-    return table  # type: ignore[no-any-return]
+def _reexports(flat: dict[str, Any]) -> tuple[NameTable, NameTable, np.ndarray]:
+    """`graph.flat_names.may_reexport`'s tables, read on first use."""
+    tables = flat.get("reexports")
+    if tables is None:
+        arrays = flat["arrays"]
+        tables = flat["reexports"] = (NameTable.from_arrays(arrays, MODULE_TABLE),
+                                      NameTable.from_arrays(arrays, EXPORT_TABLE),
+                                      np.asarray(arrays[STARRED]))
+    return tables  # type: ignore[no-any-return]
 
 
 def _first_site(sites: Sequence[Any]) -> tuple[str, int, int]:
@@ -276,8 +280,8 @@ class SavedCallGraph(CallGraph):
         `utils.select_proxy`) from the saved definitions, as `graph.lookup.resolve_name` finds it
         (qualified then plain name, exact then case-folded; a dotted name's leading parts as a module
         key of the file, then qualified-name suffixes) and `CallGraph.resolve` orders it; a dotted name
-        whose leading parts are a module of the index, and any other form, from the whole graph
-        (re-exports, paths)."""
+        a module of the index may re-export (`graph.flat_names.may_reexport`), and any other form,
+        from the whole graph (re-exports, paths)."""
         text = name.strip()
         text = text[:-2].strip() if text.endswith("()") else text
         if not text:
@@ -297,7 +301,7 @@ class SavedCallGraph(CallGraph):
         else:  # (graph.flat_names)
             ids = dotted(text, by_q, defs)
             if not ids:
-                if text.rsplit(".", 1)[0] in _module_keys(flat):  # a module's re-exports: the whole graph's
+                if flat_names.may_reexport(text, *_reexports(flat)):  # (the whole graph's re-exports)
                     return super().resolve(name)
                 ids = suffixed(text, by_n, defs)
             if not ids:

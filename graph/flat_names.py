@@ -6,10 +6,14 @@ the definition's file as a module (`ModuleIndex` keys), then (exact pass only) t
 the workspace re-exports, then qualified-name suffixes (`Inner.method` finds `Outer.Inner.method`).
 All but the re-exports read only definitions, so `graph.flat.SavedCallGraph` answers them from its
 saved name tables; the re-exports need the import tables of the whole graph, and only where some file
-of the workspace is the module the leading parts name: the flat form saves the set of those module
-keys (`MODULE_TABLE`). A name like `json.loads` on a tree without a `json` module, or
-`models.Model.full_clean` where no file is `models/Model`, is then answered without loading the whole
-graph (on the Django sdist ~0.5 s and ~320 MB of a warm CLI call).
+of the workspace is the module the leading parts name and that file could hand the last part on: it
+defines something of that name, imports something under it, or imports a whole module (`import *`,
+`export * from`). The flat form saves which files each module key denotes (`MODULE_TABLE`), which
+files define or import each name (`EXPORT_TABLE`) and which import whole modules (`STARRED`), so
+`may_reexport` tells the whole graph's cases (`db.models.Model`: `django/db/models/__init__.py`
+imports `Model`) from the rest (`json.loads` on Django: its `json` module neither defines nor imports
+`loads`; `models.Model.full_clean`: no file is `models/Model`), which are answered without loading the
+whole graph (on the Django sdist ~0.5 s and ~320 MB of a warm CLI call).
 """
 
 from __future__ import annotations
@@ -19,19 +23,47 @@ from collections.abc import Mapping
 import numpy as np
 
 from graph.modules import ModuleIndex
+from graph.symbol_index import SymbolIndex
 from indexing.name_table import NameTable
 from indexing.records import Definition
 
-__all__ = ["MODULE_TABLE", "dotted", "module_key_arrays", "suffixed"]
+__all__ = ["EXPORT_TABLE", "MODULE_TABLE", "STARRED", "dotted", "may_reexport", "reexport_arrays", "suffixed"]
 
-MODULE_TABLE = "module_"  # prefix of the saved module keys' arrays (a `NameTable` without members)
+MODULE_TABLE = "module_"  # module key (joined by dots) -> the files it denotes (by their sorted order)
+EXPORT_TABLE = "exported_"  # name -> the files that define or import something of that name
+STARRED = "starred"  # the files that import whole modules
 
 
-def module_key_arrays(modules: ModuleIndex) -> dict[str, np.ndarray]:
-    """The arrays of the module keys some file of the index has, joined by dots."""
-    keys = {".".join(key): () for key, files in modules.file_keys.items() if files and
-            all("\0" not in part for part in key)}
-    return NameTable.build(keys).to_arrays(MODULE_TABLE)
+def reexport_arrays(ix: SymbolIndex) -> dict[str, np.ndarray]:
+    """The arrays `may_reexport` reads, for a symbol index's files (module docstring)."""
+    number = {path: n for n, path in enumerate(sorted(ix.modules.paths))}
+    modules = {".".join(key): sorted(number[f] for f in files if f in number)
+               for key, files in ix.modules.file_keys.items() if files}
+    exported: dict[str, set[int]] = {}
+    for d in ix.defs.values():
+        if d.path in number:
+            exported.setdefault(d.name, set()).add(number[d.path])
+    for path, names in ix.local.items():
+        for name in names if path in number else ():
+            exported.setdefault(name, set()).add(number[path])
+    starred = sorted(number[path] for path, specs in ix.stars.items() if specs and path in number)
+    return {**_table(modules).to_arrays(MODULE_TABLE),
+            **_table({k: sorted(v) for k, v in exported.items()}).to_arrays(EXPORT_TABLE),
+            STARRED: np.asarray(starred, dtype=np.int64)}
+
+
+def _table(lists: dict[str, list[int]]) -> NameTable:
+    return NameTable.build({k: v for k, v in lists.items() if "\0" not in k})  # (a NUL cannot be saved)
+
+
+def may_reexport(text: str, modules: NameTable, exported: NameTable, starred: np.ndarray) -> bool:
+    """Whether the whole graph could find dotted `text` as a name a module of the index re-exports:
+    a file the leading parts denote defines or imports the last part, or imports a whole module."""
+    head, _, last = text.rpartition(".")
+    files = modules.ids(head)
+    if not len(files):
+        return False
+    return bool(np.intersect1d(files, starred).size or np.intersect1d(files, exported.ids(last)).size)
 
 
 def dotted(text: str, by_q: NameTable, defs: Mapping[int, Definition], folded: bool = False) -> list[int]:
