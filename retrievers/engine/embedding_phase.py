@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from retrievers.engine.options import Progress, RefreshResult
     from retrievers.semantic.tiered import TieredSemantic
 
-__all__ = ["EmbeddingPhase"]
+__all__ = ["STEP_ROOM_S", "EmbeddingPhase"]
+
+STEP_ROOM_S = 1.0  # the embedding time left that other work in the wait may start a step in
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +46,15 @@ class EmbeddingPhase:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._error: BaseException | None = None
+        self._progress: tuple[int, int, float] | None = None  # (done, total, seconds) at the last report
+
+    def remaining_s(self) -> float:
+        """The seconds the embedding should still take at the rate reported so far (infinite before a
+        first report: the model may still be loading)."""
+        if self._progress is None:
+            return float("inf")
+        done, total, seconds = self._progress
+        return (total - done) * seconds / done if done > 0 else float("inf")
 
     @property
     def started(self) -> bool:
@@ -63,14 +74,17 @@ class EmbeddingPhase:
 
     def finish(self, meanwhile: Callable[[], bool] | None = None) -> None:
         """Wait for the thread, or embed now if it never started; re-raise what the thread raised.
-        `meanwhile`: one step of other work, called while the thread runs until it says False (none
-        left); the wait then goes on."""
+        `meanwhile`: one step of other work, taken while the thread is expected to run `STEP_ROOM_S`
+        more (`remaining_s`) until it says False (none left); the wait then goes on. A step that
+        outlasts the embedding delays what comes after the wait (a command's answer), and steps
+        contend with the thread that stores the vectors for the interpreter."""
         if self._thread is None:
             if self.semantic.pending():
                 self.run()
             return
         try:
-            while meanwhile is not None and self._thread.is_alive() and meanwhile():
+            while meanwhile is not None and self._thread.is_alive() and \
+                    self.remaining_s() >= STEP_ROOM_S and meanwhile():
                 pass
         finally:  # (the other work failing still waits for the thread: it writes to the index)
             self._thread.join()
@@ -82,6 +96,7 @@ class EmbeddingPhase:
         progress = self.progress
 
         def report(done: int, total: int) -> None:
+            self._progress = (done, total, time.perf_counter() - started)
             if progress is not None:
                 progress("embedding", done, total)
 

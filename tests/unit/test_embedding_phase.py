@@ -9,12 +9,13 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
 import pytest
 
-from retrievers.engine.embedding_phase import EmbeddingPhase
+from retrievers.engine.embedding_phase import STEP_ROOM_S, EmbeddingPhase
 from retrievers.engine.options import RefreshResult
 from retrievers.engine.search_engine import EngineOptions, SearchRequest
 from tests.unit.engine_sample import copy_sample, opened
@@ -122,3 +123,34 @@ def test_other_work_that_fails_still_waits_for_the_thread() -> None:
     with pytest.raises(OSError):
         phase.finish(step)
     assert not _embedding_thread_alive() and out.embedded == 1
+
+
+class _NearlyDoneSemantic(_WaitingSemantic):
+    """Reports 99 of 100 chunks embedded at once, then waits for `go`: an embedding about to end."""
+
+    def embed_pending(self, report: Callable[[int, int], None], should_stop: object) -> int:
+        report(99, 100)
+        self.reported.set()
+        assert self.go.wait(10)
+        return 1
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reported = threading.Event()
+
+
+def test_no_step_starts_when_the_embedding_is_about_to_end() -> None:
+    semantic = _NearlyDoneSemantic()
+    out = RefreshResult(update=None)
+    phase = EmbeddingPhase(semantic, out, None)  # type: ignore[arg-type]
+    phase.start()
+    assert semantic.reported.wait(10)
+    assert phase.remaining_s() < STEP_ROOM_S  # (one chunk at the rate of 99 in a moment)
+    steps: list[int] = []
+
+    def step() -> bool:
+        steps.append(1)
+        return True
+    threading.Timer(0.2, semantic.go.set).start()
+    phase.finish(step)
+    assert steps == [] and out.embedded == 1
