@@ -294,21 +294,17 @@ class SavedCallGraph(CallGraph):
         by_q, by_n = _name_tables(flat, folded=False)
         if bare:
             ids = list(dict.fromkeys([*by_q.get(text), *by_n.get(text)]))
-            if not ids:
-                by_q_lower, by_n_lower = _name_tables(flat, folded=True)
-                low = text.lower()
-                ids = list(dict.fromkeys([*by_q_lower.get(low), *by_n_lower.get(low)]))
         else:  # (graph.flat_names)
             ids = dotted(text, by_q, defs)
             if not ids:
                 if flat_names.may_reexport(text, *_reexports(flat)):  # (the whole graph's re-exports)
                     return super().resolve(name)
                 ids = suffixed(text, by_n, defs)
-            if not ids:
-                by_q_lower, by_n_lower = _name_tables(flat, folded=True)
-                low = text.lower()
-                ids = dotted(low, by_q_lower, defs, folded=True) or \
-                    suffixed(low, by_n_lower, defs, folded=True)
+        if not ids:  # the case-folded pass
+            by_q, by_n = _name_tables(flat, folded=True)
+            low = text.lower()
+            ids = list(dict.fromkeys([*by_q.get(low), *by_n.get(low)])) if bare else \
+                dotted(low, by_q, defs, folded=True) or suffixed(low, by_n, defs, folded=True)
         if len(ids) > 1:
             rank = self.pagerank
             ids.sort(key=lambda i: (-rank.get(i, 0.0), defs[i].path, defs[i].start_line))
