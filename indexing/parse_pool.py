@@ -6,7 +6,9 @@ to worker processes (`forkserver`: the workers start from a clean interpreter th
 parser once, never from a fork of a process with threads) and yields each plan with its result in
 the order the plans came, reading ahead a few files per worker; the caller keeps hashing, reading and
 writing to SQLite on its own process meanwhile. A plan without data (a file that needs no parse)
-passes straight through in its place, with the result None.
+passes straight through in its place, with the result None. With `prepare` (an update's
+`indexing.file_feed.FileFeed.prepare`), each parse's `prepared` is `prepare(chunks, data)`, made where
+the file was parsed.
 
 Only worth it for a large update: the pool takes a fraction of a second to start. `worker_count(files)`
 says how many workers an update of that many files gets (0: parse in process). If the pool breaks (a
@@ -28,6 +30,8 @@ from indexing.records import FileInfo, ParseResult
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+
+    from indexing.file_feed import Prepare
 
 __all__ = ["MIN_FILES", "Plan", "parse_in_order", "start_worker", "worker_count"]
 
@@ -64,27 +68,36 @@ def worker_count(files: int, chosen: int | None = None, cpus: int | None = None)
     return min(cpus, 4)
 
 
-def parse_one(path: str, data: bytes, language: str | None, labels: tuple[str, ...]) -> ParseResult:
-    """`indexing.parse.parse_file`, with a crash reported as the file's error instead of raised."""
+def parse_one(path: str, data: bytes, language: str | None, labels: tuple[str, ...],
+              prepare: Prepare | None = None) -> ParseResult:
+    """`indexing.parse.parse_file`, with a crash reported as the file's error instead of raised; with
+    `prepare`, its `prepared` made from the chunks (None when `prepare` fails: the feed makes it up)."""
     from indexing.parse import parse_file
 
     try:
-        return parse_file(path, data, language, labels)
+        result = parse_file(path, data, language, labels)
     except Exception as exc:  # parse_file promises not to raise; keep indexing if it does
         return ParseResult(status="error", error=f"parser-crash: {type(exc).__name__}: {exc}")
+    if prepare is not None:
+        try:
+            result.prepared = prepare(result.chunks, data)
+        except Exception as exc:  # a feed never fails a parse: it makes up what is missing
+            log.debug("preparing %s for the update's feed failed: %s", path, exc)
+    return result
 
 
-def _parse(plan: Plan) -> ParseResult | None:
+def _parse(plan: Plan, prepare: Prepare | None = None) -> ParseResult | None:
     if plan.data is None:
         return None
-    return parse_one(plan.info.path, plan.data, plan.info.language, plan.info.labels)
+    return parse_one(plan.info.path, plan.data, plan.info.language, plan.info.labels, prepare)
 
 
-def parse_in_order(plans: Iterable[Plan], workers: int) -> Iterator[tuple[Plan, ParseResult | None]]:
+def parse_in_order(plans: Iterable[Plan], workers: int, prepare: Prepare | None = None
+                   ) -> Iterator[tuple[Plan, ParseResult | None]]:
     """(plan, its parse) for each plan in order; None for a plan without data."""
     if workers <= 0:
         for plan in plans:
-            yield plan, _parse(plan)
+            yield plan, _parse(plan, prepare)
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor  # (~20 ms to import: only a large update needs it)
@@ -92,7 +105,7 @@ def parse_in_order(plans: Iterable[Plan], workers: int) -> Iterator[tuple[Plan, 
     try:
         context = multiprocessing.get_context("forkserver")
     except ValueError:  # no fork server on this platform (Windows): parse here
-        yield from parse_in_order(plans, 0)
+        yield from parse_in_order(plans, 0, prepare)
         return
     context.set_forkserver_preload(["indexing.parse"])
     pending: deque[tuple[Plan, Future[ParseResult] | None]] = deque()
@@ -104,15 +117,15 @@ def parse_in_order(plans: Iterable[Plan], workers: int) -> Iterator[tuple[Plan, 
             if plan.data is not None and not broken:
                 try:
                     future = pool.submit(parse_one, plan.info.path, plan.data, plan.info.language,
-                                         plan.info.labels)
+                                         plan.info.labels, prepare)
                 except Exception as exc:  # a broken pool: the rest is parsed here
                     log.warning("parse workers unavailable (%s): parsing in process", exc)
                     broken = True
             pending.append((plan, future))
             while len(pending) > workers * AHEAD_PER_WORKER:
-                yield _take(pending.popleft())
+                yield _take(pending.popleft(), prepare)
         while pending:
-            yield _take(pending.popleft())
+            yield _take(pending.popleft(), prepare)
 
 
 def start_worker(owner: int) -> None:
@@ -153,12 +166,13 @@ def _gone(pid: int) -> bool:
         return False
 
 
-def _take(item: tuple[Plan, Future[ParseResult] | None]) -> tuple[Plan, ParseResult | None]:
+def _take(item: tuple[Plan, Future[ParseResult] | None], prepare: Prepare | None
+          ) -> tuple[Plan, ParseResult | None]:
     plan, future = item
     if future is None:
-        return plan, _parse(plan)
+        return plan, _parse(plan, prepare)
     try:
         return plan, future.result()
     except Exception as exc:  # the worker died (killed, out of memory): parse this one here
         log.warning("a parse worker failed on %s (%s): parsing it in process", plan.info.path, exc)
-        return plan, _parse(plan)
+        return plan, _parse(plan, prepare)

@@ -128,3 +128,5 @@ class ParseResult:
     # "fallback": line chunks (no grammar, or the tree is mostly errors).
     status: str = "ok"
     error: str | None = None
+    # What the update's feed prepared from this parse where it ran (`indexing.file_feed`), or None.
+    prepared: Any = None

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from indexing.file_feed import FileFeed
 from indexing.file_updates import OVERLAY_MTIME, UpdateResult, plan_file, store_parse, unchanged
 from indexing.freshness import content_hash, error_reasons, parser_fingerprint
 from indexing.location import index_dir_for
@@ -217,8 +218,10 @@ class Workspace:
         return out
 
     # -- update ------------------------------------------------------------------------------------
-    def update(self, progress: Progress | None = None, paths: Iterable[str] | None = None) -> UpdateResult:
-        """Bring the index up to date with the tree (or just with `paths`) and the overlays."""
+    def update(self, progress: Progress | None = None, paths: Iterable[str] | None = None,
+               feed: FileFeed | None = None) -> UpdateResult:
+        """Bring the index up to date with the tree (or just with `paths`) and the overlays; `feed`
+        follows each file as it is stored (`indexing.file_feed`)."""
         started = time.perf_counter()
         if self.store.read_only:  # searched as it is: nothing here may change it
             if not self._said_read_only:
@@ -252,7 +255,7 @@ class Workspace:
             out.scanned = len(candidates)
             out.skipped_paths = [s for s in result.skipped if s[0] not in keep]
             self._remove(gone, out)
-            self._index(candidates, stored, overlays, out, progress)
+            self._index(candidates, stored, overlays, out, progress, feed)
             if paths is None:
                 self.store.set_meta("updated_at", str(time.time()))
             out.skipped = dict(Counter(reason for _, reason in out.skipped_paths))
@@ -300,30 +303,41 @@ class Workspace:
                 out.removed_paths.append(rel)
 
     def _index(self, candidates: list[FileInfo], stored: dict[str, FileRow], overlays: dict[str, bytes],
-               out: UpdateResult, progress: Progress | None) -> None:
+               out: UpdateResult, progress: Progress | None, feed: FileFeed | None = None) -> None:
         """Plan, parse (on worker processes for a large update: `indexing.parse_pool`) and store each
-        candidate, in order."""
+        candidate, in order; `feed` follows each stored file."""
         from indexing.parse_pool import parse_in_order, worker_count
 
         total = len(candidates)
         maybe_changed = sum(1 for info in candidates if not unchanged(info, stored.get(info.path)))
+        if feed is not None and not feed.begin(maybe_changed):
+            feed = None
         plans = (plan_file(self.root, self.store, info, stored.get(info.path), overlays.get(info.path), out,
                     self._remove) for info in candidates)
-        parsed = parse_in_order(plans, worker_count(maybe_changed, self.options.parse_workers))
-        done = 0
-        while done < total:
-            # One commit per batch of files (or half a second); each file is still atomic on its own.
-            with self.store.transaction():
-                batch_started, pending = time.perf_counter(), 0
-                for plan, result in parsed:
-                    done += 1
-                    pending += plan.wrote
-                    if result is not None:
-                        pending += store_parse(self.store, plan, result, out)
-                    if progress is not None:
-                        progress(done, total, plan.info.path)
-                    if pending >= _COMMIT_FILES or time.perf_counter() - batch_started > _COMMIT_SECONDS:
-                        break
+        parsed = parse_in_order(plans, worker_count(maybe_changed, self.options.parse_workers),
+                                feed.prepare if feed is not None else None)
+        done, completed = 0, False
+        try:
+            while done < total:
+                # One commit per batch of files (or half a second); each file is still atomic on its own.
+                with self.store.transaction():
+                    batch_started, pending = time.perf_counter(), 0
+                    for plan, result in parsed:
+                        done += 1
+                        pending += plan.wrote
+                        if result is not None:
+                            first = len(out.added)
+                            pending += store_parse(self.store, plan, result, out)
+                            if feed is not None and plan.data is not None:
+                                feed.stored(out.added[first:], result.prepared, plan.data)
+                        if progress is not None:
+                            progress(done, total, plan.info.path)
+                        if pending >= _COMMIT_FILES or time.perf_counter() - batch_started > _COMMIT_SECONDS:
+                            break
+            completed = True
+        finally:
+            if feed is not None:
+                feed.finish(completed)
 
     # -- records and state ---------------------------------------------------------------------------
     def definitions(self) -> list[Definition]:

@@ -31,6 +31,7 @@ from retrievers.sources.text import TextRetriever
 
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
+    from indexing.file_feed import FileFeed
     from indexing.store import IndexStore
     from retrievers.semantic.tiered import TieredSemantic
 
@@ -42,9 +43,10 @@ log = logging.getLogger(__name__)
 
 
 def update_workspace(workspace: Workspace, out: RefreshResult, progress: Progress | None,
-                     paths: Iterable[str] | None) -> None:
-    """Scan and parse (every file, or `paths`; `paths=[]`: nothing) into `out.update`; on a full disk,
-    leave `out.update` None and tell the store's notices (every file is committed whole)."""
+                     paths: Iterable[str] | None, feed: FileFeed | None = None) -> None:
+    """Scan and parse (every file, or `paths`; `paths=[]`: nothing) into `out.update`, `feed` following
+    the stored files (`indexing.file_feed`); on a full disk, leave `out.update` None and tell the
+    store's notices (every file is committed whole)."""
     wanted = None if paths is None else list(paths)
     if wanted is not None and not wanted:
         return
@@ -54,7 +56,7 @@ def update_workspace(workspace: Workspace, out: RefreshResult, progress: Progres
             progress("indexing", done, total)
 
     try:
-        out.update = workspace.update(progress=report, paths=wanted)
+        out.update = workspace.update(progress=report, paths=wanted, feed=feed)
     except (sqlite3.OperationalError, OSError, StoreError) as exc:
         if not is_disk_full(exc) and not is_disk_full(exc.__cause__ or exc):
             raise

@@ -55,6 +55,7 @@ from retrievers.semantic.retriever import SemanticRetriever
 from retrievers.semantic.tiered import TieredSemantic
 from retrievers.snapshot import Snapshot
 from retrievers.sources.text import TextRetriever
+from retrievers.sources.text_feed import TextFeed
 
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
@@ -221,7 +222,10 @@ class SearchEngine:
         # (the chunks last read, spliced with the changed files' by `read_chunks`: not after an update
         # that failed, whose files committed before it failed no later update names)
         previous, self._chunks_read = self._chunks_read, None
-        index_phase.update_workspace(self.workspace, out, progress, paths)
+        # (a first refresh builds an empty text index as the files are stored: `sources.text_feed`)
+        owner = self.workspace.store.get_meta("generation") or ""
+        feed = None if self._synced else TextFeed(self.text, owner)
+        index_phase.update_workspace(self.workspace, out, progress, paths, feed)
         out.seconds["update"] = time.perf_counter() - started
         unchanged = out.update is None or not out.update.changed
         if unchanged and self._synced and self._view is not None:  # the view in step with the store stays

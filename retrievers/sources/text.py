@@ -33,25 +33,20 @@ from retrievers.sources.literals import joined_lines, match_lines
 from retrievers.sources.text_identity import foreign, matches, read_marker, write_marker
 from retrievers.sources.text_schema import (
     SCHEMA_VERSION,
+    STOPWORDS,
     TextOptions,
     analyzers,
+    bm25_query,
     document,
     fingerprint,
     schema,
     writer_heap,
 )
-from retrievers.sources.tokenize import identifiers, terms_for_identifier
 
 __all__ = ["SCHEMA_VERSION", "STOPWORDS", "TextOptions", "TextRetriever", "fingerprint", "writer_heap"]
 
 log = logging.getLogger("codeseek.index")
 BM25 = TextDetail("bm25")  # every BM25 hit's detail (one record: it is never changed)
-# Words that carry no meaning in a question; dropped from BM25 queries unless nothing else is left.
-STOPWORDS = frozenset(
-    "a an and are as at be by can code do does for from function get has have how i in is it its "
-    "me my of on or our that the their there this to use used uses using we what when where which "
-    "who why will with you your".split()
-)
 
 
 class TextRetriever:
@@ -140,6 +135,11 @@ class TextRetriever:
         self._index = self._open() if not self._in_memory else self._memory(RetrieverError("as before"))
         self._reset = True
 
+    def _wipe_if_foreign(self, owner: str) -> None:
+        if foreign(read_marker(self._dir), owner):
+            log.warning("the text index at %s belongs to another index; rebuilding it", self._dir)
+            self._wipe()
+
     def mark(self, owner: str, synced: str) -> None:
         """Record that the folder now belongs to the store of generation `owner`, synced to key
         `synced` ("" when it holds editor buffers no other process may adopt): `sources.text_identity`."""
@@ -208,13 +208,28 @@ class TextRetriever:
             return
         self._index.reload()
 
+    def writer_for_feed(self, owner: str, adding: int) -> tantivy.IndexWriter | None:
+        """The writer a `sources.text_feed.TextFeed` adds to, released by `close()`: only for an empty
+        index on disk (a folder of another index is wiped first, as `index()` would); None when the
+        index holds documents or cannot be written now."""
+        with self._lock:
+            if self._in_memory or self._writer is not None:
+                return None
+            self._wipe_if_foreign(owner)
+            self._index.reload()
+            if self._index.searcher().num_docs:
+                return None
+            try:
+                return self._get_writer(adding)
+            except RetrieverError as exc:
+                log.debug("no writer for the text feed: %s", exc)
+                return None
+
     def index(self, chunks: Sequence[Chunk] | Mapping[int, Chunk], owner: str = "") -> None:
         """Make the index hold exactly `chunks`, re-adding only those that differ from what is on disk
         (a folder whose marker names another index than `owner` is wiped first)."""
         with self._lock:
-            if foreign(read_marker(self._dir), owner):
-                log.warning("the text index at %s belongs to another index; rebuilding it", self._dir)
-                self._wipe()
+            self._wipe_if_foreign(owner)
             self._chunks = by_id(chunks)
             self._index.reload()  # see what other processes committed
             held = self._fingerprints()
@@ -277,28 +292,9 @@ class TextRetriever:
         ids = searcher.fast_field_values("chunk_id", [a for _, a in hits])
         return [(int(cid or 0), float(score)) for (score, _), cid in zip(hits, ids, strict=True)]
 
-    def _term(self, field_name: str, term: str, boost: float) -> tuple[tantivy.Occur, tantivy.Query]:
-        q = tantivy.Query.term_query(self._schema, field_name, term)
-        return tantivy.Occur.Should, tantivy.Query.boost_query(q, boost)
-
     def bm25_query(self, text: str, symbol: str | None = None) -> tantivy.Query | None:
         """The boosted BM25 query for free text (None when the text has no searchable term)."""
-        words = [w for w in identifiers(text) if w.lower() not in STOPWORDS] or list(identifiers(text))
-        ident_terms = list(dict.fromkeys(t for w in words for t in terms_for_identifier(w)))
-        ident_terms = ident_terms[: self.options.max_query_terms]
-        body_terms = list(dict.fromkeys(self._analyzers["cs_body"].analyze(" ".join(ident_terms))))
-        boosts = self.options.boosts
-        clauses = []
-        for term in ident_terms:
-            for field_name in ("symbol", "path", "idents"):
-                clauses.append(self._term(field_name, term, boosts[field_name]))
-        for term in body_terms[: self.options.max_query_terms]:
-            clauses.append(self._term("body", term, boosts["body"]))
-        if symbol and symbol.strip():
-            clauses.append(self._term("symbol", symbol.strip().lower(), boosts["symbol"] * 2))
-        if not clauses:
-            return None
-        return tantivy.Query.boolean_query(clauses)
+        return bm25_query(self._schema, self._analyzers["cs_body"], self.options, text, symbol)
 
     def search(self, query: Query, limit: int, scope: Scope = EVERYWHERE) -> list[Hit]:
         """BM25 hits for the query text within `scope`; when the query names an exact string, its

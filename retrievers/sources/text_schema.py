@@ -1,5 +1,6 @@
-"""The text index's layout: its fields and their analyzers, a chunk's document, its fingerprint, and the
-tuning of the index (`TextOptions`, the writer's memory budget). `sources.text` searches it.
+"""The text index's layout: its fields and their analyzers, a chunk's document, its fingerprint, the
+BM25 query over the fields (`bm25_query`, `STOPWORDS`) and the tuning of the index (`TextOptions`, the
+writer's memory budget). `sources.text` searches it.
 
 Fields (nothing but `chunk_id` is stored: the index never holds source text):
 - `chunk_id` (u64, indexed, fast, stored) and `fp` (u64, fast): a fingerprint of the chunk's
@@ -19,10 +20,16 @@ from dataclasses import dataclass, field
 import tantivy
 
 from indexing.records import Chunk
-from retrievers.sources.literals import joined_strings
-from retrievers.sources.tokenize import identifier_terms, identifier_text
+from retrievers.sources.text_prepare import Prepared, prepared_fields
+from retrievers.sources.tokenize import identifier_terms, identifier_text, identifiers, terms_for_identifier
 
 SCHEMA_VERSION = 2  # 2: joined string literals in the trigram field
+# Words that carry no meaning in a question; dropped from BM25 queries unless nothing else is left.
+STOPWORDS = frozenset(
+    "a an and are as at be by can code do does for from function get has have how i in is it its "
+    "me my of on or our that the their there this to use used uses using we what when where which "
+    "who why will with you your".split()
+)
 
 
 @dataclass
@@ -96,19 +103,46 @@ def symbol_terms(symbol: str) -> list[str]:
     return out
 
 
-def document(chunk: Chunk, fp: int, text: str | None, max_index_chars: int) -> tantivy.Document:
+def document(chunk: Chunk, fp: int, text: str | None, max_index_chars: int,
+             prepared: Prepared | None = None, path_terms: str | None = None) -> tantivy.Document:
     """The index's document for a chunk with fingerprint `fp` and source `text` (None: unreadable; its
-    path and symbol are still indexed), the text cut at `max_index_chars`."""
+    path and symbol are still indexed), the text cut at `max_index_chars`. `prepared`: the text's
+    `text_prepare.prepared_fields`, when made elsewhere; `path_terms`: `identifier_text(chunk.path)`."""
     doc = tantivy.Document()
     doc.add_unsigned("chunk_id", chunk.id)
     doc.add_unsigned("fp", fp)
-    doc.add_text("path", identifier_text(chunk.path))
+    doc.add_text("path", identifier_text(chunk.path) if path_terms is None else path_terms)
     if chunk.symbol:
         doc.add_text("symbol", " ".join(symbol_terms(chunk.symbol)))
     if text:
         text = text[:max_index_chars]
-        doc.add_text("idents", identifier_text(text))
+        idents, joined = prepared if prepared is not None else prepared_fields(text)
+        doc.add_text("idents", idents)
         doc.add_text("body", text)
-        joined = joined_strings(text)
         doc.add_text("trigram", "\n".join((text, *joined)) if joined else text)
     return doc
+
+
+def bm25_query(schema: tantivy.Schema, body: tantivy.TextAnalyzer, options: TextOptions, text: str,
+               symbol: str | None = None) -> tantivy.Query | None:
+    """The boosted BM25 query for free text (None when the text has no searchable term): whole and
+    split identifier terms on `symbol`, `path` and `idents`, the same through the `body` analyzer on
+    `body`, and a `symbol` named whole at twice the symbol boost."""
+    words = [w for w in identifiers(text) if w.lower() not in STOPWORDS] or list(identifiers(text))
+    ident_terms = list(dict.fromkeys(t for w in words for t in terms_for_identifier(w)))
+    ident_terms = ident_terms[: options.max_query_terms]
+    body_terms = list(dict.fromkeys(body.analyze(" ".join(ident_terms))))
+    boosts = options.boosts
+
+    def term(field_name: str, value: str, boost: float) -> tuple[tantivy.Occur, tantivy.Query]:
+        q = tantivy.Query.term_query(schema, field_name, value)
+        return tantivy.Occur.Should, tantivy.Query.boost_query(q, boost)
+
+    clauses = [term(field_name, t, boosts[field_name]) for t in ident_terms
+               for field_name in ("symbol", "path", "idents")]
+    clauses += [term("body", t, boosts["body"]) for t in body_terms[: options.max_query_terms]]
+    if symbol and symbol.strip():
+        clauses.append(term("symbol", symbol.strip().lower(), boosts["symbol"] * 2))
+    if not clauses:
+        return None
+    return tantivy.Query.boolean_query(clauses)
