@@ -21,6 +21,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from retrievers.semantic.static_model import (
     packaged_source,
     static_model_key,
 )
+from retrievers.semantic.word_pieces import word_piece_ids
 
 STATIC_PREFIX = "static:"
 TRANSFORMER_INTENTS = frozenset({"understand_code"})  # questions the transformer reads...
@@ -283,6 +285,8 @@ class _TokenVectors:
                 f"{directory}: {self.tokenizer.get_vocab_size()} tokens but {len(self.vectors)} vectors")
         self.unk = self.tokenizer.token_to_id("[UNK]")
         self.max_tokens = max_tokens
+        # (each distinct word tokenized once, for an uncased BERT vocabulary: `word_pieces`)
+        self._words = word_piece_ids(self.tokenizer, directory / "tokenizer.json")
         self._lock = threading.Lock()
 
     @property
@@ -291,23 +295,30 @@ class _TokenVectors:
 
     def mean_vectors(self, texts: list[str]) -> np.ndarray:
         with self._lock:
-            encodings = self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)
-        rows = [np.asarray(e.ids[: self.max_tokens], dtype=np.int64) for e in encodings]
-        if self.unk is not None:
-            rows = [ids[ids != self.unk] for ids in rows]
-        if len(rows) == 1:  # a query: no sparse matrix, and no scipy import (~0.1 s) in a CLI search
-            ids = rows[0]
+            if self._words is not None:
+                encoded = self._words.ids(texts)
+            else:
+                encoded = [e.ids for e in self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)]
+        kept = [ids[: self.max_tokens] for ids in encoded]
+        if len(kept) == 1:  # a query: no sparse matrix, and no scipy import (~0.1 s) in a CLI search
+            ids = np.asarray(kept[0], dtype=np.int64)
+            if self.unk is not None:
+                ids = ids[ids != self.unk]
             if not len(ids):
                 return np.zeros((1, self.dims), dtype=np.float32)
             return self.vectors[ids].astype(np.float32).mean(axis=0, dtype=np.float32)[None, :]
         from scipy.sparse import csr_matrix
 
-        lengths = np.fromiter((len(ids) for ids in rows), dtype=np.int64, count=len(rows))
-        indptr = np.concatenate(([0], np.cumsum(lengths)))
-        indices = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-        weights = np.repeat(1.0 / np.maximum(lengths, 1), lengths).astype(np.float32)
+        counts = np.fromiter(map(len, kept), dtype=np.int64, count=len(kept))
+        indices = np.fromiter(chain.from_iterable(kept), dtype=np.int64, count=int(counts.sum()))
+        if self.unk is not None:  # (unknown tokens count toward `max_tokens`, then are left out)
+            known = indices != self.unk
+            rows = np.repeat(np.arange(len(kept)), counts)[known]
+            indices, counts = indices[known], np.bincount(rows, minlength=len(kept))
+        indptr = np.concatenate(([0], np.cumsum(counts)))
+        weights = np.repeat(1.0 / np.maximum(counts, 1), counts).astype(np.float32)
         # A (texts x vocabulary) matrix of token shares times the vectors: every mean in one product.
-        shares = csr_matrix((weights, indices, indptr), shape=(len(rows), len(self.vectors)))
+        shares = csr_matrix((weights, indices, indptr), shape=(len(kept), len(self.vectors)))
         with self._lock:
             if self._dense is None:
                 self._dense = np.asarray(self.vectors, dtype=np.float32)
