@@ -40,6 +40,7 @@ from retrievers.sources.text_schema import (
     document,
     fingerprint,
     schema,
+    trigram_text,
     writer_heap,
 )
 
@@ -344,7 +345,7 @@ class TextRetriever:
 
     def _exact_candidates(self, needle: str) -> list[int]:
         limit = self.options.max_verify
-        grams = list(dict.fromkeys(self._analyzers["cs_tri"].analyze(needle)))
+        grams = list(dict.fromkeys(self._analyzers["cs_tri"].analyze(trigram_text(needle))))
         if len(needle) < 3 or not grams:
             # Too short for a trigram: candidates from BM25 on its words, else every chunk (bounded).
             q = self.bm25_query(needle)
