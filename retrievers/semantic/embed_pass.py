@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ __all__ = ["WORKER_AHEAD", "EmbedPass", "Progress"]
 
 log = logging.getLogger("retrievers.semantic.retriever")  # the retriever's: its warnings keep their name
 WORKER_AHEAD = 8  # batches handed to the embedding worker before the oldest is stored
+CACHE_WRITE = 1024  # vectors a pass writes to the store's cache in one transaction
 Progress = Callable[[int, int], None]
 
 
@@ -95,15 +96,16 @@ class EmbedPass:
         opener = getattr(self.embedder, "document_worker", None)
         files = self._files
         queued: deque[_Queued] = deque()  # submitted to the worker, not yet stored (oldest first)
+        unsaved: dict[str, bytes] = {}  # vectors for the cache, written CACHE_WRITE at a time
         with opener(total, files.root) if opener is not None and files is not None and total \
-                else nullcontext() as worker:
+                else nullcontext() as worker, self._caching(unsaved):
             overlaid = set(files.overlays()) if worker is not None and files is not None else set()
             for start in range(0, total, step):
                 if should_stop is not None and should_stop():
                     break
                 end = min(start + step, total)
                 if worker is None:
-                    embedded += self._embed_here(todo[start:end], start, total, progress)
+                    embedded += self._embed_here(todo[start:end], start, total, progress, unsaved=unsaved)
                     continue
                 chunks = [c for c in (self._chunks.get(i) for i in todo[start:end]) if c is not None]
                 jobs = [(c, (self._text_of(c) or "") if c.path in overlaid else None) for c in chunks]
@@ -116,9 +118,9 @@ class EmbedPass:
                 # Batches stay queued ahead of the worker: this thread shares the GIL with the main
                 # thread's graph and text index, and a worker fed one batch ahead waited for it.
                 while len(queued) > WORKER_AHEAD or (queued and worker is None):
-                    embedded += self._finish(queued.popleft(), progress, total)
+                    embedded += self._finish(queued.popleft(), progress, total, unsaved)
             while queued:
-                embedded += self._finish(queued.popleft(), progress, total)
+                embedded += self._finish(queued.popleft(), progress, total, unsaved)
         with self._lock:
             self._settle()
         return embedded
@@ -133,7 +135,7 @@ class EmbedPass:
         return embedded
 
     def _embed_here(self, ids: Sequence[int], start: int, total: int, progress: Progress | None,
-                    threads: int | None = None) -> int:
+                    threads: int | None = None, unsaved: dict[str, bytes] | None = None) -> int:
         with self._lock:  # a chunk a question's pool embedded meanwhile (`embed_now`) is not embedded again
             ids = [i for i in ids if i in self._pending]
         batch = self._prepare(ids)
@@ -144,7 +146,7 @@ class EmbedPass:
 
         matrix = self.embedder.encode_documents(batch.texts, progress=report, threads=threads) \
             if batch.texts else None
-        stored = self._store(batch, matrix)
+        stored = self._store(batch, matrix, unsaved)
         if progress is not None:
             progress(start + len(ids), total)
         return stored
@@ -156,7 +158,18 @@ class EmbedPass:
         texts = [embed_text(c, t, self.options.max_chars, self.options.max_path_chars) for c, t in ready]
         return _Batch([c for c, _ in items], [c for c, _ in ready], texts)
 
-    def _finish(self, queued: _Queued, progress: Progress | None, total: int) -> int:
+    @contextmanager
+    def _caching(self, unsaved: dict[str, bytes]) -> Iterator[None]:
+        """Write what a pass left in `unsaved` to the store's cache as it ends (however it ends)."""
+        try:
+            yield
+        finally:
+            if unsaved:
+                self.store.put_embeddings(self.model_id, unsaved)
+                unsaved.clear()
+
+    def _finish(self, queued: _Queued, progress: Progress | None, total: int,
+                unsaved: dict[str, bytes] | None = None) -> int:
         """Store what the worker made of a batch (or embed it here if the worker failed)."""
         made = None
         if queued.submitted is not None:
@@ -165,17 +178,20 @@ class EmbedPass:
             except Exception as exc:  # killed, out of memory: this batch here
                 log.warning("embedding worker failed (%s): embedding in process", exc)
         if made is None:
-            stored = self._embed_here([c.id for c in queued.chunks], 0, total, None)
+            stored = self._embed_here([c.id for c in queued.chunks], 0, total, None, unsaved=unsaved)
         else:
             shown, matrix = made
             ready = [c for c, ok in zip(queued.chunks, shown, strict=True) if ok]
-            stored = self._store(_Batch(queued.chunks, ready, []), matrix)
+            stored = self._store(_Batch(queued.chunks, ready, []), matrix, unsaved)
         if progress is not None:
             progress(queued.end, total)
         return stored
 
-    def _store(self, batch: _Batch, matrix: np.ndarray | None) -> int:
-        """Cache and index a batch's vectors; returns how many were added."""
+    def _store(self, batch: _Batch, matrix: np.ndarray | None,
+               unsaved: dict[str, bytes] | None = None) -> int:
+        """Cache and index a batch's vectors; returns how many were added. With `unsaved`, the cache's
+        share is collected there and written once it holds `CACHE_WRITE` vectors (one transaction
+        per batch of 64 cost the Django sdist's cold index ~1 s in commits)."""
         ready = batch.ready
         with self._lock:
             # A chunk removed or replaced while its batch was embedding is not added.
@@ -186,8 +202,14 @@ class EmbedPass:
                 for k in live:
                     if ready[k].id not in self._keys:
                         self._keys[ready[k].id] = self._key(ready[k])
-                self.store.put_embeddings(self.model_id, {
-                    self._keys[ready[k].id]: half[n].tobytes() for n, k in enumerate(live)})
+                items = {self._keys[ready[k].id]: half[n].tobytes() for n, k in enumerate(live)}
+                if unsaved is None:
+                    self.store.put_embeddings(self.model_id, items)
+                else:
+                    unsaved.update(items)
+                    if len(unsaved) >= CACHE_WRITE:
+                        self.store.put_embeddings(self.model_id, unsaved)
+                        unsaved.clear()
                 self._add_vectors([ready[k].id for k in live], half.astype(np.float32))
                 added = len(live)
             for c in batch.chunks:  # unreadable or empty chunks are not retried until they change

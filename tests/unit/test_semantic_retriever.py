@@ -241,3 +241,29 @@ def test_model_change_reembeds_and_never_mixes(setup, embedder: Embedder, tmp_pa
     assert back.model_changed  # switching back is announced too; its vectors are still cached
     back.index(chunks, embed=False)
     assert back.pending() == 0
+
+
+def test_a_pass_writes_the_cache_in_few_transactions_and_keeps_what_it_embedded(
+        setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One cache transaction per `CACHE_WRITE` vectors, not per batch; a pass that stops early still
+    leaves every vector it made in the cache (the next pass embeds only the rest)."""
+    from retrievers.semantic import embed_pass
+    from retrievers.semantic.retriever import SemanticOptions
+    from retrievers.semantic.static_embedder import StaticEmbedder
+
+    root, store, chunks = setup
+    monkeypatch.setattr(embed_pass, "CACHE_WRITE", 4)
+    writes: list[int] = []
+    real = store.put_embeddings
+    monkeypatch.setattr(store, "put_embeddings", lambda model, items: (writes.append(len(items)),
+                                                                        real(model, items))[1])
+    one_at_a_time = SemanticOptions(write_batch=1)
+    first = SemanticRetriever(store, reader(root), StaticEmbedder(), one_at_a_time)
+    first.index(chunks, embed=False)
+    asked = iter(range(100))
+    assert first.embed_pending(should_stop=lambda: next(asked) >= 5) == 5
+    assert writes == [4, 1]  # (six batches of one: five embedded, then stopped)
+    writes.clear()
+    again = SemanticRetriever(store, reader(root), StaticEmbedder(), one_at_a_time)
+    again.index(chunks, embed=False)
+    assert again.pending() == 1 and again.embed_pending() == 1 and writes == [1]
