@@ -2,10 +2,10 @@
 `retrievers.semantic.word_pieces` (each distinct word tokenized once), same texts, same ids.
 
 Every chunk of the tree is parsed as the index parses it and shaped as the embedding worker shapes it
-(`embedded_text.embed_text`, cut at the static model's limit); both ways then tokenize the texts in
-the worker's batches, rounds interleaved, one tokenizer thread (as each worker process has it on a
-loaded machine), and the script prints the median seconds and chunks/s of each, their ratio, and
-whether every text got the same ids. `--vectors` also times the whole `mean_vectors` both ways and
+(`embedded_text.embed_text` with its defaults, cut at the static model's limit); both ways then
+tokenize the texts in the worker's batches, rounds interleaved, one tokenizer thread (as each worker
+process has it on a loaded machine); it prints the median seconds and chunks/s of each, their ratio,
+and whether every text got the same ids. `--vectors` also times the whole `mean_vectors` both ways and
 checks the vectors are bit-identical.
 
     .venv/bin/python bench/tokenize_bench.py                       # the Django 5.1.4 sdist, 3 rounds
@@ -51,7 +51,7 @@ def tree_texts(root: Path, limit: int) -> list[str]:
         for chunk in parse_file(rel, data, language, ("source",)).chunks:
             text = data[chunk.start_byte : chunk.end_byte].decode("utf-8", "replace")
             if text.strip():
-                texts.append(embed_text(chunk, text, 2000, 200)[:limit])
+                texts.append(embed_text(chunk, text)[:limit])  # (the worker's defaults: long paths get a `…`)
     return texts
 
 

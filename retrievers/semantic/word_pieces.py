@@ -8,10 +8,12 @@ model's and any uncased BERT vocabulary's) a text is lowercased, split into runs
 digits and single punctuation marks, and each word is mapped on its own: the same ids, from a dict.
 
 `WordPieceIds.ids(texts)` gives exactly `[e.ids for e in tokenizer.encode_batch_fast(texts,
-add_special_tokens=False)]`: a word met for the first time is tokenized by the tokenizer itself, and a
-text the shortcut does not cover (any non-ASCII character, an ASCII control character the normalizer
-deletes, the text of an added token such as `[UNK]`) goes to the tokenizer whole. A unit test checks
-the two agree on real code; `bench/embed_bench.py` times both.
+add_special_tokens=False)]`: a word met for the first time is tokenized by the tokenizer itself. A text
+with non-ASCII or control characters (a long path's `…` in every embedded text of a deep tree) is split
+only where the tokenizer's whitespace and ASCII punctuation split it, each run tokenized on its own
+(only ASCII letters are lowercased here, the rest by the tokenizer); a text holding an added token's
+text (`[UNK]`) goes to the tokenizer whole. Unit tests check the two agree on real code and odd text;
+`bench/tokenize_bench.py` times both on a tree.
 """
 
 from __future__ import annotations
@@ -26,11 +28,22 @@ from typing import Any
 __all__ = ["MAX_WORDS", "WordPieceIds", "word_piece_ids"]
 
 MAX_WORDS = 200_000  # distinct words remembered (a few MiB per 10k); past it the cache starts over
-# After lowercasing: a run of letters and digits, or one punctuation mark (BERT counts every printable
-# ASCII character that is neither a letter, a digit nor a space as punctuation).
+# An ASCII text, lowercased: a run of letters and digits, or one punctuation mark (BERT counts every
+# printable ASCII character that is neither a letter, a digit nor a space as punctuation).
 _WORD = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
 # ASCII characters the normalizer deletes (control characters other than tab, newline and return).
 _DELETED = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Any other text: a run of characters that are neither what the normalizer makes a space (Rust's
+# `char::is_whitespace`, controls excepted: they are deleted) nor ASCII punctuation, or one ASCII
+# punctuation mark. The tokenizer splits such a run no further than it would in its text (accents,
+# Chinese characters, Unicode punctuation and deleted characters are all handled inside the run).
+_ANY_WORD = re.compile(r"[^ \t\n\r\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000!-/:-@\[-`{-~]+"
+                       r"|[!-/:-@\[-`{-~]")
+
+
+# A-Z to a-z, every other byte kept: lowercases the ASCII letters of UTF-8 text only (Python's
+# `str.lower` and the tokenizer's per-character lowercasing differ on a few letters, final sigma).
+_ASCII_LOWER = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
 
 
 class _Words(dict[str, tuple[int, ...]]):
@@ -62,12 +75,17 @@ class WordPieceIds:
         others: list[int] = []
         lookup, added = self._words.__getitem__, self._added
         for n, text in enumerate(texts):
-            lowered = text.lower()
-            if text.isascii() and not _DELETED.search(text) and not any(a in lowered for a in added):
-                out.append(list(chain.from_iterable(map(lookup, _WORD.findall(lowered)))))
-            else:  # (the tokenizer's own pass: a non-ASCII text, a deleted character, an added token)
-                out.append([])
+            ascii_text = text.isascii()
+            lowered = text.lower() if ascii_text else ""
+            if added and any(a in (lowered or text.lower()) for a in added):
+                out.append([])  # (an added token is matched in the raw text: the tokenizer's own pass)
                 others.append(n)
+            elif ascii_text and not _DELETED.search(text):
+                out.append(list(chain.from_iterable(map(lookup, _WORD.findall(lowered)))))
+            else:  # (ASCII letters lowercased here; the tokenizer lowercases the rest of each run)
+                lowered = text.encode("utf-8", "surrogatepass").translate(_ASCII_LOWER).decode(
+                    "utf-8", "surrogatepass")
+                out.append(list(chain.from_iterable(map(lookup, _ANY_WORD.findall(lowered)))))
         if others:
             whole = [texts[n] for n in others]
             encodings = self._tokenizer.encode_batch_fast(whole, add_special_tokens=False)

@@ -18,7 +18,10 @@ ODD = [
     "", "   \n\t ", "def größeWert(maßZahl): return 2", "façade naïve café", "x\x0cy\x0bz", "a\x00b\x7fc",
     "[UNK] token [PAD]", "[unk] and [pad] in lower case", "emoji 🙂 and 中文 names", "a" * 150 + " tail",
     "HTTPResponse_v2 getURL2Path __init__ $scope #{x} 0x1F 3.14e-10", "tab\tsep\r\nlines",
-    "mixed ascii then é", "'''doc''' \"\"\"quoted\"\"\" `tick` ~!@#$%^&*()_+-=[]{}|;:,.<>/?",
+    "mixed ascii then é", "src/transformers/…/modeling_bert.py\nclass BertModel:", "nbsp\u00a0split",
+    "line\u2028sep para\u2029sep", "next\x85line", "zero\u200bwidth", "ideo\u3000space", "naïve_fn(x)",
+    "ÉCOLE École", "İstanbul ǅemal ΣΟΦΟΣ", "a\ufffdb", "tab\x0cform\x1fsep",
+    "'''doc''' \"\"\"quoted\"\"\" `tick` ~!@#$%^&*()_+-=[]{}|;:,.<>/?",
 ]
 
 
