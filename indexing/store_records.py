@@ -107,10 +107,33 @@ class RecordReads:
                    "FROM imports i JOIN files f ON f.id = i.file_id")
 
     def calls(self) -> list[CallSite]:
-        return [CallSite(*r) for r in self._reader.execute(self._CALL_SQL + " ORDER BY c.rowid")]
+        """Every call site, by row. Paths and the names that recur (callees, receivers, callers, receiver
+        evidence) are one shared string each, as in `definitions()`: the Django sdist's 183k call sites
+        name 3k files and far fewer names than sites; the call graph holds them and its saves pickle
+        each shared string once."""
+        paths = dict(self._reader.execute("SELECT id, path FROM files"))
+        rows = self._reader.execute("SELECT file_id, line, col, end_col, callee, receiver, caller, "
+                                    "receiver_type FROM calls ORDER BY rowid")
+        shared: dict[Any, Any] = {None: None}
+        one = shared.setdefault
+        try:
+            return [CallSite(paths[f], line, col, end, one(callee, callee), one(receiver, receiver),
+                             one(caller, caller), one(evidence, evidence))
+                    for f, line, col, end, callee, receiver, caller, evidence in rows]
+        except KeyError:  # (a file written between the two reads, outside a `snapshot()`)
+            return [CallSite(*r) for r in self._reader.execute(self._CALL_SQL + " ORDER BY c.rowid")]
 
     def imports(self) -> list[Import]:
-        return [Import(*r) for r in self._reader.execute(self._IMPORT_SQL + " ORDER BY i.rowid")]
+        """Every import, by row, paths and modules shared as in `calls()`."""
+        paths = dict(self._reader.execute("SELECT id, path FROM files"))
+        rows = self._reader.execute("SELECT file_id, line, module, name, alias FROM imports ORDER BY rowid")
+        shared: dict[Any, Any] = {None: None}
+        one = shared.setdefault
+        try:
+            return [Import(paths[f], line, one(module, module), one(name, name), alias)
+                    for f, line, module, name, alias in rows]
+        except KeyError:
+            return [Import(*r) for r in self._reader.execute(self._IMPORT_SQL + " ORDER BY i.rowid")]
 
     def file_stamps(self) -> dict[str, tuple[int, str, int | None]]:
         """Each file's (row id, content hash, highest definition id): a file whose stamp changed had

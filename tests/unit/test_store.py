@@ -68,6 +68,28 @@ def test_recurring_values_are_read_as_one_string_each(tmp_path: Path) -> None:
     store.close()
 
 
+def test_call_sites_and_imports_share_their_recurring_strings(tmp_path: Path) -> None:
+    """Call sites and imports read back share their path and recurring names (the call graph holds
+    every call site; its saves pickle a shared string once)."""
+    store = IndexStore(tmp_path)
+    result = make_result("pkg/a.py")
+    result.calls += [CallSite("pkg/a.py", 7, 8, 12, "g", "self", "K.f0", "S"),
+                     CallSite("pkg/a.py", 8, 8, 12, "g", "self", "K.f0", "S")]
+    result.imports.append(Import("pkg/a.py", 3, "os.path", "exists", None))
+    store.replace_file(info("pkg/a.py"), "h1", result)
+    store.replace_file(info("pkg/b.py"), "h2", make_result("pkg/b.py"))
+    calls = store.calls()
+    assert calls == result.calls + make_result("pkg/b.py").calls  # (by row, as written)
+    first, _, third, fourth = calls[:4]
+    assert first.path is third.path is fourth.path and first.callee is third.callee is fourth.callee
+    assert first.receiver is third.receiver and first.caller is third.caller
+    assert third.receiver_type is fourth.receiver_type
+    imports = store.imports()
+    assert imports == result.imports + make_result("pkg/b.py").imports
+    assert imports[0].module is imports[2].module and imports[0].path is imports[2].path
+    store.close()
+
+
 def test_replace_gives_fresh_ids_and_reports_removed(tmp_path: Path) -> None:
     store = IndexStore(tmp_path)
     old = store.replace_file(info("a.py"), "h1", make_result("a.py", 3))
