@@ -71,7 +71,7 @@ class TextFeed:
                 doc = document(chunk, fingerprint(chunk), text, self._max_chars, fields, path_terms)
                 writer.add_document(doc)
                 self.documents += 1
-        except (ValueError, OverflowError, OSError) as exc:
+        except Exception as exc:  # (a full disk, a malformed field: a feed never fails the update)
             log.warning("building the text index alongside the update failed (%s): building it after", exc)
             self._end(commit=False)
 
@@ -90,13 +90,16 @@ class TextFeed:
                 self.committed = True
             else:
                 writer.rollback()
-        except (ValueError, OverflowError, OSError) as exc:
+        except Exception as exc:  # (the commit found no space, or the writer broke)
             log.warning("the text index built alongside the update was not saved (%s): built after", exc)
             try:
                 writer.rollback()  # (nothing of it survives into a later commit)
             except (ValueError, OSError):
                 pass
         finally:
-            self._text.close()
+            try:
+                self._text.close()  # (the writer is let go even when its merges fail)
+            except Exception as exc:
+                log.warning("closing the text index's writer after the update failed: %s", exc)
             if not self.committed:
                 self.documents = 0

@@ -148,6 +148,28 @@ def test_fields_a_worker_could_not_make_are_made_as_the_file_is_stored(root: Pat
         ws.close()
 
 
+def test_malformed_fields_end_the_feed_not_the_update(root: Path, tmp_path: Path) -> None:
+    ws = Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index"))
+    text = TextRetriever(tmp_path / "index", ws.chunk_text)
+    feed = TextFeed(text, ws.store.get_meta("generation") or "")
+
+    class Malformed:
+        """A feed whose prepared values are not (identifier terms, joined literals) pairs."""
+
+        prepare = staticmethod(lambda chunks, data: [7] * len(chunks))
+        begin, stored, finish = feed.begin, feed.stored, feed.finish
+
+    try:
+        update = ws.update(feed=Malformed())
+        assert update.parsed > 3 and not feed.committed and feed.documents == 0
+        assert text.ids() == set()  # nothing half-written; the usual pass builds it
+        text.index(ws.store.chunks())
+        assert text.ids() == {c.id for c in ws.store.chunks()}
+    finally:
+        text.close()
+        ws.close()
+
+
 def test_prepared_fields_are_cut_where_the_index_cuts_the_text(tmp_path: Path) -> None:
     data = ("alphaBeta " * 50 + '"ab" "cd"').encode()
     chunk = Chunk("a.py", "python", 1, 1, 0, len(data), "block", None, (), "h")
