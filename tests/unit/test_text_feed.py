@@ -6,6 +6,7 @@ SQLite store, tantivy and parse worker processes on the sample workspace."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -126,48 +127,43 @@ def test_a_failed_update_leaves_the_index_empty(root: Path, tmp_path: Path,
         ws.close()
 
 
-def test_fields_a_worker_could_not_make_are_made_as_the_file_is_stored(root: Path, tmp_path: Path) -> None:
+class PreparedBy:
+    """A text feed whose prepare step (run where each file is parsed) is replaced by `prepare`."""
+
+    def __init__(self, feed: TextFeed, prepare: Callable[[list[Chunk], bytes], object]) -> None:
+        self.prepare = prepare
+        self.begin, self.stored, self.finish = feed.begin, feed.stored, feed.finish
+
+
+@pytest.fixture
+def opened(root: Path, tmp_path: Path) -> Iterator[tuple[Workspace, TextRetriever, TextFeed]]:
     ws = Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index"))
     text = TextRetriever(tmp_path / "index", ws.chunk_text)
-    feed = TextFeed(text, ws.store.get_meta("generation") or "")
-
-    class Broken:
-        """A feed whose prepare step fails in the worker: `prepared` stays None."""
-
-        prepare = staticmethod(lambda chunks, data: 1 / 0)
-        begin, stored, finish = feed.begin, feed.stored, feed.finish
-
-    try:
-        ws.update(feed=Broken())
-        assert feed.committed and feed.documents == len(ws.store.chunks())
-        text.index(ws.store.chunks())
-        [hit] = text.search(Query("größe wert"), 1)
-        assert {c.id: c.path for c in ws.store.chunks()}[hit.chunk_id] == "pkg/messages.py"
-    finally:
-        text.close()
-        ws.close()
+    yield ws, text, TextFeed(text, ws.store.get_meta("generation") or "")
+    text.close()
+    ws.close()
 
 
-def test_malformed_fields_end_the_feed_not_the_update(root: Path, tmp_path: Path) -> None:
-    ws = Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index"))
-    text = TextRetriever(tmp_path / "index", ws.chunk_text)
-    feed = TextFeed(text, ws.store.get_meta("generation") or "")
+def fail(chunks: list[Chunk], data: bytes) -> object:
+    raise ZeroDivisionError("a worker that cannot prepare")
 
-    class Malformed:
-        """A feed whose prepared values are not (identifier terms, joined literals) pairs."""
 
-        prepare = staticmethod(lambda chunks, data: [7] * len(chunks))
-        begin, stored, finish = feed.begin, feed.stored, feed.finish
+def test_fields_a_worker_could_not_make_are_made_as_the_file_is_stored(opened) -> None:
+    ws, text, feed = opened
+    ws.update(feed=PreparedBy(feed, fail))  # (`prepared` stays None)
+    assert feed.committed and feed.documents == len(ws.store.chunks())
+    text.index(ws.store.chunks())
+    [hit] = text.search(Query("größe wert"), 1)
+    assert {c.id: c.path for c in ws.store.chunks()}[hit.chunk_id] == "pkg/messages.py"
 
-    try:
-        update = ws.update(feed=Malformed())
-        assert update.parsed > 3 and not feed.committed and feed.documents == 0
-        assert text.ids() == set()  # nothing half-written; the usual pass builds it
-        text.index(ws.store.chunks())
-        assert text.ids() == {c.id for c in ws.store.chunks()}
-    finally:
-        text.close()
-        ws.close()
+
+def test_malformed_fields_end_the_feed_not_the_update(opened) -> None:
+    ws, text, feed = opened
+    update = ws.update(feed=PreparedBy(feed, lambda chunks, data: [7] * len(chunks)))  # (not pairs)
+    assert update.parsed > 3 and not feed.committed and feed.documents == 0
+    assert text.ids() == set()  # nothing half-written; the usual pass builds it
+    text.index(ws.store.chunks())
+    assert text.ids() == {c.id for c in ws.store.chunks()}
 
 
 def test_prepared_fields_are_cut_where_the_index_cuts_the_text(tmp_path: Path) -> None:
