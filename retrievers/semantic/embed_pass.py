@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -160,13 +160,20 @@ class EmbedPass:
 
     @contextmanager
     def _caching(self, unsaved: dict[str, bytes]) -> Iterator[None]:
-        """Write what a pass left in `unsaved` to the store's cache as it ends (however it ends)."""
+        """Write what a pass left in `unsaved` to the store's cache as it ends (however it ends: a pass
+        that fails still caches what it made, and its own error is the one raised)."""
         try:
             yield
-        finally:
-            if unsaved:
-                self.store.put_embeddings(self.model_id, unsaved)
-                unsaved.clear()
+        except BaseException:
+            with suppress(Exception):
+                self._write_cache(unsaved)
+            raise
+        self._write_cache(unsaved)
+
+    def _write_cache(self, unsaved: dict[str, bytes]) -> None:
+        if unsaved:
+            self.store.put_embeddings(self.model_id, unsaved)
+            unsaved.clear()
 
     def _finish(self, queued: _Queued, progress: Progress | None, total: int,
                 unsaved: dict[str, bytes] | None = None) -> int:
@@ -208,8 +215,7 @@ class EmbedPass:
                 else:
                     unsaved.update(items)
                     if len(unsaved) >= CACHE_WRITE:
-                        self.store.put_embeddings(self.model_id, unsaved)
-                        unsaved.clear()
+                        self._write_cache(unsaved)
                 self._add_vectors([ready[k].id for k in live], half.astype(np.float32))
                 added = len(live)
             for c in batch.chunks:  # unreadable or empty chunks are not retried until they change

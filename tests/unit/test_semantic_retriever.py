@@ -267,3 +267,25 @@ def test_a_pass_writes_the_cache_in_few_transactions_and_keeps_what_it_embedded(
     again = SemanticRetriever(store, reader(root), StaticEmbedder(), one_at_a_time)
     again.index(chunks, embed=False)
     assert again.pending() == 1 and again.embed_pending() == 1 and writes == [1]
+
+
+def test_a_failing_pass_still_caches_what_it_embedded(setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    from retrievers.semantic.retriever import SemanticOptions
+    from retrievers.semantic.static_embedder import StaticEmbedder
+
+    root, store, chunks = setup
+    embedder = StaticEmbedder()
+    real, calls = embedder.encode_documents, []
+
+    def failing(texts, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(texts)
+        if len(calls) == 3:
+            raise MemoryError("the third batch")
+        return real(texts, **kwargs)
+
+    monkeypatch.setattr(embedder, "encode_documents", failing)
+    first = SemanticRetriever(store, reader(root), embedder, SemanticOptions(write_batch=1))
+    first.index(chunks, embed=False)
+    with pytest.raises(MemoryError, match="the third batch"):  # (its own error, not the cache's)
+        first.embed_pending()
+    assert store.count_embeddings(first.model_id) == 2
