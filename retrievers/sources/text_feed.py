@@ -55,7 +55,11 @@ class TextFeed:
         self.documents, self.committed = 0, False
         if files <= 0:
             return False
-        self._writer = self._text.writer_for_feed(self._owner, files * CHUNKS_PER_FILE)
+        try:
+            self._writer = self._text.writer_for_feed(self._owner, files * CHUNKS_PER_FILE)
+        except Exception as exc:  # (a folder that cannot be wiped or reopened: `index()` deals with it)
+            log.warning("the text index cannot be built alongside the update (%s): building it after", exc)
+            self._writer = None
         return self._writer is not None
 
     def stored(self, chunks: list[Chunk], prepared: Any, data: bytes) -> None:

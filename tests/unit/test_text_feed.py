@@ -174,3 +174,17 @@ def test_prepared_fields_are_cut_where_the_index_cuts_the_text(tmp_path: Path) -
     assert joined == ()
     [(_, joined)] = prepare_chunks(10_000, [chunk], data)
     assert joined == ("abcd",)
+
+
+def test_a_writer_that_cannot_be_had_leaves_the_feed_out(opened, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws, text, feed = opened
+
+    def broken(owner: str, adding: int) -> None:
+        raise OSError("the folder cannot be reopened")
+
+    monkeypatch.setattr(text, "writer_for_feed", broken)
+    update = ws.update(feed=feed)  # (the update goes on without it)
+    assert update.parsed > 3 and not feed.committed and feed.documents == 0
+    monkeypatch.undo()
+    text.index(ws.store.chunks())
+    assert text.ids() == {c.id for c in ws.store.chunks()}
