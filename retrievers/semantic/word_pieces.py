@@ -75,17 +75,16 @@ class WordPieceIds:
         others: list[int] = []
         lookup, added = self._words.__getitem__, self._added
         for n, text in enumerate(texts):
-            ascii_text = text.isascii()
-            lowered = text.lower() if ascii_text else ""
-            if added and any(a in (lowered or text.lower()) for a in added):
+            plain = text.isascii()
+            # (ASCII letters lowercased here; the tokenizer lowercases the rest of a non-ASCII run)
+            lowered = text.lower() if plain else text.encode("utf-8", "surrogatepass").translate(
+                _ASCII_LOWER).decode("utf-8", "surrogatepass")
+            if added and any(a in lowered for a in added):
                 out.append([])  # (an added token is matched in the raw text: the tokenizer's own pass)
                 others.append(n)
-            elif ascii_text and not _DELETED.search(text):
-                out.append(list(chain.from_iterable(map(lookup, _WORD.findall(lowered)))))
-            else:  # (ASCII letters lowercased here; the tokenizer lowercases the rest of each run)
-                lowered = text.encode("utf-8", "surrogatepass").translate(_ASCII_LOWER).decode(
-                    "utf-8", "surrogatepass")
-                out.append(list(chain.from_iterable(map(lookup, _ANY_WORD.findall(lowered)))))
+            else:
+                words = _WORD if plain and not _DELETED.search(text) else _ANY_WORD
+                out.append(list(chain.from_iterable(map(lookup, words.findall(lowered)))))
         if others:
             whole = [texts[n] for n in others]
             encodings = self._tokenizer.encode_batch_fast(whole, add_special_tokens=False)
