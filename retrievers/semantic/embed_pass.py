@@ -26,10 +26,15 @@ if TYPE_CHECKING:
     from retrievers.semantic.models import TextEmbedder
     from retrievers.semantic.retriever import ChunkFiles, EmbeddingCache, SemanticOptions
 
-__all__ = ["WORKER_AHEAD", "EmbedPass", "Progress"]
+__all__ = ["WORKER_AHEAD", "WORKER_BATCH", "EmbedPass", "Progress"]
 
 log = logging.getLogger("retrievers.semantic.retriever")  # the retriever's: its warnings keep their name
-WORKER_AHEAD = 8  # batches handed to the embedding worker before the oldest is stored
+# A batch for the embedding worker, unless `SemanticOptions.write_batch` says otherwise: each round trip
+# needs this thread, and the pool's own threads, to get the GIL from a main thread that builds the graph
+# (a switch interval, 5 ms, each time); in batches of 64 the worker of the Django sdist's cold index
+# idled 45% of its embedding waiting for them, in batches of 512 ~15%.
+WORKER_BATCH = 512
+WORKER_AHEAD = 4  # batches handed to the embedding worker before the oldest is stored
 CACHE_WRITE = 1024  # vectors a pass writes to the store's cache in one transaction
 Progress = Callable[[int, int], None]
 
@@ -100,6 +105,8 @@ class EmbedPass:
         with opener(total, files.root) if opener is not None and files is not None and total \
                 else nullcontext() as worker, self._caching(unsaved):
             overlaid = set(files.overlays()) if worker is not None and files is not None else set()
+            if worker is not None and not self.options.write_batch:
+                step = max(step, WORKER_BATCH)
             for start in range(0, total, step):
                 if should_stop is not None and should_stop():
                     break

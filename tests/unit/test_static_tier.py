@@ -277,7 +277,23 @@ def test_a_large_embedding_encodes_in_a_worker_process_with_the_same_vectors(
 
     assert embed_worker.wanted(embed_worker.MIN_CHUNKS) and not embed_worker.wanted(100)
     here, loaded_here = vectors("0", tmp_path / "here")
+    # The worker gets batches of WORKER_BATCH (fewer round trips through the GIL), not the embedder's
+    # smaller write_batch (what the in-process pass uses).
+    from retrievers.semantic import embed_pass
+
+    sizes: list[int] = []
+    submit = embed_worker.DocumentWorker.submit
+
+    def counted(self: embed_worker.DocumentWorker, jobs: list[object], *args: int) -> object:
+        sizes.append(len(jobs))
+        return submit(self, jobs, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(embed_worker.DocumentWorker, "submit", counted)
+    monkeypatch.setattr(StaticEmbedder, "write_batch", 2)
+    monkeypatch.setattr(embed_pass, "WORKER_BATCH", 5)
     there, loaded_there = vectors("1", tmp_path / "there")
+    assert len(sizes) > 2 and set(sizes[:-1]) == {5} and 0 < sizes[-1] <= 5
+    monkeypatch.setattr(embed_worker.DocumentWorker, "submit", submit)
     assert here and there == here  # the worker's vectors are the in-process ones, bit for bit
     assert ("shop/cart.py", 1) in here and len([k for k in here if k[0] == "shop/cart.py"]) == 1
     assert loaded_here and not loaded_there  # the worker loaded the model; this process did not
