@@ -6,9 +6,14 @@ index as it is now, built once per index generation (`Workspace.generation`: an 
 something, or changes another process committed). With `persist`, a graph an earlier process saved
 for the same index revision and the same graph code (`derived_key()`) is loaded instead of built
 (`indexing.persist.SignedCache`), and a built one is saved with its PageRank: a warm process skips the
-build. The unresolved call sites are saved apart and read only when first needed. Never with unsaved
-buffers open (their records are not in any saved revision). `later` (a `WriteBehind`'s list) queues
-the saves instead of writing them before the graph is returned.
+build. A build saves what a warm process reads: the flat form (`graph.flat`: PageRank, neighbours,
+definitions, name tables) and the caller shards (`graph.caller_shards`). The whole graph's pickle
+(with its definitions and, apart, its unresolved call sites) serves the few questions those cannot
+answer (re-exports, navigation by position, the networkx view): the first process that needs it
+builds the graph from the store and saves it then, so a cold build does not pickle ~30 MB nobody may
+read (the Django sdist: 0.9 s of every cold command). Never with unsaved buffers open (their records
+are not in any saved revision). `later` (a `WriteBehind`'s list) queues the saves instead of writing
+them before the graph is returned.
 
 `SearchEngine` owns one and hands its graph to each `Snapshot`; front ends read it through
 `SearchEngine.call_graph()`. Commands that only need the graph (`codeseek graph`) make their own.
@@ -52,6 +57,7 @@ class GraphState:
         self.later = later
         self.incremental = incremental  # keep each build's inputs, so the next one can reuse them
         self._inputs: GraphInputs | None = None
+        self._built: tuple[str, CallGraph] | None = None  # the last whole build here and its store's key
         self._lock = threading.Lock()
         self._graph: CallGraph | None = None
         self._generation = -1
@@ -106,31 +112,33 @@ class GraphState:
             return True
 
     def _open_saved(self, cache: SignedCache, key: str) -> CallGraph | None:
-        """The graph saved for `key`: opened from its flat arrays and definitions when they are there
-        (`graph.flat`: the rest loads on first use), else the whole pickle (then the flat form is saved
-        for the next process); None when nothing usable is saved."""
+        """The graph saved for `key`: opened from its flat arrays when they are there (`graph.flat`:
+        the rest loads on first use), else the whole pickle (then the flat form is saved for the next
+        process); None when nothing usable is saved."""
         from graph.flat import SavedCallGraph, open_flat
 
-        if not (cache.holds(UNRESOLVED, key) and cache.holds("callgraph", key)):
-            return None
-        if not cache.holds(DEFINITIONS, key):
-            return None
         arrays = open_flat(cache.folder, key)
         if arrays is not None:
             return SavedCallGraph(arrays, lambda: cache.load(DEFINITIONS, key),
                                   lambda defs: self._load_whole(cache, key, defs),
                                   lambda index: cache.load(shard_name(index), key))
+        if not (cache.holds(UNRESOLVED, key) and cache.holds("callgraph", key)
+                and cache.holds(DEFINITIONS, key)):
+            return None
         graph = self._read_whole(cache, key, None)
         if graph is not None:
             from graph.flat import save_flat
 
             self._queue(lambda: save_flat(cache.folder, key, graph))
+            self._queue(lambda: _save_shards(SignedCache(cache.folder.parent), key, graph))
         return graph
 
     def _read_whole(self, cache: SignedCache, key: str,
                     defs: Mapping[int, Definition] | None) -> CallGraph | None:
         """The pickled graph, its definitions taken from `defs` (else read from their own file: the graph
-        names them by id, `_save`); None when either is missing or they do not fit."""
+        names them by id, `_save_whole`); None when either is missing or they do not fit."""
+        if not (cache.holds(UNRESOLVED, key) and cache.holds("callgraph", key)):
+            return None
         if defs is None:
             saved = cache.load(DEFINITIONS, key)
             if not isinstance(saved, list):
@@ -149,26 +157,44 @@ class GraphState:
 
     def _load_whole(self, cache: SignedCache, key: str,
                     defs: Mapping[int, Definition] | None = None) -> CallGraph:
-        """The whole saved graph behind a `SavedCallGraph` (built from the store if it went missing).
-        In a process that froze what its refresh loaded (`gc.freeze`: the CLI, the servers' memory
-        release), the graph, loaded later by a search, is frozen too: left to the collector, its
-        millions of objects cost the Django sdist's CLI 3 s of collections and the one at exit."""
+        """The whole graph behind a `SavedCallGraph`: its pickle, else the one `prime` built from this
+        revision, else built from the store (over `defs`, the definitions already handed out, while the
+        store still holds `key`'s revision) and saved for the next process that needs it. In a process
+        that froze what its refresh loaded (`gc.freeze`: the CLI, the servers' memory release), the
+        graph, loaded later by a search, is frozen too: left to the collector, its millions of objects
+        cost the Django sdist's CLI 3 s of collections and the one at exit."""
         from graph.callgraph import build_call_graph
 
         graph = self._read_whole(cache, key, defs)
+        built = self._built  # (a primed or incremental build's, when of this very revision)
+        if graph is None and built is not None and built[0] == key:
+            graph = built[1]
         if graph is None:
-            log.warning("the saved call graph of %s is gone: rebuilding it", self.workspace.root)
-            graph = self._build_from_store(build_call_graph)
+            log.info("building the whole call graph of %s (not saved yet)", self.workspace.root)
+            with self.workspace.store.snapshot():
+                same = self.derived_key() == key
+                definitions, calls, imports = self._records()
+            if same and defs is not None and [d.id for d in definitions] == list(defs):
+                definitions = [defs[d.id] for d in definitions]  # (the objects already handed out)
+            graph = build_call_graph(definitions, calls, imports)
+            if same and self.persist:
+                self._save_whole(cache, key, graph)
         if gc.get_freeze_count():
             gc.freeze()
         return graph  # type: ignore[no-any-return]
 
     def _save(self, cache: SignedCache, key: str, graph: CallGraph) -> None:
-        """Save a built graph for `key`: its unresolved call sites and its definitions, then the graph
-        naming each of its definitions by id (read again from their own file: `_read_whole`), then the
-        flat form (`graph.flat`). Each file needs those before it: a reader checks they are there."""
+        """Save a built graph for `key`: its flat form (`graph.flat`), then its caller shards. A reader
+        opens the flat form only when it is whole (`save_flat` renames its folder into place)."""
         from graph.flat import save_flat
 
+        self._queue(lambda: save_flat(cache.folder, key, graph))
+        self._queue(lambda: _save_shards(SignedCache(cache.folder.parent), key, graph))
+
+    def _save_whole(self, cache: SignedCache, key: str, graph: CallGraph) -> None:
+        """Save the whole graph for `key`: its unresolved call sites and its definitions, then the graph
+        naming each of its definitions by id (read again from their own file: `_read_whole`), which
+        needs those before it: a reader checks they are there."""
         head, unresolved = graph.without_unresolved()
         own = graph.index.defs
 
@@ -176,8 +202,6 @@ class GraphState:
             return obj.id if type(obj) is Definition and own.get(obj.id) is obj else None  # type: ignore[attr-defined]
         if cache.save(UNRESOLVED, key, unresolved) and cache.save(DEFINITIONS, key, graph.definitions()):
             cache.save("callgraph", key, head, refs=definition_id)
-            self._queue(lambda: save_flat(cache.folder, key, graph))
-            self._queue(lambda: _save_shards(SignedCache(cache.folder.parent), key, graph))
 
     def _queue(self, write: Callable[[], object]) -> None:
         if self.later is not None:
@@ -205,6 +229,7 @@ class GraphState:
         store, last = self.workspace.store, self._inputs
         step, whole, graph = None, None, None
         with store.snapshot():
+            read_key = self._key_read()
             stamps = store.file_stamps()
             changed = last.changed_paths(stamps) if last is not None else None
             if last is not None and changed is not None:
@@ -229,13 +254,19 @@ class GraphState:
             known = None
             if whole is None:  # (the incremental build failed: read the store as it is now)
                 with store.snapshot():
+                    read_key = self._key_read()
                     whole = GraphInputs(store.file_stamps(), *self._records(), [])
             inputs = whole
             graph = build(inputs.definitions, inputs.calls, inputs.imports, resolved=inputs.resolutions)
         inputs.graph = graph
         inputs.share_resolutions(known)
         self._inputs = inputs
+        self._built = (read_key, graph)
         return graph
+
+    def _key_read(self) -> str:
+        """`derived_key()` of the store as the caller's snapshot reads it ("" before it has a uid)."""
+        return self.derived_key() if self.workspace.store.get_meta("index_uid") else ""
 
     def _load_unresolved(self, cache: SignedCache, key: str) -> list[CallSite]:
         """The saved graph's unresolved call sites (read on first use: only the references fallback

@@ -192,4 +192,5 @@ def test_a_reader_that_left_early_still_gets_the_index_saved(tmp_path: Path) -> 
         os.close(write_end)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     saved = {p.name for p in index.glob("*/derived/*.pickle")}
-    assert {"callgraph.pickle", "callgraph-unresolved.pickle", "structural.pickle"} <= saved
+    assert {"callgraph-callers-00.pickle", "structural.pickle"} <= saved
+    assert list(index.glob("*/derived/flatgraph-*/ids.npy"))  # the call graph's flat form

@@ -43,12 +43,19 @@ def test_built_once_per_index_change(tree: Path, tmp_path: Path) -> None:
 
 
 def test_persisted_graph_warm_start(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build saves the flat form and the caller shards, not the whole graph; the first process that
+    needs the whole graph builds it from the store and saves it, and the next one reads it."""
+    import graph.callgraph
+
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the signing key lives there
+    derived = tmp_path / "index" / "derived"
+    whole = derived / "callgraph.pickle"
     with open_ws(tree, tmp_path) as ws:
         ws.update()
         cold = GraphState(ws, persist=True)
         built = cold.build()
-        assert not cold.loaded and (tmp_path / "index" / "derived" / "callgraph.pickle").is_file()
+        assert not cold.loaded and list(derived.glob("flatgraph-*/ids.npy"))
+        assert (derived / "callgraph-callers-00.pickle").is_file() and not whole.exists()
         cold_key = cold.derived_key()  # read while its store is open (a closed one refuses reads)
     with open_ws(tree, tmp_path) as ws:  # a new process on the same index revision
         assert ws.update().parsed == 0
@@ -56,15 +63,62 @@ def test_persisted_graph_warm_start(tree: Path, tmp_path: Path, monkeypatch: pyt
         loaded = warm.build()
         assert warm.loaded and loaded is not built
         assert callers(loaded, "beta") == {"alpha"} and loaded.pagerank == built.pagerank
-        assert loaded._unresolved is None  # saved apart, read on first use
-        assert loaded.stats() == built.stats() and loaded.succ == built.succ and loaded.pred == built.pred
+        assert not whole.exists()  # nothing above needed the whole graph
+        assert loaded.stats() == built.stats() and whole.is_file()  # built from the store, then saved
+        assert loaded.succ == built.succ and loaded.pred == built.pred
         assert loaded.unresolved == built.unresolved
         assert set(loaded.graph.edges) == set(built.graph.edges)  # the networkx view, made on demand
+    real_build = graph.callgraph.build_call_graph
+
+    def no_build(*args: object, **kwargs: object) -> CallGraph:
+        raise AssertionError("the saved whole graph should have been read")
+    with open_ws(tree, tmp_path) as ws:  # the next process reads the whole graph its predecessor saved
+        ws.update()
+        warm = GraphState(ws, persist=True)
+        loaded = warm.build()
+        monkeypatch.setattr(graph.callgraph, "build_call_graph", no_build)
+        assert warm.loaded and loaded.succ == built.succ
+        assert loaded._unresolved is None  # saved apart, read on first use
+        assert loaded.unresolved == built.unresolved and loaded.stats() == built.stats()
         assert warm.derived_key() == cold_key != ""
+        monkeypatch.setattr(graph.callgraph, "build_call_graph", real_build)
         (tree / "gamma.py").write_text(GAMMA + "\n\ndef beta_user():\n    return beta(2)\n")
         ws.update()  # a new revision: the saved graph no longer applies
         rebuilt = warm.build()
         assert not warm.loaded and "beta_user" in {d.name for d in rebuilt.definitions()}
+
+
+def test_a_primed_graph_serves_as_the_whole_one(tree: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server primes its incremental builds after a warm start (`GraphState.prime`): the graph that
+    built is the loaded graph's whole one, nothing built again; one primed from another revision is not."""
+    import graph.callgraph
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with open_ws(tree, tmp_path) as ws:
+        ws.update()
+        built = GraphState(ws, persist=True).build()
+    real_build = graph.callgraph.build_call_graph
+    builds: list[int] = []
+
+    def counted(*args: object, **kwargs: object) -> CallGraph:
+        builds.append(1)
+        return real_build(*args, **kwargs)  # type: ignore[arg-type]
+    monkeypatch.setattr(graph.callgraph, "build_call_graph", counted)
+    with open_ws(tree, tmp_path) as ws:
+        ws.update()
+        warm = GraphState(ws, persist=True, incremental=True)
+        loaded = warm.build()
+        assert warm.loaded and warm.prime() and builds == [1]
+        assert loaded.stats() == built.stats() and builds == [1]  # the primed graph, not a new build
+        assert not (tmp_path / "index" / "derived" / "callgraph.pickle").exists()
+    with open_ws(tree, tmp_path) as ws:
+        ws.update()
+        warm = GraphState(ws, persist=True, incremental=True)
+        loaded = warm.build()
+        assert warm.prime() and builds == [1, 1]
+        warm._built = ("another revision", warm._built[1])  # type: ignore[index]
+        assert loaded.stats() == built.stats() and builds == [1, 1, 1]
 
 
 def test_no_persistence_with_unsaved_buffers(tree: Path, tmp_path: Path,
@@ -103,21 +157,24 @@ def test_a_loaded_graph_needs_no_networkx(tree: Path, tmp_path: Path,
 
 
 def test_unresolved_sites_saved_apart(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The unresolved call sites live in their own file: without it the saved graph is not taken; if it
-    vanishes after the graph loaded, they are built again from the store."""
+    """The unresolved call sites live in their own file, saved with the whole graph by the first process
+    that needs it: without that file the whole pickle is not taken (built and saved again); if it
+    vanishes after the whole graph loaded, they are built again from the store."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     (tree / "delta.py").write_text("def delta():\n    return nowhere(1)\n")
     sites = tmp_path / "index" / "derived" / "callgraph-unresolved.pickle"
     with open_ws(tree, tmp_path) as ws:
         ws.update()
         built = GraphState(ws, persist=True).build()
-        assert [s.callee for s in built.unresolved_named("nowhere")] == ["nowhere"] and sites.is_file()
+        assert [s.callee for s in built.unresolved_named("nowhere")] == ["nowhere"] and not sites.exists()
+        first = GraphState(ws, persist=True)
+        assert first.build().unresolved_named("nowhere") and first.loaded and sites.is_file()
         sites.unlink()
         missing = GraphState(ws, persist=True)
-        assert missing.build().unresolved_named("nowhere") and not missing.loaded and sites.is_file()
+        assert missing.build().unresolved_named("nowhere") and missing.loaded and sites.is_file()
         late = GraphState(ws, persist=True)
         graph = late.build()
-        assert late.loaded
+        assert late.loaded and graph.succ == built.succ  # (the whole graph, read from its pickle)
         sites.unlink()
         assert [s.callee for s in graph.unresolved_named("nowhere")] == ["nowhere"]
 
@@ -205,6 +262,8 @@ def test_a_flat_graph_whose_definitions_went_missing_loads_the_whole(tree: Path,
         built = state.build()
         key = state.derived_key()
         folder = keyed_folder(tmp_path / "index" / "derived", PREFIX, key)
+        assert not pickled.exists()
+        GraphState(ws, persist=True).build().stats()  # the first process needing the whole graph saves it
         good = pickled.read_bytes()
         opened = GraphState(ws, persist=True).build()
         assert type(opened).__name__ == "SavedCallGraph"
