@@ -52,6 +52,34 @@ def test_results_come_in_plan_order_and_plans_without_data_pass_through() -> Non
             assert result is None
 
 
+def test_files_go_to_the_workers_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up to BATCH_FILES files (or BATCH_BYTES) a task: fewer round trips through the caller's threads.
+    A long run of files that need no parse behind an open batch sends it; every result in plan order."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from indexing import parse_pool
+
+    sent: list[int] = []
+    submit = ProcessPoolExecutor.submit
+
+    def counted(self: ProcessPoolExecutor, fn: object, *args: object, **kwargs: object) -> object:
+        sent.append(len(args[0]))  # type: ignore[arg-type]
+        return submit(self, fn, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", counted)
+    plans = [Plan(FileInfo(f"m{k}.py", "python", 0, 0, ()), f"def f{k}():\n    return {k}\n".encode(), "h")
+             for k in range(40)]
+    plans.insert(20, Plan(FileInfo("big.py", "python", 0, 0, ()), b"x = 1\n" * (parse_pool.BATCH_BYTES // 6)))
+    plans += [Plan(FileInfo(f"skip{k}.py", "python", 0, 0, ())) for k in range(300)]  # nothing to parse
+    plans.append(Plan(FileInfo("late.py", "python", 0, 0, ()), b"def late():\n    return 0\n"))
+    out = list(parse_in_order(iter(plans), workers=2))
+    assert [plan for plan, _ in out] == plans
+    # the big file closes its batch; the last four files' batch goes when the files behind it pile up
+    assert sent == [16, 5, 16, 4, 1]
+    named = [[d.name for d in result.definitions] for _, result in out if result is not None]
+    assert named[:3] == [["f0"], ["f1"], ["f2"]] and ["late"] in named and len(named) == 42
+
+
 def test_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CODESEEK_PARSE_WORKERS", raising=False)
     assert worker_count(MIN_FILES - 1, None, cpus=8) == 0  # a small update: the pool's start costs more
