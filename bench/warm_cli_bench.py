@@ -52,7 +52,7 @@ def calls_for(symbol: str, method: str, question: str, foreign: str = "Session.r
 
 DJANGO_CALLS = calls_for("get_or_create", "QuerySet.filter",
                          "where do we tell listeners that a row was written")
-# transformers: a name 46 model files define (its callers span many caller shards) and a class method
+# transformers: a name 46 model files define (its callers are many definitions' sites) and a class method
 CALLS = {"transformers": calls_for("apply_rotary_pos_emb", "PreTrainedModel.from_pretrained",
                                    "where are the weights of a checkpoint loaded into a model")}
 

@@ -11,11 +11,10 @@ exact name tables (qualified name and name to ids, `indexing.name_table`), all `
 `allow_pickle=False` (no code can run from them) and memory-mapped, with the key itself in `key`.
 The folder is written under a temporary name and renamed whole, so a reader never sees half of it.
 
-`SavedCallGraph` answers those four from the arrays and the definitions (saved apart as a signed
-pickle by `retrievers.engine.graph_state`, read when first needed), a definition's callers and
-subclasses and its calls out (sites and evidence) from its shard (`graph.caller_shards`), and loads
-the whole graph on first use of anything else (re-exports, the networkx view), after which it is that
-graph.
+`SavedCallGraph` answers those four from the arrays and the definitions (their columns here,
+`indexing.definition_table`), a definition's callers and subclasses and its calls out (sites and
+evidence) from the caller arrays saved beside them (`graph.caller_arrays`), and loads the whole graph
+on first use of anything else (re-exports, the networkx view), after which it is that graph.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from graph import flat_names
-from graph.caller_shards import EMPTY, CallerEntry, shard_of
+from graph.caller_arrays import CallerArrays, CallerEntry
 from graph.callgraph import CallGraph
 from graph.flat_names import EXPORT_TABLE, MODULE_TABLE, STARRED, dotted, suffixed
 from graph.symbol_index import CONFIDENT, EVIDENCE_RANK
@@ -177,12 +176,12 @@ class SavedCallGraph(CallGraph):
 
     def __init__(self, arrays: dict[str, np.ndarray], load_definitions: Callable[[], object],
                  load_whole: Callable[[Mapping[int, Definition] | None], CallGraph],
-                 load_shard: Callable[[int], object] | None = None) -> None:
+                 load_callers: Callable[[], CallerArrays | None] | None = None) -> None:
         # (no CallGraph.__init__: its state is lazy; `load_whole` is given the definitions once read)
         position = Positions(arrays["ids"])
         flat = {"position": position, "arrays": arrays,
                 "load_defs": load_definitions, "defs": None, "load": load_whole, "lock": threading.Lock(),
-                "by_path": None, "load_shard": load_shard, "shards": {}}
+                "by_path": None, "load_callers": load_callers, "callers": None}
         self.__dict__.update(_flat=flat, _whole=None, _nx=None, _around={},
                              _pagerank=ArrayRanks(position, arrays["pagerank"]))
 
@@ -311,22 +310,18 @@ class SavedCallGraph(CallGraph):
         return [defs[i] for i in ids]
 
     def _callers_entry(self, def_id: int) -> CallerEntry | None:
-        """A definition's incoming call sites and subclasses from its saved shard (`graph.caller_shards`,
-        read on first use); None when the whole graph must answer (loaded, no shard, not a definition)."""
+        """A definition's incoming call sites, subclasses and calls out from the saved caller arrays
+        (`graph.caller_arrays`, opened on first use); None when the whole graph must answer (loaded,
+        no arrays, not a definition)."""
         flat = self._flat_only()
-        defs = self._saved_definitions() if flat is not None and flat["load_shard"] is not None else None
-        if flat is None or defs is None or def_id not in defs:
+        k = flat["position"].get(def_id) if flat is not None and flat["load_callers"] is not None else None
+        if flat is None or k is None:
             return None
-        index = shard_of(def_id)
         with flat["lock"]:
-            if index not in flat["shards"]:
-                shard = flat["load_shard"](index)
-                flat["shards"][index] = shard if isinstance(shard, dict) else None
-            shard = flat["shards"][index]
-        if shard is None:
-            return None
-        entry = shard.get(def_id, EMPTY)
-        return entry if isinstance(entry, tuple) and len(entry) == len(EMPTY) else None
+            if flat["callers"] is None:
+                flat["callers"] = flat["load_callers"]() or False
+        callers = flat["callers"]
+        return callers.entry(k) if callers else None
 
     def incoming_sites(self, def_id: int) -> list[tuple[CallSite, int | None, str]]:
         entry = self._callers_entry(def_id)
@@ -350,8 +345,8 @@ class SavedCallGraph(CallGraph):
 
     def caller_ids(self, def_id: int, confident: bool = False) -> list[int]:
         """From the neighbour lists (the callers there are the graph's: the same set on all 42,673
-        definitions of the Django sdist); the confident ones from the shard: a caller whose call edge
-        is confident, i.e. whose best site evidence (`EVIDENCE_RANK`, as the build ranks it) is."""
+        definitions of the Django sdist); the confident ones from the caller arrays: a caller whose
+        call edge is confident, i.e. whose best site evidence (`EVIDENCE_RANK`, as the build ranks it) is."""
         flat = self._flat_only()
         entry = self._callers_entry(def_id) if confident else None
         if flat is None or def_id not in flat["position"] or (confident and entry is None):

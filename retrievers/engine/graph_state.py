@@ -7,7 +7,7 @@ something, or changes another process committed). With `persist`, a graph an ear
 for the same index revision and the same graph code (`derived_key()`) is loaded instead of built
 (`indexing.persist.SignedCache`), and a built one is saved with its PageRank: a warm process skips the
 build. A build saves what a warm process reads: the flat form (`graph.flat`: PageRank, neighbours,
-definitions, name tables) and the caller shards (`graph.caller_shards`). The whole graph's pickle
+definitions, name tables) and the caller arrays (`graph.caller_arrays`). The whole graph's pickle
 (with its definitions and, apart, its unresolved call sites) serves the few questions those cannot
 answer (re-exports, navigation by position, the networkx view): the first process that needs it
 builds the graph from the store and saves it then, so a cold build does not pickle ~30 MB nobody may
@@ -27,9 +27,9 @@ import pickle
 import threading
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from graph.caller_shards import shard_name
 from indexing.persist import SignedCache, code_fingerprint
 from indexing.records import Definition
 from indexing.workspace import Workspace
@@ -119,9 +119,12 @@ class GraphState:
 
         arrays = open_flat(cache.folder, key)
         if arrays is not None:
+            from graph.caller_arrays import open_callers
+
+            count = len(arrays["ids"])
             return SavedCallGraph(arrays, lambda: cache.load(DEFINITIONS, key),
                                   lambda defs: self._load_whole(cache, key, defs),
-                                  lambda index: cache.load(shard_name(index), key))
+                                  lambda: open_callers(cache.folder, key, count))
         if not (cache.holds(UNRESOLVED, key) and cache.holds("callgraph", key)
                 and cache.holds(DEFINITIONS, key)):
             return None
@@ -130,7 +133,7 @@ class GraphState:
             from graph.flat import save_flat
 
             self._queue(lambda: save_flat(cache.folder, key, graph))
-            self._queue(lambda: _save_shards(SignedCache(cache.folder.parent), key, graph))
+            self._queue(lambda: _save_callers(cache.folder, key, graph))
         return graph
 
     def _read_whole(self, cache: SignedCache, key: str,
@@ -184,12 +187,13 @@ class GraphState:
         return graph  # type: ignore[no-any-return]
 
     def _save(self, cache: SignedCache, key: str, graph: CallGraph) -> None:
-        """Save a built graph for `key`: its flat form (`graph.flat`), then its caller shards. A reader
-        opens the flat form only when it is whole (`save_flat` renames its folder into place)."""
+        """Save a built graph for `key`: its flat form (`graph.flat`), then its caller arrays
+        (`graph.caller_arrays`). Each folder is renamed into place whole: a reader that finds the flat
+        form without the caller arrays loads the whole graph for what they would answer."""
         from graph.flat import save_flat
 
         self._queue(lambda: save_flat(cache.folder, key, graph))
-        self._queue(lambda: _save_shards(SignedCache(cache.folder.parent), key, graph))
+        self._queue(lambda: _save_callers(cache.folder, key, graph))
 
     def _save_whole(self, cache: SignedCache, key: str, graph: CallGraph) -> None:
         """Save the whole graph for `key`: its unresolved call sites and its definitions, then the graph
@@ -287,11 +291,14 @@ class GraphState:
         return f"{state}:{graph_code()}" if state else ""
 
 
-def _save_shards(cache: SignedCache, key: str, graph: CallGraph) -> bool:
-    """Write the graph's caller shards (`graph.caller_shards`) for `key`, each signed."""
-    from graph.caller_shards import caller_shards
+def _save_callers(derived: Path, key: str, graph: CallGraph) -> bool:
+    """Write the graph's caller arrays for `key` (`graph.caller_arrays`); the signed shards an earlier
+    version saved in their place go."""
+    from graph.caller_arrays import save_callers
 
-    return all([cache.save(shard_name(i), key, shard) for i, shard in enumerate(caller_shards(graph))])
+    for legacy in derived.glob("callgraph-callers-*.pickle"):
+        legacy.unlink(missing_ok=True)
+    return save_callers(derived, key, graph)
 
 
 _GRAPH_CODE: str | None = None

@@ -336,13 +336,14 @@ def test_write_behind_answers_first_and_saves_on_close(tmp_path: Path,
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the signing key lives there
     root, index = copy_sample(tmp_path), tmp_path / "index"
     derived = index / "derived"
-    names = {"callgraph-callers-00.pickle", "structural.pickle", "filecards.pickle"}
+    names = {"structural.pickle", "filecards.pickle"}
     with opened(root, index, EngineOptions(embeddings=False, write_behind=True)) as (_, eng):
         eng.refresh()
         answer = places(search(eng, "checkout"))
         assert answer and not any((derived / name).exists() for name in names)
-        assert not list(derived.glob("flatgraph-*"))
-    assert {p.name for p in derived.glob("*.pickle")} >= names and list(derived.glob("flatgraph-*/ids.npy"))
+        assert not list(derived.glob("flatgraph-*")) and not list(derived.glob("callers-*"))
+    assert {p.name for p in derived.glob("*.pickle")} >= names
+    assert list(derived.glob("flatgraph-*/ids.npy")) and list(derived.glob("callers-*/in_ptr.npy"))
     with opened(root, index) as (_, eng):
         eng.refresh()
         assert eng.graphs.loaded and places(search(eng, "checkout")) == answer

@@ -43,7 +43,7 @@ def test_built_once_per_index_change(tree: Path, tmp_path: Path) -> None:
 
 
 def test_persisted_graph_warm_start(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A build saves the flat form and the caller shards, not the whole graph; the first process that
+    """A build saves the flat form and the caller arrays, not the whole graph; the first process that
     needs the whole graph builds it from the store and saves it, and the next one reads it."""
     import graph.callgraph
 
@@ -55,7 +55,7 @@ def test_persisted_graph_warm_start(tree: Path, tmp_path: Path, monkeypatch: pyt
         cold = GraphState(ws, persist=True)
         built = cold.build()
         assert not cold.loaded and list(derived.glob("flatgraph-*/ids.npy"))
-        assert (derived / "callgraph-callers-00.pickle").is_file() and not whole.exists()
+        assert list(derived.glob("callers-*/in_ptr.npy")) and not whole.exists()
         cold_key = cold.derived_key()  # read while its store is open (a closed one refuses reads)
     with open_ws(tree, tmp_path) as ws:  # a new process on the same index revision
         assert ws.update().parsed == 0
@@ -214,7 +214,7 @@ def test_a_warm_graph_opens_from_its_flat_arrays(tree: Path, tmp_path: Path,
             assert opened.resolve(name) and opened.resolve(name) == built.resolve(name), name
         for name in ("json.loads", "nowhere.Gamma.run", "gamma.beta", "alpha.Gamma"):  # (gamma.py neither
             assert opened.resolve(name) == built.resolve(name) == [], name  # defines nor imports beta)
-        for i in ids:  # a definition's callers, subclasses and call weights: its saved shard
+        for i in ids:  # a definition's callers, subclasses and call weights: the saved caller arrays
             assert opened.callers_marked(i) == built.callers_marked(i)
             assert opened.incoming_calls(i) == built.incoming_calls(i)
             assert opened.subclasses(i) == built.subclasses(i)
@@ -306,17 +306,39 @@ def test_flat_positions_and_ranks_answer_like_dicts_in_either_id_order() -> None
         assert known == {ids[0]: 0.5, ids[1]: 1.5, ids[3]: 2.0}
 
 
-def test_a_shard_entry_of_another_shape_loads_the_whole_graph(tree: Path, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """A shard whose entries are not (incoming sites, subclasses, outgoing calls), as an older layout
-    wrote them, is not read: the whole graph answers, the same as the built one."""
+def test_caller_arrays_that_do_not_fit_load_the_whole_graph(tree: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Caller arrays that are missing, of another shape or naming sites they do not hold are not read:
+    the whole graph answers, the same as the built one. The signed shards an earlier version saved in
+    their place are removed by the next save."""
+    import numpy as np
+
+    from graph.caller_arrays import PREFIX
+    from indexing.array_folder import keyed_folder
+
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    derived = tmp_path / "index" / "derived"
+    derived.mkdir(parents=True)
+    (derived / "callgraph-callers-07.pickle").write_bytes(b"an older layout")
     with open_ws(tree, tmp_path) as ws:
         ws.update()
-        built = GraphState(ws, persist=True).build()
-        opened = GraphState(ws, persist=True).build()
+        state = GraphState(ws, persist=True)
+        built = state.build()
+        assert not (derived / "callgraph-callers-07.pickle").exists()
+        folder = keyed_folder(derived, PREFIX, state.derived_key())
         ids = [d.id for d in built.definitions()]
-        opened.__dict__["_flat"]["load_shard"] = lambda index: {i: ([], []) for i in ids}
-        assert [opened.outgoing_calls(i) for i in ids] == [built.outgoing_calls(i) for i in ids]
-        assert opened.__dict__["_whole"] is not None
+        opened = GraphState(ws, persist=True).build()
         assert [opened.callers_marked(i) for i in ids] == [built.callers_marked(i) for i in ids]
+        assert opened.__dict__["_whole"] is None  # (the arrays answered)
+        good = np.load(folder / "in_site.npy")
+        for broken in (good[:-1], np.full_like(good, 10**6)):  # one short; rows past the site table
+            np.save(folder / "in_site.npy", broken)
+            opened = GraphState(ws, persist=True).build()
+            assert [opened.outgoing_calls(i) for i in ids] == [built.outgoing_calls(i) for i in ids]
+            assert opened.__dict__["_whole"] is not None
+            assert [opened.callers_marked(i) for i in ids] == [built.callers_marked(i) for i in ids]
+        np.save(folder / "in_site.npy", good)
+        (folder / "key").unlink()  # (half a folder: not of this key)
+        opened = GraphState(ws, persist=True).build()
+        assert [opened.subclasses(i) for i in ids] == [built.subclasses(i) for i in ids]
+        assert opened.__dict__["_whole"] is not None

@@ -1,0 +1,71 @@
+"""Call sites by row, read from columns of numbers and string codes instead of one object each.
+
+The saved call graph's caller arrays (`graph.caller_arrays`) name every call site they list by its row
+in one table. `site_columns` turns the sites into the arrays saved with them (`.npy`, read with
+`allow_pickle=False`, memory-mapped): their numbers (line, column, end column) as an (n, 3) int64
+array and their strings (path, callee, receiver, caller, receiver evidence) as an (n, 5) int32 array
+of codes into one table of distinct strings (-1 for None). A `SiteTable` over them is a
+`Mapping[int, CallSite]` by row: a site is made when first asked for and kept, so the same row is the
+same object every time, and each distinct string is decoded once. The column pieces are
+`indexing.columns`'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from indexing.columns import RecordTable, Strings
+from indexing.records import CallSite
+
+__all__ = ["SITE_COLUMNS", "SiteTable", "site_columns"]
+
+NUMBERS = ("line", "column", "end_column")
+STRINGS = ("path", "callee", "receiver", "caller", "receiver_type")
+SITE_COLUMNS = ("site_numbers", "site_codes", "site_strings", "site_string_offsets")  # the arrays' names
+
+
+def site_columns(sites: Sequence[CallSite]) -> dict[str, np.ndarray]:
+    """The arrays a `SiteTable` reads (module docstring), for `sites` in their order (row = place)."""
+    codes: dict[str | None, int] = {None: -1}
+    texts: list[str] = []
+
+    def column(values: list[str | None]) -> list[int]:
+        out = []
+        for value in values:
+            found = codes.get(value)
+            if found is None:
+                found = codes[value] = len(texts)
+                texts.append(value)  # type: ignore[arg-type]
+            out.append(found)
+        return out
+    numbers = np.asarray([(s.line, s.column, s.end_column) for s in sites], dtype=np.int64).reshape(-1, 3)
+    string_codes = np.empty((len(sites), len(STRINGS)), dtype=np.int32)
+    for k, name in enumerate(STRINGS):
+        string_codes[:, k] = column([getattr(s, name) for s in sites])
+    encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    return {"site_numbers": numbers, "site_codes": string_codes,
+            "site_strings": np.frombuffer(b"".join(encoded), dtype=np.uint8), "site_string_offsets": offsets}
+
+
+class SiteTable(RecordTable[CallSite]):
+    """Call sites by row over saved columns (module docstring)."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray]) -> None:
+        numbers, codes = np.asarray(arrays["site_numbers"]), np.asarray(arrays["site_codes"])
+        if numbers.ndim != 2 or numbers.shape[1:] != (len(NUMBERS),) or \
+                codes.shape != (len(numbers), len(STRINGS)):
+            raise ValueError("the saved call site columns do not fit together")
+        super().__init__(np.arange(len(numbers), dtype=np.int64), numbers, codes,
+                         Strings(arrays, "site_", codes), 0)
+
+    def _make(self, row: int) -> CallSite:
+        line, column, end_column = self._numbers[row].tolist()
+        path, callee, receiver, caller, evidence = self._codes[row].tolist()
+        text = self._text
+        return CallSite(text(path), line, column, end_column, text(callee),
+                        None if receiver < 0 else text(receiver), None if caller < 0 else text(caller),
+                        None if evidence < 0 else text(evidence))
