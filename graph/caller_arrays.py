@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from graph.callgraph import CallGraph
     from indexing.records import CallSite
 
-__all__ = ["ARRAYS", "EMPTY", "CallerArrays", "CallerEntry", "Outgoing", "caller_arrays", "open_callers",
-           "save_callers"]
+__all__ = ["ARRAYS", "EMPTY", "NEIGHBOURS", "CallerArrays", "CallerEntry", "Outgoing", "caller_arrays",
+           "open_callers", "save_callers"]
 
 # The calls out of a definition, in `CallGraph.outgoing_calls` order: (callee, its call sites, the call
 # edge's evidence, whether the edge is confident)
@@ -43,11 +43,14 @@ ARRAYS = ("in_ptr", "in_site", "in_caller", "in_evidence", "sub_ptr", "sub_ids",
           "out_evidence", "out_confident", "out_site_ptr", "out_sites", "evidence_strings",
           "evidence_string_offsets", *SITE_COLUMNS)
 PREFIX = "callers-"  # the folder's name: this prefix and a digest of the key (`indexing.array_folder`)
+NEIGHBOURS = ("indptr", "other", "caller", "weight")  # what `caller_arrays` makes for the flat form
 
 
 def caller_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
     """The arrays `CallerArrays` reads (module docstring), read straight from the graph's adjacency (as
-    `incoming_sites`, `subclasses` and `outgoing_calls` give them: this runs as a cold build saves)."""
+    `incoming_sites`, `subclasses` and `outgoing_calls` give them: this runs as a cold build saves),
+    and in the same pass the flat form's neighbour lists (`NEIGHBOURS`, `graph.flat`: per definition
+    `CallGraph.neighbours`, as CSR), which `save_callers` leaves to it."""
     incoming, succ, pred = graph.incoming_index, graph.succ, graph.pred
     rows: dict[int, int] = {}  # id(site) -> its row
     sites: list[CallSite] = []
@@ -66,10 +69,16 @@ def caller_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
     out_ptr, out_callee, out_evidence, out_site_ptr = [0], [], [], [0]  # (per definition, per call edge)
     out_confident: list[bool] = []
     out_sites: list[int] = []  # (per call edge's site)
+    indptr, other, is_caller, weight = [0], [], [], []  # (per definition, per neighbour)
     for d in graph.definitions():
+        callers: dict[int, None] = {}
         for site, caller, marked in incoming.get(d.id, ()):
             in_site.append(row(site))
-            in_caller.append(NO_CALLER if caller is None else caller)
+            if caller is None:
+                in_caller.append(NO_CALLER)
+            else:
+                in_caller.append(caller)
+                callers[caller] = None
             in_evidence.append(code(marked))
         in_ptr.append(len(in_site))
         into = pred.get(d.id)
@@ -87,11 +96,23 @@ def caller_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
                 out_confident.append(bool(data.get("confident", True)))
                 out_sites.extend(map(row, data["sites"]))
                 out_site_ptr.append(len(out_sites))
+                if callee >= 0:  # (no module nodes among the neighbours)
+                    other.append(callee)
+                    is_caller.append(False)
+                    weight.append(float(data.get("weight", 1.0)))
         out_ptr.append(len(out_callee))
+        for node in callers:
+            if node >= 0:
+                edge = succ.get(node, {}).get(d.id)
+                other.append(node)
+                is_caller.append(True)
+                weight.append(1.0 if edge is None else float(edge.get("weight", 1.0)))
+        indptr.append(len(other))
     ints = {"in_ptr": in_ptr, "in_site": in_site, "in_caller": in_caller, "sub_ptr": sub_ptr,
             "sub_ids": sub_ids, "out_ptr": out_ptr, "out_callee": out_callee, "out_site_ptr": out_site_ptr,
-            "out_sites": out_sites}
+            "out_sites": out_sites, "indptr": indptr, "other": other}
     return {**{name: np.asarray(values, dtype=np.int64) for name, values in ints.items()},
+            "caller": np.asarray(is_caller, dtype=np.bool_), "weight": np.asarray(weight, dtype=np.float64),
             "in_evidence": np.asarray(in_evidence, dtype=np.int32),
             "out_evidence": np.asarray(out_evidence, dtype=np.int32),
             "out_confident": np.asarray(out_confident, dtype=np.bool_),
@@ -145,10 +166,10 @@ class CallerArrays:
         return incoming, subclasses, out
 
 
-def save_callers(derived: Path, key: str, graph: CallGraph) -> bool:
-    """Write `graph`'s caller arrays for `key` (a folder renamed into place whole; those of other keys
-    go); False when they could not be written."""
-    return save_keyed(derived, PREFIX, key, caller_arrays(graph))
+def save_callers(derived: Path, key: str, arrays: Mapping[str, np.ndarray]) -> bool:
+    """Write a graph's caller arrays (`caller_arrays(graph)`) for `key` (a folder renamed into place
+    whole; those of other keys go); False when they could not be written."""
+    return save_keyed(derived, PREFIX, key, {name: arrays[name] for name in ARRAYS})
 
 
 def open_callers(derived: Path, key: str, count: int) -> CallerArrays | None:

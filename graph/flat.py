@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from graph import flat_names
-from graph.caller_arrays import CallerArrays, CallerEntry
+from graph.caller_arrays import NEIGHBOURS, CallerArrays, CallerEntry, caller_arrays
 from graph.callgraph import CallGraph
 from graph.flat_names import EXPORT_TABLE, MODULE_TABLE, STARRED, dotted, suffixed
 from graph.symbol_index import CONFIDENT, EVIDENCE_RANK
@@ -50,31 +50,15 @@ ARRAYS = ("ids", "pagerank", "indptr", "other", "caller", "weight",
 PREFIX = "flatgraph-"
 
 
-def flat_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
+def flat_arrays(graph: CallGraph, neighbours: Mapping[str, np.ndarray] | None = None
+                ) -> dict[str, np.ndarray]:
     """The arrays `save_flat` writes: per definition (in `graph.definitions()` order) its PageRank
-    and its `CallGraph.neighbours` (CSR), read straight from the adjacency (the same lists, in a
-    fraction of the time: this runs as a cold build saves its graph)."""
+    and its `CallGraph.neighbours` (CSR: `neighbours`, made with the caller arrays in one pass over the
+    adjacency, `graph.caller_arrays`; made here when not given)."""
+    if neighbours is None:
+        neighbours = caller_arrays(graph)
     ids = [d.id for d in graph.definitions()]
-    rank, succ, incoming = graph.pagerank, graph.succ, graph.incoming_index
-    indptr = [0]
-    other: list[int] = []
-    caller: list[bool] = []
-    weight: list[float] = []
-    for def_id in ids:
-        calls = sorted((_first_site(data["sites"]), callee, float(data.get("weight", 1.0)))
-                       for callee, data in succ.get(def_id, {}).items() if data.get("type") == "call")
-        for _, callee, w in calls:  # (CallGraph.outgoing_calls's order)
-            if callee >= 0:
-                other.append(callee)
-                caller.append(False)
-                weight.append(w)
-        for node in dict.fromkeys(c for _, c, _ in incoming.get(def_id, ()) if c is not None):
-            if node >= 0:
-                data = succ.get(node, {}).get(def_id)
-                other.append(node)
-                caller.append(True)
-                weight.append(1.0 if data is None else float(data.get("weight", 1.0)))
-        indptr.append(len(other))
+    rank = graph.pagerank
     # (names holding a NUL, which no query names, are left out: they cannot be saved as arrays)
     clean = [d for d in graph.definitions() if "\0" not in d.qualified_name and "\0" not in d.name]
     tables = {}
@@ -84,9 +68,8 @@ def flat_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
                        **NameTable.build(by_n).to_arrays(prefixes[1])})
     return {"ids": np.asarray(ids, dtype=np.int64),
             "pagerank": np.asarray([rank.get(i, np.nan) for i in ids], dtype=np.float64),
-            "indptr": np.asarray(indptr, dtype=np.int64), "other": np.asarray(other, dtype=np.int64),
-            "caller": np.asarray(caller, dtype=np.bool_), "weight": np.asarray(weight, dtype=np.float64),
-            **tables, **flat_names.reexport_arrays(graph.index), **definition_columns(graph.definitions())}
+            **{name: neighbours[name] for name in NEIGHBOURS}, **tables,
+            **flat_names.reexport_arrays(graph.index), **definition_columns(graph.definitions())}
 
 
 def _name_lists(defs: Iterable[Definition], folded: bool
@@ -125,14 +108,12 @@ def _reexports(flat: dict[str, Any]) -> tuple[NameTable, NameTable, np.ndarray]:
     return tables  # type: ignore[no-any-return]
 
 
-def _first_site(sites: Sequence[Any]) -> tuple[str, int, int]:
-    return (sites[0].path, sites[0].line, sites[0].column) if sites else ("", 0, 0)
-
-
-def save_flat(derived: Path, key: str, graph: CallGraph) -> bool:
-    """Write the flat form of `graph` for `key` (module docstring); False when it could not be
-    written. Folders of other keys are removed (a reader that mapped their files keeps them)."""
-    return save_keyed(derived, PREFIX, key, flat_arrays(graph))
+def save_flat(derived: Path, key: str, graph: CallGraph,
+              neighbours: Mapping[str, np.ndarray] | None = None) -> bool:
+    """Write the flat form of `graph` for `key` (module docstring; `neighbours` as `flat_arrays`
+    takes them); False when it could not be written. Folders of other keys are removed (a reader that
+    mapped their files keeps them)."""
+    return save_keyed(derived, PREFIX, key, flat_arrays(graph, neighbours))
 
 
 def open_flat(derived: Path, key: str) -> dict[str, np.ndarray] | None:

@@ -27,8 +27,7 @@ import pickle
 import threading
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from indexing.persist import SignedCache, code_fingerprint
 from indexing.records import Definition
@@ -130,10 +129,7 @@ class GraphState:
             return None
         graph = self._read_whole(cache, key, None)
         if graph is not None:
-            from graph.flat import save_flat
-
-            self._queue(lambda: save_flat(cache.folder, key, graph))
-            self._queue(lambda: _save_callers(cache.folder, key, graph))
+            self._save(cache, key, graph)
         return graph
 
     def _read_whole(self, cache: SignedCache, key: str,
@@ -190,10 +186,21 @@ class GraphState:
         """Save a built graph for `key`: its flat form (`graph.flat`), then its caller arrays
         (`graph.caller_arrays`). Each folder is renamed into place whole: a reader that finds the flat
         form without the caller arrays loads the whole graph for what they would answer."""
+        from graph.caller_arrays import caller_arrays, save_callers
         from graph.flat import save_flat
 
-        self._queue(lambda: save_flat(cache.folder, key, graph))
-        self._queue(lambda: _save_callers(cache.folder, key, graph))
+        made: dict[str, Any] = {}  # the caller arrays, made with the flat form's neighbour lists
+
+        def flat() -> bool:
+            made["arrays"] = arrays = caller_arrays(graph)
+            return save_flat(cache.folder, key, graph, arrays)
+
+        def callers() -> bool:
+            for legacy in cache.folder.glob("callgraph-callers-*.pickle"):  # (an earlier version's)
+                legacy.unlink(missing_ok=True)
+            return save_callers(cache.folder, key, made.pop("arrays", None) or caller_arrays(graph))
+        self._queue(flat)
+        self._queue(callers)
 
     def _save_whole(self, cache: SignedCache, key: str, graph: CallGraph) -> None:
         """Save the whole graph for `key`: its unresolved call sites and its definitions, then the graph
@@ -289,16 +296,6 @@ class GraphState:
         the graph code (what saved structures are keyed by); "" while unsaved buffers are open."""
         state = self.workspace.state_key()
         return f"{state}:{graph_code()}" if state else ""
-
-
-def _save_callers(derived: Path, key: str, graph: CallGraph) -> bool:
-    """Write the graph's caller arrays for `key` (`graph.caller_arrays`); the signed shards an earlier
-    version saved in their place go."""
-    from graph.caller_arrays import save_callers
-
-    for legacy in derived.glob("callgraph-callers-*.pickle"):
-        legacy.unlink(missing_ok=True)
-    return save_callers(derived, key, graph)
 
 
 _GRAPH_CODE: str | None = None
