@@ -4,10 +4,10 @@ A question's search reads four things of the call graph: each definition's PageR
 around a line (`definitions_at`), a definition by id, and the callees and callers of the few seed
 definitions it expands (`CallGraph.neighbours`). Unpickling the whole graph for that cost a warm CLI
 call on the whole Django sdist about a second and most of its memory (every edge's call sites, the
-symbol index, the resolver's tables). `save` writes, beside the signed pickles, one folder per index
-revision (`<derived>/flatgraph-<digest of the key>/`): the definition ids in the graph's order, their
-PageRank, the neighbour lists as CSR (`indptr`, `other`, `caller`, `weight`), and the symbol index's
-exact name tables (qualified name and name to ids, `indexing.name_table`), all `.npy` read with
+symbol index, the resolver's tables). `save_flat` writes one folder per index revision
+(`<derived>/flatgraph-<digest of the key>/`): the definition ids in the graph's order, their PageRank,
+the neighbour lists as CSR (`indptr`, `other`, `caller`, `weight`), the definitions' columns and the
+symbol index's exact name tables (qualified name and name to ids, `indexing.name_table`), all `.npy` read with
 `allow_pickle=False` (no code can run from them) and memory-mapped, with the key itself in `key`.
 The folder is written under a temporary name and renamed whole, so a reader never sees half of it.
 
