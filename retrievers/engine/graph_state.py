@@ -157,14 +157,19 @@ class GraphState:
     def _load_whole(self, cache: SignedCache, key: str,
                     defs: Mapping[int, Definition] | None = None) -> CallGraph:
         """The whole graph behind a `SavedCallGraph`: its pickle, else the one `prime` built from this
-        revision, else built from the store (over `defs`, the definitions already handed out, while the
-        store still holds `key`'s revision) and saved for the next process that needs it. In a process
-        that froze what its refresh loaded (`gc.freeze`: the CLI, the servers' memory release), the
-        graph, loaded later by a search, is frozen too: left to the collector, its millions of objects
-        cost the Django sdist's CLI 3 s of collections and the one at exit."""
+        revision (a server's GraphState that has not primed yet primes now), else built from the store
+        (over `defs`, the definitions already handed out, while the store still holds `key`'s
+        revision) and saved for the next process that needs it. In a process that froze what its
+        refresh loaded (`gc.freeze`: the CLI, the servers' memory release), the graph, loaded later by
+        a search, is frozen too: left to the collector, its millions of objects cost the Django sdist's
+        CLI 3 s of collections and the one at exit."""
         from graph.callgraph import build_call_graph
 
         graph = self._read_whole(cache, key, defs)
+        if graph is None and self.incremental and self._inputs is None:
+            with self._lock:  # a server that has not primed yet: this build primes it (`prime`)
+                if self._inputs is None:
+                    self._build_next(build_call_graph)
         built = self._built  # (a primed or incremental build's, when of this very revision)
         if graph is None and built is not None and built[0] == key:
             graph = built[1]

@@ -119,6 +119,13 @@ def test_a_primed_graph_serves_as_the_whole_one(tree: Path, tmp_path: Path,
         assert warm.prime() and builds == [1, 1]
         warm._built = ("another revision", warm._built[1])  # type: ignore[index]
         assert loaded.stats() == built.stats() and builds == [1, 1, 1]
+    (tmp_path / "index" / "derived" / "callgraph.pickle").unlink()  # (saved by the build just above)
+    with open_ws(tree, tmp_path) as ws:  # the whole graph asked for before the prime: it primes
+        ws.update()
+        warm = GraphState(ws, persist=True, incremental=True)
+        loaded = warm.build()
+        assert warm.primable and loaded.stats() == built.stats() and builds == [1, 1, 1, 1]
+        assert not warm.primable and not warm.prime() and builds == [1, 1, 1, 1]
 
 
 def test_no_persistence_with_unsaved_buffers(tree: Path, tmp_path: Path,
