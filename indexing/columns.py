@@ -4,8 +4,8 @@ A warm process on a large tree reads a few hundred of its tens of thousands of c
 holding each as an object cost tens of MiB and tens of ms before the first answer. Saved as columns
 (`.npy`, read with `allow_pickle=False` and memory-mapped), a record is made from its row only when
 asked for:
-- `StringCodes` gives each distinct string one code (in order of first use; -1 stands for None), and
-  `saved()` the table of them as one UTF-8 blob and its offsets;
+- `StringCodes` gives each distinct string one code (in order of first use; -1 stands for None; `codes`
+  a column at a time), and `saved()` the table of them as one UTF-8 blob and its offsets;
 - `Strings` decodes a code once and keeps the text, so records share one string per value;
 - `Positions` maps an id to its row: arithmetic over ids without gaps, a binary search over ids in
   increasing order (the store's order), else a dict;
@@ -17,7 +17,7 @@ asked for:
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TypeVar
 
 import numpy as np
@@ -42,6 +42,21 @@ class StringCodes:
             found = self._codes[text] = len(self._texts)
             self._texts.append(text)
         return found
+
+    def codes(self, texts: Iterable[str | None]) -> list[int]:
+        """`code` of each text, in one loop (a column of hundreds of thousands of call sites)."""
+        known, strings = self._codes, self._texts
+        out: list[int] = []
+        for text in texts:
+            if text is None:
+                out.append(-1)
+                continue
+            found = known.get(text)
+            if found is None:
+                found = known[text] = len(strings)
+                strings.append(text)
+            out.append(found)
+        return out
 
     def saved(self, prefix: str) -> dict[str, np.ndarray]:
         """The strings as `<prefix>strings` (UTF-8 bytes, one after another) and `<prefix>string_offsets`."""

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from indexing.columns import RecordTable, Strings
+from indexing.columns import RecordTable, StringCodes, Strings
 from indexing.records import CallSite
 
 __all__ = ["SITE_COLUMNS", "SiteTable", "site_columns"]
@@ -28,28 +28,12 @@ SITE_COLUMNS = ("site_numbers", "site_codes", "site_strings", "site_string_offse
 
 def site_columns(sites: Sequence[CallSite]) -> dict[str, np.ndarray]:
     """The arrays a `SiteTable` reads (module docstring), for `sites` in their order (row = place)."""
-    codes: dict[str | None, int] = {None: -1}
-    texts: list[str] = []
-
-    def column(values: list[str | None]) -> list[int]:
-        out = []
-        for value in values:
-            found = codes.get(value)
-            if found is None:
-                found = codes[value] = len(texts)
-                texts.append(value)  # type: ignore[arg-type]
-            out.append(found)
-        return out
+    strings = StringCodes()
     numbers = np.asarray([(s.line, s.column, s.end_column) for s in sites], dtype=np.int64).reshape(-1, 3)
     string_codes = np.empty((len(sites), len(STRINGS)), dtype=np.int32)
     for k, name in enumerate(STRINGS):
-        string_codes[:, k] = column([getattr(s, name) for s in sites])
-    encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    return {"site_numbers": numbers, "site_codes": string_codes,
-            "site_strings": np.frombuffer(b"".join(encoded), dtype=np.uint8), "site_string_offsets": offsets}
-
+        string_codes[:, k] = strings.codes([getattr(s, name) for s in sites])
+    return {"site_numbers": numbers, "site_codes": string_codes, **strings.saved("site_")}
 
 class SiteTable(RecordTable[CallSite]):
     """Call sites by row over saved columns (module docstring)."""
