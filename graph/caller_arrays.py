@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from graph.traversal import site_key
 from indexing.array_folder import open_keyed, save_keyed
 from indexing.columns import StringCodes, Strings
 from indexing.site_table import SITE_COLUMNS, SiteTable, site_columns
@@ -119,10 +120,10 @@ def caller_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
             **evidence.saved("evidence_"), **site_columns(sites)}
 
 
-def _outgoing_order(item: tuple[int, dict[str, Any]]) -> tuple[str, int, int, int]:
-    """`CallGraph.outgoing_calls`'s order: by first call site, then callee."""
+def _outgoing_order(item: tuple[int, dict[str, Any]]) -> tuple[tuple[str, int, int], int]:
+    """`CallGraph.outgoing_calls`'s order (`graph.traversal`): by first call site, then callee."""
     sites = item[1]["sites"]
-    return (sites[0].path, sites[0].line, sites[0].column, item[0]) if sites else ("", 0, 0, item[0])
+    return (site_key(sites[0]) if sites else ("", 0, 0), item[0])
 
 
 class CallerArrays:
