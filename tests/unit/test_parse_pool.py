@@ -80,6 +80,33 @@ def test_files_go_to_the_workers_in_batches(monkeypatch: pytest.MonkeyPatch) -> 
     assert named[:3] == [["f0"], ["f1"], ["f2"]] and ["late"] in named and len(named) == 42
 
 
+def _die_in_a_worker(owner: int, chunks: list[object], data: bytes) -> None:
+    """A feed's `prepare` that kills the parse worker it runs in on a marked file (never the owner)."""
+    import os
+
+    if b"# die" in data and os.getpid() != owner:
+        os._exit(3)
+
+
+def test_a_killed_worker_leaves_its_batch_and_the_rest_to_the_caller(caplog: pytest.LogCaptureFixture
+                                                                     ) -> None:
+    """A worker dying mid-batch (killed, out of memory) loses nothing: its batch, the batches queued
+    behind it and every later file are parsed in process, in plan order."""
+    import functools
+    import os
+
+    plans = [Plan(FileInfo(f"m{k}.py", "python", 0, 0, ()),
+                  f"def f{k}():\n    return {k}\n{'# die' if k == 20 else ''}\n".encode(), "h")
+             for k in range(60)]
+    prepare = functools.partial(_die_in_a_worker, os.getpid())
+    with caplog.at_level("WARNING", logger="indexing.parse_pool"):
+        out = list(parse_in_order(iter(plans), workers=2, prepare=prepare))
+    assert any("parsing it in process" in r.getMessage() for r in caplog.records)  # (a worker died)
+    assert [plan for plan, _ in out] == plans
+    assert [[d.name for d in result.definitions] for _, result in out if result is not None] == \
+        [[f"f{k}"] for k in range(60)]
+
+
 def test_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CODESEEK_PARSE_WORKERS", raising=False)
     assert worker_count(MIN_FILES - 1, None, cpus=8) == 0  # a small update: the pool's start costs more
