@@ -270,7 +270,8 @@ class _TokenVectors:
 
     The token vectors are memory-mapped from the safetensors file in its own dtype (`map_safetensors`):
     a query reads the rows of its few tokens, so a search process never holds the whole table (29 MiB
-    as float32 for the packaged model); a batch of documents converts the table to float32 once."""
+    as float32 for the packaged model); a batch of documents converts the table to float32 once, and
+    from then on queries read that copy and the mapping is closed."""
 
     def __init__(self, directory: Path, max_tokens: int) -> None:
         from tokenizers import Tokenizer
@@ -321,7 +322,10 @@ class _TokenVectors:
         shares = csr_matrix((weights, indices, indptr), shape=(len(kept), len(self.vectors)))
         with self._lock:
             if self._dense is None:
-                self._dense = np.asarray(self.vectors, dtype=np.float32)
+                self._dense = np.array(self.vectors, dtype=np.float32)
+                # Queries read their rows from it too: the mapping, read whole to make it, is let go
+                # (the packaged model's 15 MiB of file pages stay resident while it is mapped).
+                self.vectors = self._dense
         return np.asarray(shares @ self._dense, dtype=np.float32)
 
 

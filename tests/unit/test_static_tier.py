@@ -353,3 +353,27 @@ def test_token_vectors_are_mapped_from_the_safetensors_file(tmp_path: Path) -> N
     (tmp_path / "junk.safetensors").write_bytes(b"\xff" * 64)
     with pytest.raises(ValueError):
         map_safetensors(tmp_path / "junk.safetensors")
+
+
+def test_a_batch_of_documents_lets_the_mapped_table_go(tmp_path: Path) -> None:
+    """The first batch of documents converts the mapped float16 table to float32; from then on
+    queries read that copy (the same vectors) and the mapping is closed, so its pages are not
+    resident beside the copy."""
+    import gc
+    import weakref
+
+    from retrievers.semantic.static_embedder import StaticEmbedder
+
+    packaged = REPO / "retrievers" / "semantic" / "data" / "static-minilm-code"
+    embedder = StaticEmbedder(packaged)
+    query = embedder.encode_query("lock the account after failed logins")
+    table = embedder._model.vectors
+    assert isinstance(table, np.memmap)
+    mapping = weakref.ref(table._mmap)
+    del table
+    docs = embedder.encode_documents(["def cooldown(user): user.locked = True", "class Throttle: pass"])
+    assert docs.shape == (2, embedder.dims)
+    assert type(embedder._model.vectors) is np.ndarray and embedder._model.vectors.dtype == np.float32
+    gc.collect()
+    assert mapping() is None or mapping().closed
+    assert np.allclose(embedder.encode_query("lock the account after failed logins"), query, atol=1e-6)
