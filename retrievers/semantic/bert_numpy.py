@@ -10,7 +10,11 @@ sentence-transformers. Given a `weights_cache` folder, the weights are converted
 files, `load_weights`) and memory-mapped after that: a load costs the tokenizer's ~25 ms, not 0.2 s,
 and only the pages an encode reads become resident (docs/tuning/2026-12-02-question-encoder-mmap.md).
 A process's first questions read the layers' large matrices from those files instead (`pread`, one
-layer at a time): a one-question CLI search peaks ~34 MiB lower for ~10 ms more.
+layer at a time): a one-question CLI search peaks ~34 MiB lower for ~10 ms more. The word vectors of
+a mapped table are always read (`pread`, each distinct token's row once an encode): indexing the
+mapping made the kernel map the pages around every row as well (~23 MiB of a cold Django sdist
+search's question pool, for ~9,000 rows of 1.5 KiB). The feed-forward part of a layer runs on
+`FFN_ROWS` tokens at a time, so its two (tokens x 1536) intermediates stay small.
 """
 
 from __future__ import annotations
@@ -99,6 +103,7 @@ class _Layer:
 # layer's from the mapped files into a buffer of their own (`_layer_streams`) instead of faulting every
 # page of them into the process; after `STREAMED_QUESTIONS` questions the mapping serves (a server).
 _STREAMED = ("qkv", "out", "inner", "down")
+FFN_ROWS = 256  # tokens per feed-forward block: its intermediates are 4x hidden wide
 STREAMED_QUESTIONS = 3
 WEIGHTS_FORMAT = 1  # bump when `_prepare` changes what it writes (the cache is keyed by it)
 _EMBEDDINGS = ("words", "positions", "norm0_weight", "norm0_bias")
@@ -223,6 +228,8 @@ class NumpyBertEncoder:
         self.threads = max(1, threads)
         w = load_weights(model_dir, self.layers, 1.0 / math.sqrt(self.hidden // self.heads), weights_cache)
         self._words, self._positions = w["words"], w["positions"]
+        words = w["words"].base
+        self._word_rows = RowReader.of(words) if isinstance(words, np.memmap) else None
         self._norm0 = (w["norm0_weight"], w["norm0_bias"])
         self._layers = _layers(w, self.layers)
         self._streams = _layer_streams(w, self.layers)
@@ -242,6 +249,17 @@ class NumpyBertEncoder:
             encodings = self.tokenizer.encode_batch(texts)
         return [np.asarray(e.ids or [0], dtype=np.intp) for e in encodings]
 
+    def _word_vectors(self, flat: np.ndarray) -> np.ndarray:
+        """A new (tokens, hidden) array of the word vectors of the token ids `flat`: read from the file
+        when the table is mapped (each distinct row once), else taken from it."""
+        if self._word_rows is not None:
+            distinct, inverse = np.unique(flat, return_inverse=True)
+            try:
+                return self._word_rows.take(distinct)[inverse.reshape(-1)]
+            except (OSError, IndexError):
+                pass
+        return self._words[flat]
+
     def _streamed(self, i: int, layer: _Layer) -> _Layer:
         """Layer i with its large matrices read from their files (the mapped ones if a read fails)."""
         assert self._streams is not None
@@ -257,7 +275,7 @@ class NumpyBertEncoder:
         `streamed`: each layer's large matrices read from the files for this call only."""
         lengths = [len(i) for i in ids]
         starts = np.cumsum([0, *lengths[:-1]])
-        x = self._words[np.concatenate(ids)]
+        x = self._word_vectors(np.concatenate(ids))
         x += self._positions[np.concatenate([np.arange(n) for n in lengths])]
         x = _layer_norm(x, *self._norm0, self.eps)
         context = np.empty_like(x)
@@ -272,12 +290,14 @@ class NumpyBertEncoder:
             h += layer.out_bias
             h += x
             x = _layer_norm(h, *layer.norm1, self.eps)
-            inner = x @ layer.inner
-            inner += layer.inner_bias
-            h = _gelu(inner) @ layer.down
-            h += layer.down_bias
-            h += x
-            x = _layer_norm(h, *layer.norm2, self.eps)
+            for block in range(0, len(x), FFN_ROWS):  # (each token's row on its own: in place by blocks)
+                rows = x[block:block + FFN_ROWS]
+                inner = rows @ layer.inner
+                inner += layer.inner_bias
+                h = _gelu(inner) @ layer.down
+                h += layer.down_bias
+                h += rows
+                rows[:] = _layer_norm(h, *layer.norm2, self.eps)
         pooled = np.add.reduceat(x, starts, axis=0)
         pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)  # the mean's 1/n cancels here
         return pooled.astype(np.float32, copy=False)

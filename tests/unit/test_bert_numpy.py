@@ -120,6 +120,40 @@ def test_mapped_weights_give_bitwise_the_same_vectors(encoder: NumpyBertEncoder,
     assert mapped.encode(TEXTS).tobytes() == encoder.encode(TEXTS).tobytes()
 
 
+class _Unread:
+    """Stands in for a mapped table that must not be indexed."""
+
+    def __getitem__(self, _rows: object) -> np.ndarray:
+        raise AssertionError("the mapped word table was indexed")
+
+
+def test_a_mapped_word_table_is_read_not_indexed(encoder: NumpyBertEncoder, tmp_path: Path) -> None:
+    """A mapped encoder reads the word vectors it needs from the file (indexing the mapping would make
+    the pages around every row resident: ~23 MiB of a question pool on the Django sdist) and gives the
+    in-memory encoder's vectors bit for bit, for questions and batches."""
+    cache = tmp_path / "weights"
+    NumpyBertEncoder(default_model_path(), max_tokens=256, weights_cache=cache)  # converts
+    mapped = NumpyBertEncoder(default_model_path(), max_tokens=256, weights_cache=cache)
+    assert mapped._word_rows is not None and encoder._word_rows is None
+    mapped._words = _Unread()  # type: ignore[assignment]
+    assert mapped.encode(TEXTS).tobytes() == encoder.encode(TEXTS).tobytes()
+    assert mapped.encode_one(QUESTIONS[0]).tobytes() == encoder.encode_one(QUESTIONS[0]).tobytes()
+
+
+def test_feed_forward_blocks_give_the_vectors_of_one_block(encoder: NumpyBertEncoder,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The feed-forward part runs on `FFN_ROWS` tokens at a time: blocks that split sequences (7
+    tokens) give the vectors of a single block of every token, within float rounding."""
+    from retrievers.semantic import bert_numpy
+
+    monkeypatch.setattr(bert_numpy, "FFN_ROWS", 1 << 20)
+    whole = encoder.encode(TEXTS)
+    monkeypatch.setattr(bert_numpy, "FFN_ROWS", 7)
+    blocks = encoder.encode(TEXTS)
+    assert np.allclose(blocks, whole, atol=1e-5)
+    assert not np.array_equal(blocks, np.zeros_like(blocks))
+
+
 def test_the_weights_cache_is_keyed_by_the_model_files(tmp_path: Path) -> None:
     model = tmp_path / "model"
     model.mkdir()
