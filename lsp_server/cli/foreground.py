@@ -75,12 +75,15 @@ def no_collection() -> Iterator[None]:
 def refresh(engine: SearchEngine, show_progress: bool, plain: bool = False) -> RefreshResult:
     """Refresh (the index keeper's one-call refresh: `retrievers.engine.keeper`) with labelled progress
     bars (counts, ETA) on stderr when it is a terminal, else (`plain`) plain lines once the refresh has
-    run for a few seconds."""
+    run for a few seconds. The parse and embedding pools' fork server is stopped after it (the
+    command starts no other worker; one that did would start a new fork server)."""
     from lsp_server.cli.embed import progress_bar, progress_events
+    from lsp_server.process_tuning import reap_worker_processes
     from retrievers.engine.keeper import IndexKeeper
 
     with progress_bar(show_progress, plain) as progress, no_collection():
         result = IndexKeeper(engine, listener=progress_events(progress)).refresh()
+    reap_worker_processes()  # the pools are done: their fork server (~33 MiB) goes before the question
     for note in result.notes:
         print(f"codeseek: note: {note}", file=sys.stderr)
     return result

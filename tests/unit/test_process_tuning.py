@@ -6,6 +6,8 @@ from __future__ import annotations
 import gc
 import time
 import weakref
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +15,7 @@ from lsp_server import process_tuning
 from lsp_server.process_tuning import (
     FULL_EVERY,
     TRIM_GROWTH,
+    reap_worker_processes,
     release_memory,
     resident_bytes,
     serving,
@@ -83,3 +86,25 @@ def test_the_heap_is_trimmed_when_the_process_grew_since_the_last_trim() -> None
         assert trim_heap()
     finally:
         del grown
+
+
+def test_a_commands_refresh_stops_the_pools_fork_server_before_the_question(tmp_path: Path) -> None:
+    """`codeseek search` refreshes through `lsp_server.cli.foreground.refresh`: the parse and embedding
+    pools are done by then, so their fork server (~33 MiB) is stopped before the question loads its
+    model, not at exit; a later pool starts a new one."""
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    from lsp_server.cli.foreground import refresh
+    from tests.unit.engine_sample import copy_sample, opened
+
+    multiprocessing.get_context("forkserver")
+    forkserver.ensure_running()  # as the parse pool of a large tree starts it
+    server: Any = forkserver._forkserver  # (its pid: a private attribute, as reap_worker_processes reads it)
+    assert server._forkserver_pid is not None
+    with opened(copy_sample(tmp_path), tmp_path / "index") as (_, engine):
+        assert refresh(engine, show_progress=False).update is not None
+        assert server._forkserver_pid is None
+    forkserver.ensure_running()
+    assert server._forkserver_pid is not None
+    reap_worker_processes()
