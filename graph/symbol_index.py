@@ -72,35 +72,37 @@ class SymbolIndex:
         self.defs: dict[int, Definition] = {}
         self.by_name: dict[str, list[int]] = defaultdict(list)
         self.by_qname: dict[str, list[int]] = defaultdict(list)
-        self.by_name_lower: dict[str, list[int]] = defaultdict(list)
-        self.by_qname_lower: dict[str, list[int]] = defaultdict(list)
+        self._folded: tuple[dict[str, list[int]], dict[str, list[int]]] | None = None  # (`_folded_tables`)
         self.by_path: dict[str, list[int]] = defaultdict(list)
         self.by_path_name: dict[tuple[str, str], list[int]] = defaultdict(list)
         self.by_path_qname: dict[tuple[str, str], list[int]] = defaultdict(list)
-        by_dir_qname: dict[tuple[str, str], list[int]] = defaultdict(list)
         for d in definitions:
             if d.id in self.defs:
                 raise DuplicateIdError(f"duplicate definition id {d.id} ({d.qualified_name} in {d.path})")
             self.defs[d.id] = d
             self.by_name[d.name].append(d.id)
             self.by_qname[d.qualified_name].append(d.id)
-            self.by_name_lower[d.name.lower()].append(d.id)
-            self.by_qname_lower[d.qualified_name.lower()].append(d.id)
             self.by_path[d.path].append(d.id)
             self.by_path_name[(d.path, d.name)].append(d.id)
             self.by_path_qname[(d.path, d.qualified_name)].append(d.id)
-            by_dir_qname[(posixpath.dirname(d.path), d.qualified_name)].append(d.id)
         for ids in self.by_path.values():
             ids.sort(key=lambda i: (self.defs[i].start_line, -self.defs[i].end_line))
-        # parent definition (same file first, then same directory: Go methods, C++ out-of-line).
+        # parent definition (same file first, then same directory: Go methods, C++ out-of-line; the
+        # folder table is made only when a parent is not in its child's file).
         self.parent_of: dict[int, int] = {}
         self.ctor_functions: set[int] = set()
         self.members: dict[int, dict[str, list[int]]] = defaultdict(_list_table)
+        by_dir_qname: dict[tuple[str, str], list[int]] | None = None
         for d in definitions:
             if not d.parent:
                 continue
-            parents = self.by_path_qname.get((d.path, d.parent)) or by_dir_qname.get(
-                (posixpath.dirname(d.path), d.parent)) or []
+            parents = self.by_path_qname.get((d.path, d.parent))
+            if not parents:
+                if by_dir_qname is None:
+                    by_dir_qname = defaultdict(list)
+                    for e in definitions:
+                        by_dir_qname[(posixpath.dirname(e.path), e.qualified_name)].append(e.id)
+                parents = by_dir_qname.get((posixpath.dirname(d.path), d.parent)) or []
             parent = self._innermost_containing(parents, d) if len(parents) > 1 else (
                 parents[0] if parents else None)
             if parent is not None and parent != d.id:
@@ -132,8 +134,6 @@ class SymbolIndex:
             out.defs[d.id] = d
         keys: list[tuple[str, Callable[[Definition], Any]]] = [
             ("by_name", lambda d: d.name), ("by_qname", lambda d: d.qualified_name),
-            ("by_name_lower", lambda d: d.name.lower()),
-            ("by_qname_lower", lambda d: d.qualified_name.lower()),
             ("by_path", lambda d: d.path), ("by_path_name", lambda d: (d.path, d.name)),
             ("by_path_qname", lambda d: (d.path, d.qualified_name))]
         for attr, key in keys:
@@ -147,6 +147,7 @@ class SymbolIndex:
             for d in new_defs:
                 table[key(d)] = [*table.get(key(d), ()), d.id]
             setattr(out, attr, table)
+        out._folded = None  # (made from `out.defs` on first use, in the order the patch would give)
         for p in changed & set(out.by_path):
             out.by_path[p].sort(key=lambda i: (out.defs[i].start_line, -out.defs[i].end_line))
         out._patch_parents(self, gone, changed)
@@ -211,6 +212,29 @@ class SymbolIndex:
                 members.append(d.id)
                 members.sort()
         self.ctor_functions = {p for p in self.members if self.defs[p].kind == "function"}
+
+    @property
+    def by_name_lower(self) -> dict[str, list[int]]:
+        """Definitions by lowercased name (`graph.lookup`'s case-folded lookups; made on first use)."""
+        return self._folded_tables()[0]
+
+    @property
+    def by_qname_lower(self) -> dict[str, list[int]]:
+        """Definitions by lowercased qualified name (made on first use)."""
+        return self._folded_tables()[1]
+
+    def _folded_tables(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+        """The case-folded name tables, in `defs` order: only a lookup by a name typed in another
+        case reads them, never the build (~12 MiB of a Django sdist build that nothing read)."""
+        folded = self._folded
+        if folded is None:
+            by_name: dict[str, list[int]] = defaultdict(list)
+            by_qname: dict[str, list[int]] = defaultdict(list)
+            for d in self.defs.values():
+                by_name[d.name.lower()].append(d.id)
+                by_qname[d.qualified_name.lower()].append(d.id)
+            folded = self._folded = (by_name, by_qname)
+        return folded
 
     def _derive_sets(self) -> None:
         classes = frozenset(i for i, d in self.defs.items() if d.kind in CLASS_KINDS)

@@ -188,6 +188,19 @@ def test_resolve_accepts_bare_qualified_module_and_path_forms(py_graph):
     assert py_graph.resolve("   ") == []
 
 
+def test_the_case_folded_name_tables_are_made_on_the_first_folded_lookup(py_graph):
+    """A build never reads the lower-cased name tables: they are made when a lookup folds case, in the
+    order of the definitions (as the build made them before)."""
+    from graph.symbol_index import SymbolIndex
+
+    defs = py_graph.definitions()
+    ix = SymbolIndex(defs, [])
+    assert ix._folded is None
+    assert ix.by_name_lower["run"] == [d.id for d in defs if d.name.lower() == "run"]
+    assert ix.by_qname_lower["model.run"] == [d.id for d in defs if d.qualified_name.lower() == "model.run"]
+    assert ix._folded is not None and ix.by_name_lower is ix._folded[0]
+
+
 def test_js_imports_require_default_and_this(tmp_path):
     graph = build_sources({
         "web/router.js": "function handle(req) { return req; }\nmodule.exports = { handle };\n",
