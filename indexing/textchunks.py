@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import numpy as np
-
 DEFAULT_MAX_CHARS = 550  # ~95% of chunks fit 256 MiniLM tokens (docs/design.md)
 
 
@@ -61,6 +59,8 @@ class NonWhitespace:
     """O(1) non-whitespace character counts over byte ranges (prefix sums)."""
 
     def __init__(self, source: bytes) -> None:
+        import numpy as np  # (here: the parse pool's fork server preloads this module without numpy)
+
         arr = np.frombuffer(source, dtype=np.uint8)
         counted = ~(
             (arr == 32) | (arr == 9) | (arr == 10) | (arr == 13) | (arr == 11) | (arr == 12)
