@@ -188,6 +188,22 @@ def test_resolve_accepts_bare_qualified_module_and_path_forms(py_graph):
     assert py_graph.resolve("   ") == []
 
 
+def test_sites_that_resolve_to_nothing_share_one_resolution_per_caller_and_outcome():
+    """`json.loads`, `len` and `mystery` in one method resolve to nothing: equal outcomes of one caller
+    are one object during the build (what it held at its peak), each still read per site."""
+    from graph.symbol_index import Resolution
+
+    defs, calls, imports = parse_sources(PY_PROJECT)
+    made: list[Resolution] = []
+    build_call_graph(defs, calls, imports, resolved=made)
+    assert len(made) == len(calls)
+    empty = [r for r in made if not r.callees]
+    distinct = {(r.caller, r.status, r.rule, r.weight, r.evidence) for r in empty}
+    assert len(empty) > len(distinct) >= 2  # some shared, not all one
+    assert len({id(r) for r in empty}) == len(distinct)
+    assert all(r.callees for r in made if r not in empty) and any(r.callees for r in made)
+
+
 def test_the_case_folded_name_tables_are_made_on_the_first_folded_lookup(py_graph):
     """A build never reads the lower-cased name tables: they are made when a lookup folds case, in the
     order of the definitions (as the build made them before)."""
