@@ -175,6 +175,23 @@ def test_embeddings_cache(tmp_path: Path) -> None:
     store.close()
 
 
+def test_cached_vectors_are_written_hundreds_of_rows_a_statement(tmp_path: Path) -> None:
+    """`executemany` releases the GIL around each row's step, and a busy main thread then makes the
+    embedding thread wait once a row: 1,200 vectors go in four statements, all read back."""
+    from indexing import store_embeddings
+
+    store = IndexStore(tmp_path)
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)
+    items = {f"k{i}": bytes([i % 256]) * 8 for i in range(1200)}
+    store.put_embeddings("m1", items)
+    store._db.set_trace_callback(None)
+    inserts = [s for s in statements if s.lstrip().upper().startswith("INSERT")]
+    assert len(inserts) == -(-len(items) // store_embeddings._ROWS) == 4
+    assert store.get_embeddings("m1", list(items)) == items
+    store.close()
+
+
 def test_reader_thread_sees_committed_state_while_writer_holds_a_transaction(tmp_path: Path) -> None:
     store = IndexStore(tmp_path)
     store.replace_file(info("a.py"), "h1", make_result("a.py", 2))
