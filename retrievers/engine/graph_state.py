@@ -276,6 +276,7 @@ class GraphState:
             graph = build(inputs.definitions, inputs.calls, inputs.imports, resolved=inputs.resolutions)
         inputs.graph = graph
         inputs.share_resolutions(known)
+        graph.index.fold_names()  # (a server's: its searches do not make them; the next patch keeps them)
         self._inputs = inputs
         self._built = (read_key, graph)
         return graph
