@@ -147,6 +147,7 @@ class _Before:
         source = subprocess.run(["git", "show", f"{rev}:{path}"], capture_output=True,
                                 text=True, check=True, cwd=Path(__file__).resolve().parents[1]).stdout
         module = types.ModuleType(f"bert_numpy_{rev}")
+        sys.modules[module.__name__] = module  # (a dataclass looks its module up while it is made)
         exec(compile(source, f"{rev}:retrievers/semantic/bert_numpy.py", "exec"), module.__dict__)
         from retrievers.semantic.embedder import default_model_path
 
@@ -154,8 +155,8 @@ class _Before:
         self._blas, self.threads = ThreadpoolController(), threads
         self.dims, self.max_tokens = self._encoder.dims, self._encoder.max_tokens
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        with self._blas.limit(limits=self.threads, user_api="blas"):
+    def encode(self, texts: list[str], threads: int | None = None) -> np.ndarray:
+        with self._blas.limit(limits=threads or self.threads, user_api="blas"):
             return np.asarray(self._encoder.encode(texts))
 
     def encode_one(self, text: str) -> np.ndarray:
@@ -210,8 +211,8 @@ class _Onnx:
         self._tokenizer.enable_padding()
         self.dims, self.max_tokens = 384, 256
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        found = self._tokenizer.encode_batch(texts)
+    def encode(self, texts: list[str], threads: int | None = None) -> np.ndarray:
+        found = self._tokenizer.encode_batch(texts)  # (`threads`: the session's, set when it was made)
         ids = np.array([e.ids for e in found], dtype=np.int64)
         mask = np.array([e.attention_mask for e in found], dtype=np.int64)
         return np.asarray(self._session.run(None, {"ids": ids, "mask": mask})[0])
