@@ -153,12 +153,10 @@ class SymbolIndex:
             for d in new_defs:
                 table[key(d)] = [*table.get(key(d), ()), d.id]
             patched[attr] = table
+        out._folded = None if self._folded is None else (
+            patched.pop("by_name_lower"), patched.pop("by_qname_lower"))
         for attr, table in patched.items():
-            if not attr.endswith("_lower"):
-                setattr(out, attr, table)
-        out._folded = None
-        if self._folded is not None:
-            out._folded = (patched["by_name_lower"], patched["by_qname_lower"])
+            setattr(out, attr, table)
         for p in changed & set(out.by_path):
             out.by_path[p].sort(key=lambda i: (out.defs[i].start_line, -out.defs[i].end_line))
         out._patch_parents(self, gone, changed)
