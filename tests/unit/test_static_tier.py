@@ -366,7 +366,8 @@ def test_a_batch_of_documents_lets_the_mapped_table_go(tmp_path: Path) -> None:
 
     packaged = REPO / "retrievers" / "semantic" / "data" / "static-minilm-code"
     embedder = StaticEmbedder(packaged)
-    query = embedder.encode_query("lock the account after failed logins")
+    query, tier = embedder.encode_query_for("account_lockout cooldown", "find_definition")
+    assert tier == "static"  # (read from the token table, not by the transformer)
     table = embedder._model.vectors
     assert isinstance(table, np.memmap)
     mapping = weakref.ref(table._mmap)
@@ -376,4 +377,5 @@ def test_a_batch_of_documents_lets_the_mapped_table_go(tmp_path: Path) -> None:
     assert type(embedder._model.vectors) is np.ndarray and embedder._model.vectors.dtype == np.float32
     gc.collect()
     assert mapping() is None or mapping().closed
-    assert np.allclose(embedder.encode_query("lock the account after failed logins"), query, atol=1e-6)
+    again, tier = embedder.encode_query_for("account_lockout cooldown", "find_definition")
+    assert tier == "static" and np.allclose(again, query, atol=1e-6)
