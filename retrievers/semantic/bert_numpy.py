@@ -256,7 +256,7 @@ class NumpyBertEncoder:
             distinct, inverse = np.unique(flat, return_inverse=True)
             try:
                 return self._word_rows.take(distinct)[inverse.reshape(-1)]
-            except (OSError, IndexError):
+            except OSError:  # (the file cannot give them: the mapping can)
                 pass
         return self._words[flat]
 
