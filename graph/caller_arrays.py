@@ -15,6 +15,7 @@ the Django sdist's cold build and ~1.3 s of sympy's.)
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,35 +54,33 @@ def caller_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
     and in the same pass the flat form's neighbour lists (`NEIGHBOURS`, `graph.flat`: per definition
     `CallGraph.neighbours`, as CSR), which `save_callers` leaves to it."""
     incoming, succ, pred = graph.incoming_index, graph.succ, graph.pred
-    rows: dict[int, int] = {}  # id(site) -> its row
-    sites: list[CallSite] = []
+    # Columns grow as C arrays (8 bytes an entry, not a list slot and an int object: on sympy the lists
+    # were ~75 MiB at their peak, the cold command's highest point once it wrote them after its
+    # answer). Each call site is listed by `id` wherever it is met (`met`, `met_ids`) and numbered in
+    # order of first meeting after the loop (`_first_met`), one site table row each.
+    met: list[CallSite] = []
+    met_ids, in_at, out_at = array("q"), array("q"), array("q")  # (in_at, out_at: places in `met`)
     evidence = StringCodes()
-    code = evidence.code
-
-    def row(site: CallSite) -> int:
-        found = rows.get(id(site))
-        if found is None:
-            found = rows[id(site)] = len(sites)
-            sites.append(site)
-        return found
-    in_ptr, in_site, in_caller, in_evidence = [0], [], [], []  # (per definition, per incoming site)
-    sub_ptr: list[int] = [0]
-    sub_ids: list[int] = []  # (per definition, per subclass)
-    out_ptr, out_callee, out_evidence, out_site_ptr = [0], [], [], [0]  # (per definition, per call edge)
-    out_confident: list[bool] = []
-    out_sites: list[int] = []  # (per call edge's site)
-    indptr, other, is_caller, weight = [0], [], [], []  # (per definition, per neighbour)
+    code, known = evidence.code, evidence.known
+    in_ptr, in_caller, in_evidence = array("q", [0]), array("q"), array("i")  # (per incoming site)
+    sub_ptr, sub_ids = array("q", [0]), array("q")  # (per definition, per subclass)
+    out_ptr, out_callee, out_evidence = array("q", [0]), array("q"), array("i")  # (per call edge)
+    out_site_ptr, out_confident = array("q", [0]), array("b")
+    indptr, other, is_caller, weight = array("q", [0]), array("q"), array("b"), array("d")  # (neighbours)
     for d in graph.definitions():
         callers: dict[int, None] = {}
         for site, caller, marked in incoming.get(d.id, ()):
-            in_site.append(row(site))
+            in_at.append(len(met))
+            met.append(site)
+            met_ids.append(id(site))
             if caller is None:
                 in_caller.append(NO_CALLER)
             else:
                 in_caller.append(caller)
                 callers[caller] = None
-            in_evidence.append(code(marked))
-        in_ptr.append(len(in_site))
+            found = known.get(marked)
+            in_evidence.append(code(marked) if found is None else found)
+        in_ptr.append(len(in_at))
         into = pred.get(d.id)
         if into:
             sub_ids.extend(u for u, data in into.items()
@@ -95,8 +94,11 @@ def caller_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
                 out_callee.append(callee)
                 out_evidence.append(code(str(data.get("evidence", ""))))
                 out_confident.append(bool(data.get("confident", True)))
-                out_sites.extend(map(row, data["sites"]))
-                out_site_ptr.append(len(out_sites))
+                sites = data["sites"]
+                out_at.extend(range(len(met), len(met) + len(sites)))
+                met.extend(sites)
+                met_ids.extend(map(id, sites))
+                out_site_ptr.append(len(out_at))
                 if callee >= 0:  # (no module nodes among the neighbours)
                     other.append(callee)
                     is_caller.append(False)
@@ -109,15 +111,32 @@ def caller_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
                 is_caller.append(True)
                 weight.append(1.0 if edge is None else float(edge.get("weight", 1.0)))
         indptr.append(len(other))
-    ints = {"in_ptr": in_ptr, "in_site": in_site, "in_caller": in_caller, "sub_ptr": sub_ptr,
-            "sub_ids": sub_ids, "out_ptr": out_ptr, "out_callee": out_callee, "out_site_ptr": out_site_ptr,
-            "out_sites": out_sites, "indptr": indptr, "other": other}
-    return {**{name: np.asarray(values, dtype=np.int64) for name, values in ints.items()},
-            "caller": np.asarray(is_caller, dtype=np.bool_), "weight": np.asarray(weight, dtype=np.float64),
-            "in_evidence": np.asarray(in_evidence, dtype=np.int32),
-            "out_evidence": np.asarray(out_evidence, dtype=np.int32),
-            "out_confident": np.asarray(out_confident, dtype=np.bool_),
-            **evidence.saved("evidence_"), **site_columns(sites)}
+    rows, firsts = _first_met(np.frombuffer(met_ids, dtype=np.int64))
+    sites_table = site_columns([met[k] for k in firsts.tolist()])
+    del met
+    ints = {"in_ptr": in_ptr, "in_caller": in_caller, "sub_ptr": sub_ptr, "sub_ids": sub_ids,
+            "out_ptr": out_ptr, "out_callee": out_callee, "out_site_ptr": out_site_ptr, "indptr": indptr,
+            "other": other}
+    return {**{name: np.array(values, dtype=np.int64) for name, values in ints.items()},
+            "in_site": rows[np.frombuffer(in_at, dtype=np.int64)],
+            "out_sites": rows[np.frombuffer(out_at, dtype=np.int64)],
+            "caller": np.array(is_caller, dtype=np.bool_), "weight": np.array(weight, dtype=np.float64),
+            "in_evidence": np.array(in_evidence, dtype=np.int32),
+            "out_evidence": np.array(out_evidence, dtype=np.int32),
+            "out_confident": np.array(out_confident, dtype=np.bool_),
+            **evidence.saved("evidence_"), **sites_table}
+
+
+def _first_met(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For a column of object ids: each entry's row (the objects numbered in order of first
+    appearance) and, per row, the place the object first appears."""
+    if not len(ids):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[order] = np.arange(len(first), dtype=np.int64)
+    return rank[inverse.reshape(-1)], first[order]
 
 
 def _outgoing_order(item: tuple[int, dict[str, Any]]) -> tuple[tuple[str, int, int], int]:

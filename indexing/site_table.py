@@ -13,6 +13,7 @@ same object every time, and each distinct string is decoded once. The column pie
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 
 import numpy as np
 
@@ -29,10 +30,12 @@ SITE_COLUMNS = ("site_numbers", "site_codes", "site_strings", "site_string_offse
 def site_columns(sites: Sequence[CallSite]) -> dict[str, np.ndarray]:
     """The arrays a `SiteTable` reads (module docstring), for `sites` in their order (row = place)."""
     strings = StringCodes()
-    numbers = np.asarray([(s.line, s.column, s.end_column) for s in sites], dtype=np.int64).reshape(-1, 3)
+    numbers = np.empty((len(sites), len(NUMBERS)), dtype=np.int64)  # (a column at a time: no tuple a site)
+    for k, name in enumerate(NUMBERS):
+        numbers[:, k] = np.fromiter(map(attrgetter(name), sites), dtype=np.int64, count=len(sites))
     string_codes = np.empty((len(sites), len(STRINGS)), dtype=np.int32)
     for k, name in enumerate(STRINGS):
-        string_codes[:, k] = strings.codes([getattr(s, name) for s in sites])
+        string_codes[:, k] = strings.codes(map(attrgetter(name), sites))
     return {"site_numbers": numbers, "site_codes": string_codes, **strings.saved("site_")}
 
 class SiteTable(RecordTable[CallSite]):
