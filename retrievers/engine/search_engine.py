@@ -111,13 +111,18 @@ class SearchEngine:
     def close(self) -> None:
         """Done with this engine: write what `write_behind` held back, and release the text index's
         writer. With writes held back, the view and the vectors are let go first (pickling the call
-        graph needs ~100 MB of its own on the Django sdist); a search after that answers as one before
-        the first refresh does."""
+        graph needs ~100 MB of its own on the Django sdist), and the models the options' embedders loaded
+        (reloaded if asked again); a search after that answers as one before the first refresh does."""
         self._save_pooled()
         if self._writes is not None and self._writes.writes:
             with self._lock:
                 self._view = None
             self.semantic = None
+        if self._writes is not None:  # (a one-shot command: the options keep the embedders, ~40 MiB)
+            for embedder in (self.options.embedder, self.options.transformer_embedder):
+                release = getattr(embedder, "release", None)
+                if release is not None:
+                    release()
         self.flush_writes()
         self.text.close()
         self._retired.close()

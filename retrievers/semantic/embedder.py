@@ -163,6 +163,12 @@ class LazyModel:
     def _load_model(self) -> None:
         raise NotImplementedError
 
+    def release(self) -> None:
+        """Let the loaded model go (a later use loads it again): a one-shot command's engine does once
+        it has answered, before it writes what it held back (`SearchEngine.close`)."""
+        with self._load_lock:
+            self._model = None
+
     @property
     def loaded(self) -> bool:
         return self._model is not None

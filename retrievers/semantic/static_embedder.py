@@ -231,6 +231,13 @@ class StaticEmbedder(LazyModel):
             return deep, "transformer"
         return self._encode([text[: self.max_tokens * 8]])[0], "static"
 
+    def release(self) -> None:
+        """Let the token vectors go, and the model that reads questions (`LazyModel.release`)."""
+        super().release()
+        query_model = self._query_model
+        if query_model is not None:
+            query_model.release()
+
     def read_questions_with(self, embedder: Any) -> None:
         """Have `embedder` (the transformer tier's, when it is the packaged MiniLM the projection is
         made for) read questions too, instead of loading a second copy of that model."""
