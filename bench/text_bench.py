@@ -48,11 +48,11 @@ def main() -> int:
     for n in range(3):
         sub = index_dir / f"build{n}"
         start = time.perf_counter()
-        text = TextRetriever(sub, ws.chunk_text)
+        text = TextRetriever(sub, ws.chunk_text, read_file=ws.read_bytes)
         text.index(chunks)
         builds.append(time.perf_counter() - start)
         text.close()
-    text = TextRetriever(index_dir / "build0", ws.chunk_text)
+    text = TextRetriever(index_dir / "build0", ws.chunk_text, read_file=ws.read_bytes)
     noop = median_ms(lambda: text.index(chunks), 5)
     source = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
     print(f"requests 2.32.3: {len(chunks)} chunks; build median {statistics.median(builds):.2f} s; "

@@ -86,7 +86,8 @@ class SearchEngine:
         later = self._writes.writes if self._writes is not None else None
         self.graphs = GraphState(workspace, self.options.persist_graph, later,  # the call graph's holder
                                   self.options.incremental_graph)
-        self.text = TextRetriever(workspace.index_dir, workspace.chunk_text)
+        self.text = TextRetriever(workspace.index_dir, workspace.chunk_text, read_file=workspace.read_bytes)
+        self.text.defer_files(later)  # (a one-shot command's cold build writes the exact-string index last)
         self.semantic: TieredSemantic | None = None
         if self.options.embeddings:
             self.semantic = self._semantic(workspace)

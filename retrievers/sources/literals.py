@@ -6,7 +6,7 @@ A lexical pass over a chunk's text, the same at index and at query time: single-
 (`"..."` or `'...'`, escapes kept as written, Python prefixes allowed) separated only by whitespace,
 line breaks, backslash line continuations and at most one `+` form a run; a run of two or more
 non-empty literals is joined (their contents, no quotes). The text retriever adds the joined runs to
-the chunk's trigram field (indexed, not stored, like the rest of the chunk text) and, when a candidate
+its file's trigram document (indexed, not stored, like the rest of the chunk text) and, when a candidate
 chunk does not hold the string verbatim, looks for it in the joined runs: the matching lines are the
 lines of the literals the string covers. `match_lines` finds a string's lines in a chunk's text
 (verbatim, case-sensitive first).
@@ -61,7 +61,7 @@ def runs(text: str) -> Iterator[Run]:
 
 
 def joined_strings(text: str) -> list[str]:
-    """The joined contents of every run (what the trigram field adds)."""
+    """The joined contents of every run (what a file's trigram document adds)."""
     return [run.joined for run in runs(text)]
 
 

@@ -2,13 +2,15 @@
 
 The index's fields, documents and fingerprints are `sources.text_schema`'s; this module opens the
 index (a read-only folder through a private copy, a full disk in memory), keeps it in step with the
-store, and searches it.
+store (a document a chunk, and a trigram document a file: `sources.text_files`, written after the rest
+by a one-shot command: `sources.text_deferred`), and searches it with BM25; exact strings are
+`sources.text_exact`'s.
 
 BM25 queries are built programmatically from term queries (never parsed), so user text with tantivy
-syntax characters is safe. Exact strings: every trigram of the string must be present (ngram terms
-carry no positions), then each candidate is verified against the chunk text and answered with the
-absolute line numbers that match (verbatim, else in a joined run of literals: the lines of the
-literals it covers); case-sensitive matches rank above case-insensitive ones.
+syntax characters is safe. Exact strings: every trigram of the string must be in a file's document
+(ngram terms carry no positions), then each chunk of those files is verified against its text and
+answered with the absolute line numbers that match (verbatim, else in a joined run of literals: the
+lines of the literals it covers); case-sensitive matches rank above case-insensitive ones.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from indexing.integrity import is_disk_full
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError, TextDetail
 from retrievers.scope import EVERYWHERE, Scope
-from retrievers.sources.literals import joined_lines, match_lines
+from retrievers.sources.text_deferred import DeferredFiles
+from retrievers.sources.text_exact import ExactStrings
+from retrievers.sources.text_files import FileChunks, FileWrites, Wanted
 from retrievers.sources.text_identity import foreign, matches, read_marker, write_marker
 from retrievers.sources.text_schema import (
     SCHEMA_VERSION,
@@ -39,8 +43,8 @@ from retrievers.sources.text_schema import (
     bm25_query,
     document,
     fingerprint,
+    path_key,
     schema,
-    trigram_text,
     writer_heap,
 )
 
@@ -50,7 +54,7 @@ log = logging.getLogger("codeseek.index")
 BM25 = TextDetail("bm25")  # every BM25 hit's detail (one record: it is never changed)
 
 
-class TextRetriever:
+class TextRetriever(ExactStrings, DeferredFiles):
     """tantivy BM25 + trigram exact search over chunks; see the module docstring."""
 
     name = "text"
@@ -60,9 +64,16 @@ class TextRetriever:
         index_dir: Path,
         read_text: Callable[[Chunk], str | None],
         options: TextOptions | None = None,
+        read_file: Callable[[str], bytes] | None = None,
     ) -> None:
+        """`read_text`: a chunk's text as it is now; `read_file`: a file's bytes (its chunks' offsets
+        index them), so a file document reads its file once (else each chunk's text is read)."""
         self.options = options or TextOptions()
         self._read_text = read_text
+        self._read_file = read_file
+        self._files: FileChunks | None = None  # `_chunks` by file (`_by_file`), made when first needed
+        self._later: list[Callable[[], object]] | None = None  # `defer_files`
+        self._deferred: FileWrites | None = None  # file documents a deferred write still owes
         self._dir = Path(index_dir) / "tantivy"
         self._lock = threading.RLock()
         self._chunks: Mapping[int, Chunk] = {}
@@ -145,6 +156,10 @@ class TextRetriever:
         """Record that the folder now belongs to the store of generation `owner`, synced to key
         `synced` ("" when it holds editor buffers no other process may adopt): `sources.text_identity`."""
         with self._lock:
+            deferred = self._deferred
+            if deferred is not None and deferred.pending:
+                deferred.mark = (owner, synced)  # named once they are written: until then nothing
+                synced = ""  # adopts the folder (a process killed before that reconciles it)
             if not self._in_memory:
                 write_marker(self._dir, SCHEMA_VERSION, owner, synced)
 
@@ -183,18 +198,29 @@ class TextRetriever:
         return document(chunk, fp, self._text_of(chunk), self.options.max_index_chars)
 
     def _write(self, delete_ids: Iterable[int], add: Sequence[Chunk],
-               fps: Mapping[int, int] | None = None) -> None:
+               fps: Mapping[int, int] | None = None, drop_files: Iterable[int] = (),
+               add_files: Mapping[int, Wanted] | None = None) -> None:
+        """One commit: the chunk documents of `delete_ids` and `add` deleted, `add`'s written; the file
+        documents of the `drop_files` keys deleted and `add_files`' written."""
+        self._commit_deferred()  # (documents a deferred write left in the writer go in first)
         delete = sorted({int(i) for i in delete_ids} | {c.id for c in add})
-        if not delete and not add:
+        drop = sorted({int(k) for k in drop_files} | set(add_files or ()))
+        if not delete and not add and not drop:
             return
         writer = self._get_writer(len(add))
         full: BaseException | None = None
         try:
-            for start in range(0, len(delete), 1000):
-                part = delete[start : start + 1000]
-                writer.delete_documents_by_query(tantivy.Query.term_set_query(self._schema, "chunk_id", part))
+            for field_name, keys in (("chunk_id", delete), ("path_key", drop)):
+                for start in range(0, len(keys), 1000):
+                    part = keys[start : start + 1000]
+                    query = tantivy.Query.term_set_query(self._schema, field_name, part)
+                    writer.delete_documents_by_query(query)
             for chunk in add:
                 writer.add_document(self._document(chunk, fps.get(chunk.id) if fps else None))
+            if add_files:
+                for doc, _ in FileWrites(dict(add_files)).documents(
+                        self._by_file(), self._read_file, self._text_of, self.options.max_index_chars):
+                    writer.add_document(doc)
             writer.commit()
         except (ValueError, OverflowError, OSError) as exc:
             writer.rollback()  # nothing half-written survives into the next commit
@@ -205,9 +231,16 @@ class TextRetriever:
             self.close()  # release tantivy's directory lock: other processes write this index too
         if full is not None:  # the disk filled up: the whole index in memory instead
             self._index = self._memory(full)
-            self._write([], list(self._chunks.values()))
+            self._deferred = None
+            self._write([], list(self._chunks.values()), add_files=self._by_file().wanted())
             return
         self._index.reload()
+
+    def _by_file(self) -> FileChunks:
+        files = self._files
+        if files is None:
+            files = self._files = FileChunks.of(self._chunks)
+        return files
 
     def writer_for_feed(self, owner: str, adding: int) -> tantivy.IndexWriter | None:
         """The writer a `sources.text_feed.TextFeed` adds to, released by `close()`: only for an empty
@@ -231,14 +264,22 @@ class TextRetriever:
         (a folder whose marker names another index than `owner` is wiped first)."""
         with self._lock:
             self._wipe_if_foreign(owner)
-            self._chunks = by_id(chunks)
+            self._chunks, self._files = by_id(chunks), None
             self._index.reload()  # see what other processes committed
-            held = self._fingerprints()
+            held, held_files = self._fingerprints()
             stale = [i for i, fps in held.items() if len(fps) != 1 or i not in self._chunks]
             every = list(self._chunks.values())
             fps = {c.id: fingerprint(c) for c in every}
             add = [c for c in every if held.get(c.id) != [fps[c.id]]]
-            self._write(stale, add, fps)
+            wanted = self._by_file().wanted(fps=fps)
+            drop = [k for k, prints in held_files.items() if len(prints) != 1 or k not in wanted]
+            missing = {k: w for k, w in wanted.items() if held_files.get(k) != [w[1]]}
+            if missing and self.deferring:
+                self._write(stale, add, fps, drop + list(missing))
+                self._defer(missing)
+            else:
+                self._deferred = None  # (what a feed kept for a deferred write is not needed)
+                self._write(stale, add, fps, drop, missing)
             self._reset = False
 
     def adopt(self, chunks: Sequence[Chunk] | Mapping[int, Chunk], owner: str = "", synced: str = "") -> None:
@@ -251,46 +292,55 @@ class TextRetriever:
             return
         with self._lock:
             self._chunks = by_id(chunks)  # (a saved table is held as it is: update() copies it)
+            self._files = None
 
     def update(self, added: Sequence[Chunk], removed_ids: Sequence[int]) -> None:
         """Add new or changed chunks and drop removed ones; one commit."""
         with self._lock:
             chunks = dict(self._chunks)  # swapped whole: searches iterate it without the lock
-            for i in removed_ids:
-                chunks.pop(i, None)
+            removed = [c for c in (chunks.pop(i, None) for i in removed_ids) if c is not None]
             chunks.update((c.id, c) for c in added)
-            self._chunks = chunks
-            self._write(removed_ids, added)
+            files, touched = self._by_file().patched(added, removed)
+            self._chunks, self._files = chunks, files
+            self._write(removed_ids, added, drop_files=[path_key(p) for p in touched],
+                        add_files=files.wanted(touched))
 
     def remove(self, ids: Sequence[int]) -> None:
         self.update([], ids)
 
     # ----- reading -----------------------------------------------------------------------------
 
-    def _fingerprints(self) -> dict[int, list[int]]:
+    def _fingerprints(self) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
+        """The fingerprints the index holds: by chunk id, and the file documents' by path key."""
         searcher = self._index.searcher()
         if searcher.num_docs == 0:
-            return {}
+            return {}, {}
         addrs = [a for _, a in searcher.search(tantivy.Query.all_query(), searcher.num_docs).hits]
-        out: dict[int, list[int]] = {}
+        chunks: dict[int, list[int]] = {}
+        files: dict[int, list[int]] = {}
         ids = searcher.fast_field_values("chunk_id", addrs)
+        keys = searcher.fast_field_values("path_key", addrs)
         fps = searcher.fast_field_values("fp", addrs)
-        for cid, fp in zip(ids, fps, strict=True):
-            out.setdefault(int(cid or 0), []).append(int(fp or 0))
-        return out
+        for cid, key, fp in zip(ids, keys, fps, strict=True):
+            if key is not None:
+                files.setdefault(int(key), []).append(int(fp or 0))
+            else:
+                chunks.setdefault(int(cid or 0), []).append(int(fp or 0))
+        return chunks, files
 
     def ids(self) -> set[int]:
         """Chunk ids the on-disk index holds."""
-        return set(self._fingerprints())
+        return set(self._fingerprints()[0])
 
-    def _run(self, query: tantivy.Query, limit: int) -> list[tuple[int, float]]:
+    def _run(self, query: tantivy.Query, limit: int, field_name: str = "chunk_id") -> list[tuple[int, float]]:
+        """The top `limit` hits: (their `field_name`, a chunk's id or a file's key; score)."""
         if limit <= 0:
             return []
         searcher = self._index.searcher()
         hits = searcher.search(query, limit, count=False).hits  # (no total: the top `limit` only)
         if not hits:
             return []
-        ids = searcher.fast_field_values("chunk_id", [a for _, a in hits])
+        ids = searcher.fast_field_values(field_name, [a for _, a in hits])
         return [(int(cid or 0), float(score)) for (score, _), cid in zip(hits, ids, strict=True)]
 
     def bm25_query(self, text: str, symbol: str | None = None) -> tantivy.Query | None:
@@ -342,56 +392,3 @@ class TextRetriever:
             if len(kept) >= limit or len(found) < want:
                 return kept
             want *= 2
-
-    def _exact_candidates(self, needle: str) -> list[int]:
-        limit = self.options.max_verify
-        grams = list(dict.fromkeys(self._analyzers["cs_tri"].analyze(trigram_text(needle))))
-        if len(needle) < 3 or not grams:
-            # Too short for a trigram: candidates from BM25 on its words, else every chunk (bounded).
-            q = self.bm25_query(needle)
-            if q is not None:
-                found = [cid for cid, _ in self._run(q, limit)]
-                if found:
-                    return found
-            return sorted(self._chunks)[:limit]
-        searcher = self._index.searcher()
-        if len(grams) > self.options.max_trigrams:
-            freq = {g: searcher.doc_freq("trigram", g) for g in grams}
-            grams = sorted(grams, key=lambda g: freq[g])[: self.options.max_trigrams]
-        musts = [(tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "trigram", g)) for g in grams]
-        return [cid for cid, _ in self._run(tantivy.Query.boolean_query(musts), limit)]
-
-    def exact(self, text: str, limit: int, scope: Scope = EVERYWHERE) -> list[Hit]:
-        """Chunks within `scope` containing `text` verbatim, `detail.lines` the absolute matching lines.
-
-        Case-sensitive matches score 2, case-insensitive 1 (plus a small bonus per occurrence line);
-        ties go to the shorter chunk. A string found nowhere gives []. Candidates are verified in
-        trigram-BM25 order; a string so common that `4 * limit` (at least 40) chunks match it
-        case-sensitively stops the scan there.
-        """
-        if not text or not text.strip() or limit <= 0:
-            return []
-        hits: list[tuple[float, int, Hit]] = []
-        enough, sensitive_hits = max(4 * limit, 40), 0
-        for cid in self._exact_candidates(text):
-            if sensitive_hits >= enough:
-                break
-            chunk = self._chunks.get(cid)
-            if chunk is None or not scope.admits(chunk.path):
-                continue
-            body = self._text_of(chunk)
-            if not body:
-                continue
-            lines, sensitive = match_lines(body, text, chunk.start_line)
-            split = False
-            if not lines and len(text) >= 3:  # a message split over literals (not a 2-letter scan)
-                lines, sensitive = joined_lines(body, text, chunk.start_line)
-                split = bool(lines)
-            if not lines:
-                continue
-            sensitive_hits += sensitive
-            score = (2.0 if sensitive else 1.0) + min(len(lines), 20) * 0.001
-            detail = TextDetail("exact", tuple(lines), sensitive, split)
-            hits.append((score, chunk.end_line - chunk.start_line, Hit(cid, score, detail)))
-        hits.sort(key=lambda t: (-t[0], t[1], t[2].chunk_id))
-        return [h for _, _, h in hits[:limit]]

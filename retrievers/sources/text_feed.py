@@ -23,8 +23,10 @@ import tantivy
 
 from indexing.file_feed import Prepare
 from indexing.records import Chunk
+from retrievers.sources.literals import joined_strings
+from retrievers.sources.text_files import file_texts
 from retrievers.sources.text_prepare import chunk_text, prepare_chunks
-from retrievers.sources.text_schema import document, fingerprint
+from retrievers.sources.text_schema import document, file_document, file_fingerprint, fingerprint, path_key
 from retrievers.sources.tokenize import identifier_text
 
 if TYPE_CHECKING:
@@ -70,14 +72,33 @@ class TextFeed:
             prepared = [None] * len(chunks)  # (the worker could not prepare them: made here)
         path_terms = identifier_text(chunks[0].path)
         try:
+            fps: list[int] = []
+            joined: list[str] = []
             for chunk, fields in zip(chunks, prepared, strict=True):
                 text = chunk_text(chunk, data, self._max_chars)
-                doc = document(chunk, fingerprint(chunk), text, self._max_chars, fields, path_terms)
+                fps.append(fingerprint(chunk))
+                doc = document(chunk, fps[-1], text, self._max_chars, fields, path_terms)
                 writer.add_document(doc)
                 self.documents += 1
+                if text:
+                    joined.extend(fields[1] if fields is not None else joined_strings(text))
+            self._file_document(chunks, fps, tuple(joined), data, writer)
         except Exception as exc:  # (a full disk, a malformed field: a feed never fails the update)
             log.warning("building the text index alongside the update failed (%s): building it after", exc)
             self._end(commit=False)
+
+    def _file_document(self, chunks: list[Chunk], fps: list[int], joined: tuple[str, ...], data: bytes,
+                       writer: tantivy.IndexWriter) -> None:
+        """The file's document (`text_schema.file_document`), or, where the text index writes them after
+        the rest (`TextRetriever.deferring`), the joined literal runs it will reuse."""
+        path = chunks[0].path
+        if self._text.deferring:
+            self._text.keep_joined(path, joined)
+            return
+        order = sorted(range(len(chunks)), key=lambda k: chunks[k].id)
+        ordered = [chunks[k] for k in order]
+        texts = file_texts(ordered, data, self._max_chars, joined)
+        writer.add_document(file_document(path_key(path), file_fingerprint([fps[k] for k in order]), texts))
 
     def finish(self, completed: bool) -> None:
         if self._writer is not None:

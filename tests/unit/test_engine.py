@@ -342,12 +342,28 @@ def test_write_behind_answers_first_and_saves_on_close(tmp_path: Path,
         answer = places(search(eng, "checkout"))
         assert answer and not any((derived / name).exists() for name in names)
         assert not list(derived.glob("flatgraph-*")) and not list(derived.glob("callers-*"))
+        assert not eng.text._fingerprints()[1]  # the trigram documents are held back too
     assert {p.name for p in derived.glob("*.pickle")} >= names
     assert list(derived.glob("flatgraph-*/ids.npy")) and list(derived.glob("callers-*/in_ptr.npy"))
     with opened(root, index) as (_, eng):
         eng.refresh()
         assert eng.graphs.loaded and places(search(eng, "checkout")) == answer
+        assert eng.text._fingerprints()[1]  # (adopted as written: not reconciled)
+        assert places(search(eng, '"def apply_discount"'))[0][0] == "shop/pricing.py"
         assert eng.flush_writes() == 0  # nothing held back without write_behind
+
+
+def test_write_behind_lets_the_embedders_models_go_before_it_writes(tmp_path: Path) -> None:
+    from retrievers.semantic.static_embedder import StaticEmbedder
+
+    embedder = StaticEmbedder()
+    with opened(copy_sample(tmp_path), tmp_path / "index",
+                EngineOptions(embedder=embedder, write_behind=True)) as (_, eng):
+        eng.refresh()
+        assert search(eng, "where is the discount applied")["results"]
+        assert embedder.loaded
+    assert not embedder.loaded  # (released on close, before the held-back saves)
+    assert embedder.encode_query("discount").shape == (embedder.dims,)  # and loaded again when asked
 
 
 def test_searches_answer_while_a_refresh_runs(tmp_path: Path) -> None:

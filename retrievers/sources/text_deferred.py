@@ -1,0 +1,158 @@
+"""File documents a one-shot command's cold build writes after its answer: `DeferredFiles`.
+
+The trigrams exact strings are found by (one document a file: `sources.text_files`) are most of the
+text index's indexing work, and a cold `codeseek search` whose question names no exact string does
+not need them to answer. Such a command holds its derived saves back until it has answered
+(`indexing.persist.WriteBehind`) and then writes them on one core while the other idles; its text
+index reconciles every chunk's document as it builds (`TextRetriever.index`) but owes the files'
+until then. Two steps in the held-back queue write them: the first (`_add_deferred`) starts a thread
+that hands the documents to tantivy's writer, which indexes them on its own thread beside the other
+saves (paced at `FEED_RATE`: handed all at once, their texts would wait in tantivy's queue, ~30 MiB
+on sympy at the command's highest point); the last (`_complete_files`) waits for it, commits, and only
+then writes the folder's mark (`TextRetriever.mark`): until then the mark adopts nothing, so a
+process killed in between leaves an index the next process reconciles (`index` writes what is
+missing). An exact-string search before then writes them first (`TextRetriever._exact_candidates`).
+
+A mixin of `sources.text.TextRetriever`, which provides the attributes and methods declared here.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import tantivy
+
+from retrievers.base import RetrieverError
+from retrievers.sources.text_files import FileWrites, Wanted
+
+if TYPE_CHECKING:
+    from indexing.records import Chunk
+    from retrievers.sources.text_files import FileChunks
+    from retrievers.sources.text_schema import TextOptions
+
+__all__ = ["FEED_RATE", "DeferredFiles"]
+
+log = logging.getLogger("codeseek.index")
+FEED_RATE = 32_000_000  # characters a second handed to tantivy (it indexes ~25-30M a second here)
+FEED_AHEAD = 4_000_000  # characters handed beyond the rate before the feeding thread waits
+
+
+class DeferredFiles:
+    """`defer_files` and the steps that write the owed file documents (module docstring)."""
+
+    options: TextOptions
+    _lock: Any
+    _later: list[Callable[[], object]] | None
+    _deferred: FileWrites | None
+    _in_memory: bool
+    _read_file: Callable[[str], bytes] | None
+    _writer: tantivy.IndexWriter | None
+    _index: tantivy.Index
+
+    if TYPE_CHECKING:
+        def _get_writer(self, adding: int = 0) -> tantivy.IndexWriter: ...
+        def _by_file(self) -> FileChunks: ...
+        def _text_of(self, chunk: Chunk) -> str | None: ...
+        def close(self) -> None: ...
+        def mark(self, owner: str, synced: str) -> None: ...
+
+    def defer_files(self, later: list[Callable[[], object]] | None) -> None:
+        """Write the file documents a reconciliation (`index`) finds missing through `later` (a
+        one-shot command's held-back saves; None: as it goes)."""
+        with self._lock:
+            self._later = later
+
+    @property
+    def deferring(self) -> bool:
+        """Whether file documents go through `defer_files`' queue (a feed then leaves them out)."""
+        return self._later is not None and not self._in_memory
+
+    def keep_joined(self, path: str, joined: tuple[str, ...]) -> None:
+        """The joined literal runs a feed found in `path` (its deferred file document reuses them)."""
+        if self._deferred is None:
+            self._deferred = FileWrites()
+        self._deferred.joined[path] = joined
+
+    def _defer(self, wanted: Mapping[int, Wanted]) -> None:
+        """Owe the file documents `wanted`: a step first in the queue starts them, one last ends them."""
+        deferred = self._deferred = self._deferred or FileWrites()
+        deferred.pending.update(wanted)
+        later = self._later
+        assert later is not None
+        later.insert(0, self._add_deferred)
+        later.append(self._complete_files)
+
+    def _add_deferred(self) -> None:
+        """Start handing the owed file documents to the writer (committed by `_complete_files`)."""
+        with self._lock:
+            deferred = self._deferred
+            if deferred is None or not deferred.pending or deferred.feeding is not None:
+                return
+            try:
+                writer = self._get_writer(len(deferred.pending))
+            except RetrieverError as exc:  # (another process writes the index: left to the next one)
+                log.warning("the text index's file documents were not written: %s", exc)
+                self._deferred = None
+                return
+            documents = deferred.documents(self._by_file(), self._read_file, self._text_of,
+                                           self.options.max_index_chars)
+            deferred.feeding = threading.Thread(target=_feed, args=(writer, documents, deferred),
+                                                name="codeseek-file-documents", daemon=True)
+            deferred.feeding.start()
+
+    def _complete_files(self) -> None:
+        """Write the owed file documents now (or wait for those being written) and commit them, then
+        write the mark they held back."""
+        with self._lock:
+            deferred = self._deferred
+            if deferred is None or not deferred.pending:
+                return
+            if deferred.feeding is None:
+                self._add_deferred()
+            self._commit_deferred()
+
+    def _commit_deferred(self) -> None:
+        """Commit what the feeding thread handed to the writer (nothing when none was started)."""
+        deferred = self._deferred
+        if deferred is None or deferred.feeding is None:
+            return
+        deferred.feeding.join()
+        self._deferred = None
+        writer = self._writer
+        try:
+            if deferred.failed is not None:
+                raise deferred.failed
+            if writer is None:
+                raise RetrieverError("the writer holding them was let go")
+            writer.commit()
+        except (RetrieverError, ValueError, OverflowError, OSError) as exc:
+            log.warning("the text index's file documents were not saved (the next process to open "
+                        "it writes them): %s", exc)
+            if writer is not None:
+                writer.rollback()
+            self.close()
+            return
+        self.close()
+        self._index.reload()
+        if deferred.mark is not None:
+            self.mark(*deferred.mark)
+
+
+def _feed(writer: tantivy.IndexWriter, documents: Iterator[tuple[tantivy.Document, int]],
+          deferred: FileWrites) -> None:
+    """Hand `documents` ((document, its characters)) to `writer`, at most `FEED_AHEAD` characters
+    ahead of `FEED_RATE`; a failure is kept in `deferred.failed` for the commit to report."""
+    try:
+        sent, started = 0, time.monotonic()
+        for document, size in documents:
+            writer.add_document(document)
+            sent += size
+            ahead = sent - FEED_AHEAD - FEED_RATE * (time.monotonic() - started)
+            if ahead > 0:
+                time.sleep(ahead / FEED_RATE)
+    except (ValueError, OverflowError, OSError) as exc:
+        deferred.failed = exc

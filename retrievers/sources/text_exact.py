@@ -1,0 +1,107 @@
+"""Exact strings in the text index: `ExactStrings.exact`, a mixin of `sources.text.TextRetriever`.
+
+Every distinct trigram of the lowercased string (the rarest `max_trigrams`) must be in a file's
+document (`sources.text_files`); the chunks of those files, in trigram-BM25 order of their files, are
+verified against their text (`sources.literals.match_lines`, else a run of joined literals), at most
+`max_verify` of them. Strings under three characters take their candidates from BM25.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import tantivy
+
+from retrievers.base import Hit, TextDetail
+from retrievers.scope import EVERYWHERE, Scope
+from retrievers.sources.literals import joined_lines, match_lines
+from retrievers.sources.text_schema import trigram_text
+
+if TYPE_CHECKING:
+    from indexing.records import Chunk
+    from retrievers.sources.text_files import FileChunks
+    from retrievers.sources.text_schema import TextOptions
+
+__all__ = ["ExactStrings"]
+
+
+class ExactStrings:
+    """`exact` over the retriever's index and chunks (module docstring)."""
+
+    options: TextOptions
+    _analyzers: dict[str, tantivy.TextAnalyzer]
+    _schema: tantivy.Schema
+    _index: tantivy.Index
+    _chunks: Mapping[int, Chunk]
+
+    if TYPE_CHECKING:
+        def _complete_files(self) -> None: ...
+        def _by_file(self) -> FileChunks: ...
+        def _text_of(self, chunk: Chunk) -> str | None: ...
+        def _run(self, query: tantivy.Query, limit: int, field_name: str = "chunk_id"
+                 ) -> list[tuple[int, float]]: ...
+        def bm25_query(self, text: str, symbol: str | None = None) -> tantivy.Query | None: ...
+
+    def _exact_candidates(self, needle: str) -> list[int]:
+        """Chunks to verify for `needle`: those of the files whose documents hold all its rarest
+        trigrams (up to `max_verify` chunks, the files in trigram-BM25 order)."""
+        self._complete_files()
+        limit = self.options.max_verify
+        grams = list(dict.fromkeys(self._analyzers["cs_tri"].analyze(trigram_text(needle))))
+        if len(needle) < 3 or not grams:
+            # Too short for a trigram: candidates from BM25 on its words, else every chunk (bounded).
+            q = self.bm25_query(needle)
+            if q is not None:
+                found = [cid for cid, _ in self._run(q, limit)]
+                if found:
+                    return found
+            return sorted(self._chunks)[:limit]
+        searcher = self._index.searcher()
+        if len(grams) > self.options.max_trigrams:
+            freq = {g: searcher.doc_freq("trigram", g) for g in grams}
+            grams = sorted(grams, key=lambda g: freq[g])[: self.options.max_trigrams]
+        musts = [(tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "trigram", g)) for g in grams]
+        files, found = self._by_file(), []
+        for key, _ in self._run(tantivy.Query.boolean_query(musts), limit, "path_key"):
+            path = files.path_of(key)
+            if path is not None:
+                found.extend(c.id for c in files.chunks_of(path))
+            if len(found) >= limit:
+                break
+        return found[:limit]
+
+    def exact(self, text: str, limit: int, scope: Scope = EVERYWHERE) -> list[Hit]:
+        """Chunks within `scope` containing `text` verbatim, `detail.lines` the absolute matching lines.
+
+        Case-sensitive matches score 2, case-insensitive 1 (plus a small bonus per occurrence line);
+        ties go to the shorter chunk. A string found nowhere gives []. Candidates are verified in
+        trigram-BM25 order; a string so common that `4 * limit` (at least 40) chunks match it
+        case-sensitively stops the scan there.
+        """
+        if not text or not text.strip() or limit <= 0:
+            return []
+        hits: list[tuple[float, int, Hit]] = []
+        enough, sensitive_hits = max(4 * limit, 40), 0
+        for cid in self._exact_candidates(text):
+            if sensitive_hits >= enough:
+                break
+            chunk = self._chunks.get(cid)
+            if chunk is None or not scope.admits(chunk.path):
+                continue
+            body = self._text_of(chunk)
+            if not body:
+                continue
+            lines, sensitive = match_lines(body, text, chunk.start_line)
+            split = False
+            if not lines and len(text) >= 3:  # a message split over literals (not a 2-letter scan)
+                lines, sensitive = joined_lines(body, text, chunk.start_line)
+                split = bool(lines)
+            if not lines:
+                continue
+            sensitive_hits += sensitive
+            score = (2.0 if sensitive else 1.0) + min(len(lines), 20) * 0.001
+            detail = TextDetail("exact", tuple(lines), sensitive, split)
+            hits.append((score, chunk.end_line - chunk.start_line, Hit(cid, score, detail)))
+        hits.sort(key=lambda t: (-t[0], t[1], t[2].chunk_id))
+        return [h for _, _, h in hits[:limit]]

@@ -1,0 +1,164 @@
+"""The text index's file documents: exact strings found through one trigram document a file, kept in
+step by updates, and written after the rest when a one-shot command defers them."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from indexing.records import Chunk
+from retrievers.sources.text import TextRetriever
+from retrievers.sources.text_files import FileChunks
+from retrievers.sources.text_identity import matches, read_marker
+
+FILES = {
+    "pkg/messages.py": (
+        'def refuse(url):\n'
+        '    raise ValueError("Invalid URL %r: No scheme supplied" % url)\n'
+        '\n'
+        '\n'
+        'def split_message():\n'
+        '    return ("the connection pool " "is full, discarding")\n'
+    ),
+    "pkg/other.py": (
+        "def unrelated():\n"
+        "    return 'invalid url'\n"
+    ),
+}
+
+
+def chunks_of(root: Path, path: str, first_id: int) -> list[Chunk]:
+    """One chunk a blank-line-separated block, with the file's real byte offsets."""
+    data = (root / path).read_bytes()
+    out, start = [], 0
+    for n, block in enumerate(data.split(b"\n\n\n")):
+        end = start + len(block)
+        line = data[:start].count(b"\n") + 1
+        out.append(Chunk(path=path, language="python", start_line=line, end_line=line + block.count(b"\n"),
+                         start_byte=start, end_byte=end, kind="function", symbol=f"f{first_id + n}",
+                         labels=("source",), content_hash=hashlib.sha1(block).hexdigest(), id=first_id + n))
+        start = end + 3
+    return out
+
+
+def text_reader(root: Path) -> Callable[[Chunk], str | None]:
+    def read_text(chunk: Chunk) -> str | None:
+        try:
+            return (root / chunk.path).read_bytes()[chunk.start_byte:chunk.end_byte].decode()
+        except FileNotFoundError:
+            return None
+    return read_text
+
+
+@pytest.fixture()
+def root(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+@pytest.fixture()
+def chunks(root: Path) -> list[Chunk]:
+    return chunks_of(root, "pkg/messages.py", 1) + chunks_of(root, "pkg/other.py", 10)
+
+
+def retriever(tmp_path: Path, root: Path) -> TextRetriever:
+    return TextRetriever(tmp_path / "index", text_reader(root), read_file=lambda p: (root / p).read_bytes())
+
+
+def found(r: TextRetriever, needle: str) -> list[int]:
+    return [h.chunk_id for h in r.exact(needle, 10)]
+
+
+def test_exact_strings_are_found_through_one_document_a_file(tmp_path: Path, root: Path, chunks) -> None:
+    r = retriever(tmp_path, root)
+    r.index(chunks)
+    assert found(r, "Invalid URL") == [1, 10]  # (case-sensitive first; the other file's lower case)
+    assert found(r, "pool is full") == [2]  # a message split over two literals
+    assert found(r, "no such text anywhere") == []
+    held, files = r._fingerprints()
+    assert sorted(held) == [1, 2, 10] and len(files) == 2  # a document a chunk, and one a file
+    r.close()
+
+
+def test_an_update_rewrites_the_documents_of_the_files_it_touches(tmp_path: Path, root: Path, chunks) -> None:
+    r = retriever(tmp_path, root)
+    r.index(chunks)
+    (root / "pkg/other.py").write_text("def unrelated():\n    return 'a brand new message'\n")
+    r.update(chunks_of(root, "pkg/other.py", 20), [10])
+    assert found(r, "brand new message") == [20]
+    assert found(r, "Invalid URL %r") == [1]  # the old text is gone with its file's document
+    r.update([], [1, 2])  # the whole file gone
+    assert found(r, "Invalid URL") == [] and found(r, "pool is full") == []
+    assert len(r._fingerprints()[1]) == 1
+    r.close()
+
+
+def test_a_deferred_write_comes_after_the_rest_and_marks_the_folder_last(tmp_path: Path, root: Path,
+                                                                         chunks) -> None:
+    later: list[Callable[[], object]] = []
+    r = retriever(tmp_path, root)
+    r.defer_files(later)
+    r.index(chunks, "owner")
+    r.mark("owner", "key-1")
+    assert len(later) == 2 and r._fingerprints()[1] == {}  # chunk documents only, so far
+    assert not matches(r._dir, "owner", "key-1")  # nothing adopts the folder before they are in
+    for write in later:
+        write()
+    assert len(r._fingerprints()[1]) == 2
+    assert matches(r._dir, "owner", "key-1")
+    assert found(r, "pool is full") == [2]
+    r.close()
+    again = retriever(tmp_path, root)  # the next process adopts it as it is
+    again.adopt(chunks, "owner", "key-1")
+    assert found(again, "Invalid URL") == [1, 10]
+    again.close()
+
+
+def test_an_exact_search_before_the_deferred_write_makes_it_first(tmp_path: Path, root: Path, chunks) -> None:
+    later: list[Callable[[], object]] = []
+    r = retriever(tmp_path, root)
+    r.defer_files(later)
+    r.index(chunks, "owner")
+    r.mark("owner", "key-1")
+    assert found(r, "Invalid URL") == [1, 10]
+    assert matches(r._dir, "owner", "key-1")
+    for write in later:  # (the queued steps find nothing left to do)
+        write()
+    assert len(r._fingerprints()[1]) == 2
+    r.close()
+
+
+def test_a_process_killed_before_the_deferred_write_leaves_an_index_the_next_one_completes(
+        tmp_path: Path, root: Path, chunks) -> None:
+    r = retriever(tmp_path, root)
+    r.defer_files([])
+    r.index(chunks, "owner")
+    r.mark("owner", "key-1")
+    r.close()  # (its queued steps never run)
+    assert read_marker(r._dir).get("synced") == ""
+    again = retriever(tmp_path, root)
+    again.adopt(chunks, "owner", "key-1")  # not adoptable: reconciled, the file documents written
+    assert found(again, "pool is full") == [2]
+    assert len(again._fingerprints()[1]) == 2
+    again.close()
+
+
+def test_file_chunks_group_by_file_and_patch_what_an_update_touched(chunks) -> None:
+    files = FileChunks.of({c.id: c for c in chunks})
+    assert files.paths() == ["pkg/messages.py", "pkg/other.py"]
+    assert [c.id for c in files.chunks_of("pkg/messages.py")] == [1, 2]
+    moved = replace(chunks[1], id=7)
+    patched, touched = files.patched([moved], [chunks[1]])
+    assert touched == {"pkg/messages.py"}
+    assert [c.id for c in patched.chunks_of("pkg/messages.py")] == [1, 7]
+    assert [c.id for c in files.chunks_of("pkg/messages.py")] == [1, 2]  # (the old grouping is kept)
+    before, after = files.wanted(), patched.wanted()
+    assert before.keys() == after.keys()
+    assert [after[k][1] != before[k][1] for k in sorted(after)].count(True) == 1
