@@ -71,12 +71,6 @@ class DeferredFiles:
         """Whether file documents go through `defer_files`' queue (a feed then leaves them out)."""
         return self._later is not None and not self._in_memory
 
-    def keep_joined(self, path: str, joined: tuple[str, ...]) -> None:
-        """The joined literal runs a feed found in `path` (its deferred file document reuses them)."""
-        if self._deferred is None:
-            self._deferred = FileWrites()
-        self._deferred.joined[path] = joined
-
     def _defer(self, wanted: Mapping[int, Wanted]) -> None:
         """Owe the file documents `wanted`: a step first in the queue starts them, one last ends them."""
         deferred = self._deferred = self._deferred or FileWrites()

@@ -1,14 +1,18 @@
 """Exact strings in the text index: `ExactStrings.exact`, a mixin of `sources.text.TextRetriever`.
 
 Every distinct trigram of the lowercased string (the rarest `max_trigrams`) must be in a file's
-document (`sources.text_files`); the chunks of those files, in trigram-BM25 order of their files, are
-verified against their text (`sources.literals.match_lines`, else a run of joined literals), at most
-`max_verify` of them. Strings under three characters take their candidates from BM25.
+document (`sources.text_files`): the chunks of those files an occurrence lies in (`_may_hold`), in
+trigram-BM25 order of their files, are verified against their text (`sources.literals.match_lines`),
+then the chunks whose joined literal runs hold every trigram (`trigram_runs`: a message split over
+literals, `joined_lines`), at most `max_verify` chunks. Strings under three characters take their
+candidates from BM25.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from bisect import bisect_right
+from collections.abc import Callable, Mapping
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 import tantivy
@@ -34,6 +38,7 @@ class ExactStrings:
     _schema: tantivy.Schema
     _index: tantivy.Index
     _chunks: Mapping[int, Chunk]
+    _read_file: Callable[[str], bytes] | None
 
     if TYPE_CHECKING:
         def _complete_files(self) -> None: ...
@@ -61,15 +66,48 @@ class ExactStrings:
         if len(grams) > self.options.max_trigrams:
             freq = {g: searcher.doc_freq("trigram", g) for g in grams}
             grams = sorted(grams, key=lambda g: freq[g])[: self.options.max_trigrams]
-        musts = [(tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "trigram", g)) for g in grams]
+
+        def holding(field_name: str, named: str) -> list[int]:  # (those whose `field_name` has all)
+            term = tantivy.Query.term_query
+            musts = [(tantivy.Occur.Must, term(self._schema, field_name, g)) for g in grams]
+            return [key for key, _ in self._run(tantivy.Query.boolean_query(musts), limit, named)]
         files, found = self._by_file(), []
-        for key, _ in self._run(tantivy.Query.boolean_query(musts), limit, "path_key"):
+        for key in holding("trigram", "path_key"):  # (files holding it written out, in any case)
             path = files.path_of(key)
             if path is not None:
-                found.extend(c.id for c in files.chunks_of(path))
+                found.extend(c.id for c in self._may_hold(path, files.chunks_of(path), needle))
             if len(found) >= limit:
                 break
+        listed = set(found)  # (then chunks holding it in a run of literals: a split message)
+        found.extend(cid for cid in holding("trigram_runs", "chunk_id") if cid not in listed)
         return found[:limit]
+
+    def _may_hold(self, path: str, chunks: list[Chunk], needle: str) -> list[Chunk]:
+        """The chunks of `path` worth verifying for an ASCII `needle`: those an occurrence of it in any
+        (ASCII) case lies in, the file read whole once; every one for another needle, or a file that
+        cannot be read. (One trigram document a file: its other chunks would each be read and
+        searched in turn.)"""
+        pattern = needle.lower()
+        if self._read_file is None or len(chunks) < 2 or not pattern or not pattern.isascii():
+            return chunks
+        try:
+            data = self._read_file(path)
+        except Exception:  # (whatever the reader raises: each chunk verified as it is)
+            return chunks
+        order = sorted(range(len(chunks)), key=lambda k: chunks[k].start_byte)
+        starts = [chunks[k].start_byte for k in order]
+        reach = list(accumulate((chunks[k].end_byte for k in order), max))  # (the furthest end so far)
+        picked: set[int] = set()
+        found, lowered = pattern.encode("ascii"), data.lower()  # (bytes: ASCII letters lowered)
+        pos = lowered.find(found)
+        while pos >= 0:
+            at = bisect_right(starts, pos) - 1
+            while at >= 0 and reach[at] >= pos + len(found):
+                if chunks[order[at]].end_byte >= pos + len(found):
+                    picked.add(order[at])
+                at -= 1
+            pos = lowered.find(found, pos + 1)
+        return [chunks[k] for k in sorted(picked)]
 
     def exact(self, text: str, limit: int, scope: Scope = EVERYWHERE) -> list[Hit]:
         """Chunks within `scope` containing `text` verbatim, `detail.lines` the absolute matching lines.

@@ -23,7 +23,6 @@ import tantivy
 
 from indexing.file_feed import Prepare
 from indexing.records import Chunk
-from retrievers.sources.literals import joined_strings
 from retrievers.sources.text_files import file_texts
 from retrievers.sources.text_prepare import chunk_text, prepare_chunks
 from retrievers.sources.text_schema import document, file_document, file_fingerprint, fingerprint, path_key
@@ -73,32 +72,25 @@ class TextFeed:
         path_terms = identifier_text(chunks[0].path)
         try:
             fps: list[int] = []
-            joined: list[str] = []
             for chunk, fields in zip(chunks, prepared, strict=True):
                 text = chunk_text(chunk, data, self._max_chars)
                 fps.append(fingerprint(chunk))
                 doc = document(chunk, fps[-1], text, self._max_chars, fields, path_terms)
                 writer.add_document(doc)
                 self.documents += 1
-                if text:
-                    joined.extend(fields[1] if fields is not None else joined_strings(text))
-            self._file_document(chunks, fps, tuple(joined), data, writer)
+            if not self._text.deferring:  # (else written after the rest: `TextRetriever.defer_files`)
+                self._file_document(chunks, fps, data, writer)
         except Exception as exc:  # (a full disk, a malformed field: a feed never fails the update)
             log.warning("building the text index alongside the update failed (%s): building it after", exc)
             self._end(commit=False)
 
-    def _file_document(self, chunks: list[Chunk], fps: list[int], joined: tuple[str, ...], data: bytes,
+    def _file_document(self, chunks: list[Chunk], fps: list[int], data: bytes,
                        writer: tantivy.IndexWriter) -> None:
-        """The file's document (`text_schema.file_document`), or, where the text index writes them after
-        the rest (`TextRetriever.deferring`), the joined literal runs it will reuse."""
-        path = chunks[0].path
-        if self._text.deferring:
-            self._text.keep_joined(path, joined)
-            return
+        """The file's document (`text_schema.file_document`)."""
         order = sorted(range(len(chunks)), key=lambda k: chunks[k].id)
-        ordered = [chunks[k] for k in order]
-        texts = file_texts(ordered, data, self._max_chars, joined)
-        writer.add_document(file_document(path_key(path), file_fingerprint([fps[k] for k in order]), texts))
+        texts = file_texts([chunks[k] for k in order], data, self._max_chars)
+        fp = file_fingerprint([fps[k] for k in order])
+        writer.add_document(file_document(path_key(chunks[0].path), fp, texts))
 
     def finish(self, completed: bool) -> None:
         if self._writer is not None:

@@ -1,13 +1,13 @@
 """The text index's file documents: which files' trigram documents an index lacks or holds stale,
 their text, and a file's chunks for the exact-string search that finds the file.
 
-An exact string is found by one document a file (`text_schema.file_document`: the file's chunk texts
-and their joined literal runs, lowercased, as trigrams); the search then verifies the chunks of the
-files whose documents hold every trigram of the string. `FileChunks` groups a retriever's chunks by
+An exact string is found by one document a file (`text_schema.file_document`: the file's chunk texts,
+lowercased, as trigrams); the search then verifies the chunks of the files whose documents hold every
+trigram of the string (`sources.text_exact`). `FileChunks` groups a retriever's chunks by
 file (made when first needed; an update patches the files it touched) and names each file's document:
 its `path_key` and its fingerprint over its chunks' (`text_schema.file_fingerprint`).
 `FileWrites` is what a retriever that writes its file documents later (`TextRetriever.defer_files`)
-still has to write, and what a feed (`sources.text_feed`) already made of them.
+still has to write.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import tantivy
 
 from indexing.chunk_table import ChunkTable
 from indexing.records import Chunk
-from retrievers.sources.literals import joined_strings
 from retrievers.sources.text_prepare import chunk_text
 from retrievers.sources.text_schema import file_document, file_fingerprint, fingerprint, path_key
 
@@ -97,12 +96,10 @@ class FileChunks:
 
 
 def file_texts(chunks: Sequence[Chunk], data: bytes | None, max_chars: int,
-               joined: Sequence[str] | None = None,
                read_text: Callable[[Chunk], str | None] | None = None) -> list[str]:
     """What a file's document indexes: its chunks' texts (from the file's `data`, else `read_text` a
-    chunk), then their joined literal runs (`joined` when a feed made them, else found here)."""
+    chunk)."""
     texts: list[str] = []
-    runs: list[str] = []
     for chunk in chunks:
         if data is not None:
             text = chunk_text(chunk, data, max_chars)
@@ -110,23 +107,19 @@ def file_texts(chunks: Sequence[Chunk], data: bytes | None, max_chars: int,
             text = ((read_text(chunk) if read_text is not None else None) or "")[:max_chars]
         if text:
             texts.append(text)
-            if joined is None:
-                runs.extend(joined_strings(text))
-    texts.extend(runs if joined is None else joined)
     return texts
 
 
 @dataclass
 class FileWrites:
     """File documents to write (`pending`); for a deferred write (`sources.text_deferred`) also the
-    thread handing them to the writer and what failed there, the mark to write once they are
-    committed, and the joined literal runs a feed found."""
+    thread handing them to the writer and what failed there, and the mark to write once they are
+    committed."""
 
     pending: dict[int, Wanted] = field(default_factory=dict)
     feeding: threading.Thread | None = None
     failed: Exception | None = None
     mark: tuple[str, str] | None = None  # (owner, synced) for `TextRetriever.mark` once committed
-    joined: dict[str, tuple[str, ...]] = field(default_factory=dict)  # path -> its runs, from the feed
 
     def documents(self, files: FileChunks, read_file: Callable[[str], bytes] | None,
                   read_text: Callable[[Chunk], str | None], max_chars: int
@@ -141,5 +134,5 @@ class FileWrites:
                     data = read_file(path)
                 except Exception:  # (gone, unreadable: whatever the reader raises, indexed empty)
                     data = b""
-            texts = file_texts(chunks, data, max_chars, self.joined.get(path), read_text)
+            texts = file_texts(chunks, data, max_chars, read_text)
             yield file_document(key, fp, texts), sum(map(len, texts))

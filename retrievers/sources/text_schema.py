@@ -9,15 +9,18 @@ Fields (nothing but `chunk_id` is stored: the index never holds source text):
 - `path`, `symbol`, `idents`: identifier terms (`retrievers.sources.tokenize`), whole and split, lowercased.
 - `body`: ordinary words (simple tokenizer, lowercase, English stemmer).
 
+- `trigram_runs`: ngram(3, 3) of the chunk's joined runs of adjacent string literals, lowercased
+  (`retrievers.sources.literals`: `"abc " "def"` adds `abc def`), so a message split over literals is
+  found chunk by chunk.
+
 A second kind of document, one per file (`file_document`, built by `sources.text_files`), holds what
-exact strings are found by: `path_key` (u64, indexed, fast: `path_key(path)`), `fp` (the file's
-fingerprint over its chunks', `file_fingerprint`) and `trigram`, ngram(3, 3) of the lowercased text
-(`trigram_text`) of the file's chunks, then the joined runs of adjacent string literals
-(`retrievers.sources.literals`: `"abc " "def"` adds `abc def`). A file's document has no `chunk_id`
-and a chunk's no `path_key`. One document a file instead of a trigram field a chunk: the Django sdist's
-45,000 chunks in 3,400 files, 1.46 -> 0.93 s of CPU for the same trigrams (tantivy records each
-distinct trigram once a document); and documents of their own can be written after the chunks'
-(`TextRetriever.defer_files`: a one-shot command's cold build writes them after its answer).
+exact strings written out are found by: `path_key` (u64, indexed, fast: `path_key(path)`), `fp` (the
+file's fingerprint over its chunks', `file_fingerprint`) and `trigram`, ngram(3, 3) of the lowercased
+text (`trigram_text`) of the file's chunks. A file's document has no `chunk_id` and a chunk's no
+`path_key`. One document a file instead of a trigram field a chunk: the Django sdist's 45,000 chunks
+in 3,400 files, 1.46 -> 0.93 s of CPU for the same trigrams (tantivy records each distinct trigram once
+a document); and documents of their own can be written after the chunks' (`TextRetriever.defer_files`:
+a one-shot command's cold build writes them after its answer).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 import tantivy
 
 from indexing.records import Chunk
+from retrievers.sources.literals import joined_strings
 from retrievers.sources.text_prepare import Prepared
 from retrievers.sources.tokenize import identifier_terms, identifier_text, identifiers, terms_for_identifier
 
@@ -94,6 +98,7 @@ def schema() -> tantivy.Schema:
     sb.add_text_field("idents", tokenizer_name="cs_terms", index_option="freq")
     sb.add_text_field("body", tokenizer_name="cs_body", index_option="freq")
     sb.add_text_field("trigram", tokenizer_name="cs_tri", index_option="basic")
+    sb.add_text_field("trigram_runs", tokenizer_name="cs_tri", index_option="basic")
     return sb.build()
 
 
@@ -130,7 +135,7 @@ def document(chunk: Chunk, fp: int, text: str | None, max_index_chars: int,
              prepared: Prepared | None = None, path_terms: str | None = None) -> tantivy.Document:
     """The index's document for a chunk with fingerprint `fp` and source `text` (None: unreadable; its
     path and symbol are still indexed), the text cut at `max_index_chars`. `prepared`: the text's
-    `text_prepare.prepared_fields`, when made elsewhere (its joined literals are the file document's);
+    `text_prepare.prepared_fields`, when made elsewhere;
     `path_terms`: `identifier_text(chunk.path)`."""
     doc = tantivy.Document()
     doc.add_unsigned("chunk_id", chunk.id)
@@ -140,13 +145,16 @@ def document(chunk: Chunk, fp: int, text: str | None, max_index_chars: int,
         doc.add_text("symbol", " ".join(symbol_terms(chunk.symbol)))
     if text:
         text = text[:max_index_chars]
-        doc.add_text("idents", prepared[0] if prepared is not None else identifier_text(text))
+        idents, joined = prepared if prepared is not None else (identifier_text(text), joined_strings(text))
+        doc.add_text("idents", idents)
         doc.add_text("body", text)
+        if joined:
+            doc.add_text("trigram_runs", trigram_text("\n".join(joined)))
     return doc
 
 
 def file_document(key: int, fp: int, texts: list[str]) -> tantivy.Document:
-    """A file's document (module docstring): `texts`, its chunks' texts and joined literal runs."""
+    """A file's document (module docstring): `texts`, its chunks' texts."""
     doc = tantivy.Document()
     doc.add_unsigned("path_key", key)
     doc.add_unsigned("fp", fp)

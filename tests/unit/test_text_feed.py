@@ -191,8 +191,8 @@ def test_a_writer_that_cannot_be_had_leaves_the_feed_out(opened, monkeypatch: py
 
 
 def test_a_deferring_index_is_fed_its_chunks_and_writes_its_files_last(root: Path, tmp_path: Path) -> None:
-    """A one-shot command's feed leaves the file documents out, keeping the joined literal runs the
-    workers found for them; the queued steps write them, and the index then answers as a plain one."""
+    """A one-shot command's feed leaves the file documents out; the queued steps write them, and the
+    index then answers as a plain one."""
     plain_ws, plain, _, _ = build(root, tmp_path / "plain", 0, fed=False)
     ws = Workspace(root, WorkspaceOptions(index_dir=tmp_path / "late", parse_workers=0))
     text = TextRetriever(tmp_path / "late", ws.chunk_text, read_file=ws.read_bytes)
@@ -204,7 +204,6 @@ def test_a_deferring_index_is_fed_its_chunks_and_writes_its_files_last(root: Pat
         text._index.reload()
         held, files = text._fingerprints()
         assert held and not files  # the chunks' documents only
-        assert text._deferred is not None and "pkg/messages.py" in text._deferred.joined
         text.index(ws.store.chunks(), owner)
         assert len(later) == 2 and not text._fingerprints()[1]
         for write in later:
