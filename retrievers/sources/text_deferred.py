@@ -7,9 +7,8 @@ not need them to answer. Such a command holds its derived saves back until it ha
 index reconciles every chunk's document as it builds (`TextRetriever.index`) but owes the files'
 until then. Two steps in the held-back queue write them: the first (`_add_deferred`) starts a thread
 that hands the documents to tantivy's writer, which indexes them on its own thread beside the other
-saves (paced at `FEED_RATE`: handed all at once, their texts would wait in tantivy's queue, ~30 MiB
-on sympy at the command's highest point); the last (`_complete_files`) waits for it, commits, and only
-then writes the folder's mark (`TextRetriever.mark`): until then the mark adopts nothing, so a
+saves (paced at `FEED_RATE`), and queues the last (`_complete_files`), which waits for it, commits,
+and only then writes the folder's mark (`TextRetriever.mark`): until then the mark adopts nothing, so a
 process killed in between leaves an index the next process reconciles (`index` writes what is
 missing). An exact-string search before then writes them first (`TextRetriever._exact_candidates`).
 
@@ -72,13 +71,13 @@ class DeferredFiles:
         return self._later is not None and not self._in_memory
 
     def _defer(self, wanted: Mapping[int, Wanted]) -> None:
-        """Owe the file documents `wanted`: a step first in the queue starts them, one last ends them."""
+        """Owe the file documents `wanted`: a step first in the queue starts them and queues the one
+        that ends them last (after whatever was queued meanwhile: tantivy gets the most time)."""
         deferred = self._deferred = self._deferred or FileWrites()
         deferred.pending.update(wanted)
         later = self._later
         assert later is not None
         later.insert(0, self._add_deferred)
-        later.append(self._complete_files)
 
     def _add_deferred(self) -> None:
         """Start handing the owed file documents to the writer (committed by `_complete_files`)."""
@@ -97,6 +96,8 @@ class DeferredFiles:
             deferred.feeding = threading.Thread(target=_feed, args=(writer, documents, deferred),
                                                 name="codeseek-file-documents", daemon=True)
             deferred.feeding.start()
+            if self._later is not None:
+                self._later.append(self._complete_files)
 
     def _complete_files(self) -> None:
         """Write the owed file documents now (or wait for those being written) and commit them, then

@@ -20,7 +20,6 @@ import tantivy
 
 from indexing.chunk_table import ChunkTable
 from indexing.records import Chunk
-from retrievers.sources.text_prepare import chunk_text
 from retrievers.sources.text_schema import file_document, file_fingerprint, fingerprint, path_key
 
 __all__ = ["FileChunks", "FileWrites", "file_texts"]
@@ -97,14 +96,14 @@ class FileChunks:
 
 def file_texts(chunks: Sequence[Chunk], data: bytes | None, max_chars: int,
                read_text: Callable[[Chunk], str | None] | None = None) -> list[str]:
-    """What a file's document indexes: its chunks' texts (from the file's `data`, else `read_text` a
-    chunk)."""
+    """What a file's document indexes: the file's text (`data`: decoded once, not sliced a chunk at a
+    time, up to `max_chars` a chunk; what lies between chunks only adds candidates, which verifying
+    drops), else each chunk's (`read_text`)."""
+    if data is not None:
+        return [data.decode("utf-8", "replace")[: max_chars * max(1, len(chunks))]] if chunks else []
     texts: list[str] = []
     for chunk in chunks:
-        if data is not None:
-            text = chunk_text(chunk, data, max_chars)
-        else:
-            text = ((read_text(chunk) if read_text is not None else None) or "")[:max_chars]
+        text = ((read_text(chunk) if read_text is not None else None) or "")[:max_chars]
         if text:
             texts.append(text)
     return texts
