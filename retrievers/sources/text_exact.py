@@ -11,7 +11,7 @@ candidates from BM25.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
@@ -48,9 +48,10 @@ class ExactStrings:
                  ) -> list[tuple[int, float]]: ...
         def bm25_query(self, text: str, symbol: str | None = None) -> tantivy.Query | None: ...
 
-    def _exact_candidates(self, needle: str) -> list[int]:
-        """Chunks to verify for `needle`: those of the files whose documents hold all its rarest
-        trigrams (up to `max_verify` chunks, the files in trigram-BM25 order)."""
+    def _exact_candidates(self, needle: str) -> Iterator[int]:
+        """Chunks to verify for `needle`, made as they are asked for (`exact` stops once it has
+        enough): those of the files whose documents hold all its rarest trigrams, the files in
+        trigram-BM25 order, then those whose literal runs do; `max_verify` at most."""
         self._complete_files()
         limit = self.options.max_verify
         grams = list(dict.fromkeys(self._analyzers["cs_tri"].analyze(trigram_text(needle))))
@@ -60,8 +61,10 @@ class ExactStrings:
             if q is not None:
                 found = [cid for cid, _ in self._run(q, limit)]
                 if found:
-                    return found
-            return sorted(self._chunks)[:limit]
+                    yield from found
+                    return
+            yield from sorted(self._chunks)[:limit]
+            return
         searcher = self._index.searcher()
         if len(grams) > self.options.max_trigrams:
             freq = {g: searcher.doc_freq("trigram", g) for g in grams}
@@ -71,16 +74,20 @@ class ExactStrings:
             term = tantivy.Query.term_query
             musts = [(tantivy.Occur.Must, term(self._schema, field_name, g)) for g in grams]
             return [key for key, _ in self._run(tantivy.Query.boolean_query(musts), limit, named)]
-        files, found = self._by_file(), []
+        files, listed = self._by_file(), set()
         for key in holding("trigram", "path_key"):  # (files holding it written out, in any case)
             path = files.path_of(key)
-            if path is not None:
-                found.extend(c.id for c in self._may_hold(path, files.chunks_of(path), needle))
-            if len(found) >= limit:
-                break
-        listed = set(found)  # (then chunks holding it in a run of literals: a split message)
-        found.extend(cid for cid in holding("trigram_runs", "chunk_id") if cid not in listed)
-        return found[:limit]
+            for chunk in self._may_hold(path, files.chunks_of(path), needle) if path is not None else ():
+                yield chunk.id
+                listed.add(chunk.id)
+                if len(listed) >= limit:
+                    return
+        for cid in holding("trigram_runs", "chunk_id"):  # (a message split over literals)
+            if cid not in listed:
+                yield cid
+                listed.add(cid)
+                if len(listed) >= limit:
+                    return
 
     def _may_hold(self, path: str, chunks: list[Chunk], needle: str) -> list[Chunk]:
         """The chunks of `path` worth verifying for an ASCII `needle`: those an occurrence of it in any
