@@ -14,6 +14,7 @@ from indexing.records import Chunk
 from retrievers.sources.text import TextRetriever
 from retrievers.sources.text_files import FileChunks
 from retrievers.sources.text_identity import matches, read_marker
+from tests.unit.test_text_retriever import write_files
 
 FILES = {
     "pkg/messages.py": (
@@ -56,11 +57,7 @@ def text_reader(root: Path) -> Callable[[Chunk], str | None]:
 
 @pytest.fixture()
 def root(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+    return write_files(tmp_path / "ws", FILES)
 
 
 @pytest.fixture()

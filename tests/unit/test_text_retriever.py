@@ -77,13 +77,17 @@ def make_chunk(root: Path, cid: int, path: str, start: int, end: int, symbol: st
     )
 
 
-@pytest.fixture()
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    for rel, text in FILES.items():
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    """`files` (relative path -> text) written below `root`; `root`."""
+    for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     return root
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    return write_files(tmp_path / "ws", FILES)
 
 
 def reader(root: Path):
