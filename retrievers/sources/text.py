@@ -8,9 +8,10 @@ by a one-shot command: `sources.text_deferred`), and searches it with BM25; exac
 
 BM25 queries are built programmatically from term queries (never parsed), so user text with tantivy
 syntax characters is safe. Exact strings: every trigram of the string must be in a file's document
-(ngram terms carry no positions), then each chunk of those files is verified against its text and
-answered with the absolute line numbers that match (verbatim, else in a joined run of literals: the
-lines of the literals it covers); case-sensitive matches rank above case-insensitive ones.
+(ngram terms carry no positions), then the chunks of those files an occurrence lies in are verified
+against their text and answered with the absolute line numbers that match (verbatim, else in a
+joined run of literals: the lines of the literals it covers); case-sensitive matches rank above
+case-insensitive ones.
 """
 
 from __future__ import annotations
@@ -278,7 +279,7 @@ class TextRetriever(ExactStrings, DeferredFiles):
                 self._write(stale, add, fps, drop + list(missing))
                 self._defer(missing)
             else:
-                self._deferred = None  # (what a feed kept for a deferred write is not needed)
+                self._deferred = None  # (nothing left owed: written here)
                 self._write(stale, add, fps, drop, missing)
             self._reset = False
 

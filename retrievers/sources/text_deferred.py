@@ -120,7 +120,7 @@ class DeferredFiles:
         writer = self._writer
         try:
             if deferred.failed is not None:
-                raise deferred.failed
+                raise RetrieverError(f"handing them to the writer failed: {deferred.failed}")
             if writer is None:
                 raise RetrieverError("the writer holding them was let go")
             writer.commit()
@@ -149,5 +149,5 @@ def _feed(writer: tantivy.IndexWriter, documents: Iterator[tuple[tantivy.Documen
             ahead = sent - FEED_AHEAD - FEED_RATE * (time.monotonic() - started)
             if ahead > 0:
                 time.sleep(ahead / FEED_RATE)
-    except (ValueError, OverflowError, OSError) as exc:
+    except Exception as exc:  # (whatever tantivy raised: reported by the commit, which then rolls back)
         deferred.failed = exc
