@@ -1,7 +1,7 @@
 """The text index's file documents: which files' trigram documents an index lacks or holds stale,
 their text, and a file's chunks for the exact-string search that finds the file.
 
-An exact string is found by one document a file (`text_schema.file_document`: the file's chunk texts,
+An exact string is found by one document a file (`text_schema.file_document`: the file's text,
 lowercased, as trigrams); the search then verifies the chunks of the files whose documents hold every
 trigram of the string (`sources.text_exact`). `FileChunks` groups a retriever's chunks by
 file (made when first needed; an update patches the files it touched) and names each file's document:

@@ -16,11 +16,11 @@ Fields (nothing but `chunk_id` is stored: the index never holds source text):
 A second kind of document, one per file (`file_document`, built by `sources.text_files`), holds what
 exact strings written out are found by: `path_key` (u64, indexed, fast: `path_key(path)`), `fp` (the
 file's fingerprint over its chunks', `file_fingerprint`) and `trigram`, ngram(3, 3) of the lowercased
-text (`trigram_text`) of the file's chunks. A file's document has no `chunk_id` and a chunk's no
-`path_key`. One document a file instead of a trigram field a chunk: the Django sdist's 45,000 chunks
-in 3,400 files, 1.46 -> 0.93 s of CPU for the same trigrams (tantivy records each distinct trigram once
-a document); and documents of their own can be written after the chunks' (`TextRetriever.defer_files`:
-a one-shot command's cold build writes them after its answer).
+text (`trigram_text`) of the file (`text_files.file_texts`). A file's document has no `chunk_id` and a
+chunk's no `path_key`. One document a file instead of a trigram field a chunk: the Django sdist's
+45,000 chunks in 3,400 files, 1.46 -> 0.93 s of CPU for the same trigrams (tantivy records each
+distinct trigram once a document); and documents of their own can be written after the chunks'
+(`TextRetriever.defer_files`: a one-shot command's cold build writes them after its answer).
 """
 
 from __future__ import annotations
