@@ -61,7 +61,7 @@ def caller_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
     met: list[CallSite] = []
     met_ids, in_at, out_at = array("q"), array("q"), array("q")  # (in_at, out_at: places in `met`)
     evidence = StringCodes()
-    code, known = evidence.code, evidence.known
+    code = evidence.code
     in_ptr, in_caller, in_evidence = array("q", [0]), array("q"), array("i")  # (per incoming site)
     sub_ptr, sub_ids = array("q", [0]), array("q")  # (per definition, per subclass)
     out_ptr, out_callee, out_evidence = array("q", [0]), array("q"), array("i")  # (per call edge)
@@ -78,8 +78,7 @@ def caller_arrays(graph: CallGraph) -> dict[str, np.ndarray]:
             else:
                 in_caller.append(caller)
                 callers[caller] = None
-            found = known.get(marked)
-            in_evidence.append(code(marked) if found is None else found)
+            in_evidence.append(code(marked))
         in_ptr.append(len(in_at))
         into = pred.get(d.id)
         if into:

@@ -43,11 +43,6 @@ class StringCodes:
             self._texts.append(text)
         return found
 
-    @property
-    def known(self) -> Mapping[str, int]:
-        """The codes given so far by string (a caller's own loop: `known.get(text)`, else `code`)."""
-        return self._codes
-
     def codes(self, texts: Iterable[str | None]) -> list[int]:
         """`code` of each text, in one loop (a column of hundreds of thousands of call sites)."""
         known, strings = self._codes, self._texts

@@ -38,6 +38,7 @@ def site_columns(sites: Sequence[CallSite]) -> dict[str, np.ndarray]:
         string_codes[:, k] = strings.codes(map(attrgetter(name), sites))
     return {"site_numbers": numbers, "site_codes": string_codes, **strings.saved("site_")}
 
+
 class SiteTable(RecordTable[CallSite]):
     """Call sites by row over saved columns (module docstring)."""
 
