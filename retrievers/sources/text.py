@@ -34,7 +34,7 @@ from retrievers.base import Hit, Query, RetrieverError, TextDetail
 from retrievers.scope import EVERYWHERE, Scope
 from retrievers.sources.text_deferred import DeferredFiles
 from retrievers.sources.text_exact import ExactStrings
-from retrievers.sources.text_files import FileChunks, FileWrites, Wanted
+from retrievers.sources.text_files import FileChunks, FileWrites, Wanted, file_documents
 from retrievers.sources.text_identity import foreign, matches, read_marker, write_marker
 from retrievers.sources.text_schema import (
     SCHEMA_VERSION,
@@ -219,8 +219,8 @@ class TextRetriever(ExactStrings, DeferredFiles):
             for chunk in add:
                 writer.add_document(self._document(chunk, fps.get(chunk.id) if fps else None))
             if add_files:
-                for doc, _ in FileWrites(dict(add_files)).documents(
-                        self._by_file(), self._read_file, self._text_of, self.options.max_index_chars):
+                for doc, _ in file_documents(add_files, self._by_file(), self._read_file, self._text_of,
+                                             self.options.max_index_chars):
                     writer.add_document(doc)
             writer.commit()
         except (ValueError, OverflowError, OSError) as exc:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import tantivy
 
 from retrievers.base import RetrieverError
-from retrievers.sources.text_files import FileWrites, Wanted
+from retrievers.sources.text_files import FileWrites, Wanted, file_documents
 
 if TYPE_CHECKING:
     from indexing.records import Chunk
@@ -91,8 +91,8 @@ class DeferredFiles:
                 log.warning("the text index's file documents were not written: %s", exc)
                 self._deferred = None
                 return
-            documents = deferred.documents(self._by_file(), self._read_file, self._text_of,
-                                           self.options.max_index_chars)
+            documents = file_documents(deferred.pending, self._by_file(), self._read_file, self._text_of,
+                                       self.options.max_index_chars)
             deferred.feeding = threading.Thread(target=_feed, args=(writer, documents, deferred),
                                                 name="codeseek-file-documents", daemon=True)
             deferred.feeding.start()

@@ -5,9 +5,9 @@ An exact string is found by one document a file (`text_schema.file_document`: th
 lowercased, as trigrams); the search then verifies the chunks of the files whose documents hold every
 trigram of the string (`sources.text_exact`). `FileChunks` groups a retriever's chunks by
 file (made when first needed; an update patches the files it touched) and names each file's document:
-its `path_key` and its fingerprint over its chunks' (`text_schema.file_fingerprint`).
-`FileWrites` is what a retriever that writes its file documents later (`TextRetriever.defer_files`)
-still has to write.
+its `path_key` and its fingerprint over its chunks' (`text_schema.file_fingerprint`);
+`file_documents` makes the documents. `FileWrites` is what a retriever that writes its file documents
+later (`TextRetriever.defer_files`) still has to write.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from indexing.chunk_table import ChunkTable
 from indexing.records import Chunk
 from retrievers.sources.text_schema import file_document, file_fingerprint, fingerprint, path_key
 
-__all__ = ["FileChunks", "FileWrites", "file_texts"]
+__all__ = ["FileChunks", "FileWrites", "file_documents", "file_texts"]
 
 # A file document's name: its path and its fingerprint
 Wanted = tuple[str, int]
@@ -109,29 +109,30 @@ def file_texts(chunks: Sequence[Chunk], data: bytes | None, max_chars: int,
     return texts
 
 
+def file_documents(wanted: Mapping[int, Wanted], files: FileChunks, read_file: Callable[[str], bytes] | None,
+                   read_text: Callable[[Chunk], str | None], max_chars: int
+                   ) -> Iterator[tuple[tantivy.Document, int]]:
+    """The documents of the files `wanted` names, each with its characters (each file read once; one
+    that cannot be read is indexed empty, as an unreadable chunk is: its chunks are then found by no
+    exact string)."""
+    for key, (path, fp) in wanted.items():
+        chunks = files.chunks_of(path)
+        data = None
+        if read_file is not None:
+            try:
+                data = read_file(path)
+            except Exception:  # (gone, unreadable: whatever the reader raises, indexed empty)
+                data = b""
+        texts = file_texts(chunks, data, max_chars, read_text)
+        yield file_document(key, fp, texts), sum(map(len, texts))
+
+
 @dataclass
 class FileWrites:
-    """File documents to write (`pending`); for a deferred write (`sources.text_deferred`) also the
-    thread handing them to the writer and what failed there, and the mark to write once they are
-    committed."""
+    """A deferred write of file documents (`sources.text_deferred`): those still to write, the thread
+    handing them to the writer and what failed there, and the mark to write once they are committed."""
 
     pending: dict[int, Wanted] = field(default_factory=dict)
     feeding: threading.Thread | None = None
     failed: Exception | None = None
     mark: tuple[str, str] | None = None  # (owner, synced) for `TextRetriever.mark` once committed
-
-    def documents(self, files: FileChunks, read_file: Callable[[str], bytes] | None,
-                  read_text: Callable[[Chunk], str | None], max_chars: int
-                  ) -> Iterator[tuple[tantivy.Document, int]]:
-        """The pending files' documents (each file read once; one that cannot be read is indexed
-        empty, as an unreadable chunk is: its chunks are then found by no exact string)."""
-        for key, (path, fp) in self.pending.items():
-            chunks = files.chunks_of(path)
-            data = None
-            if read_file is not None:
-                try:
-                    data = read_file(path)
-                except Exception:  # (gone, unreadable: whatever the reader raises, indexed empty)
-                    data = b""
-            texts = file_texts(chunks, data, max_chars, read_text)
-            yield file_document(key, fp, texts), sum(map(len, texts))
