@@ -159,3 +159,38 @@ def test_file_chunks_group_by_file_and_patch_what_an_update_touched(chunks) -> N
     before, after = files.wanted(), patched.wanted()
     assert before.keys() == after.keys()
     assert [after[k][1] != before[k][1] for k in sorted(after)].count(True) == 1
+
+
+def test_a_file_that_cannot_be_read_gets_an_empty_document(tmp_path: Path, root: Path, chunks) -> None:
+    def read_file(path: str) -> bytes:
+        if path == "pkg/other.py":
+            raise PermissionError(path)
+        return (root / path).read_bytes()
+    r = TextRetriever(tmp_path / "index", text_reader(root), read_file=read_file)
+    r.index(chunks)
+    assert len(r._fingerprints()[1]) == 2  # (written, so a reconciliation does not retry it each time)
+    assert found(r, "Invalid URL") == [1]  # the unreadable file's chunk is found by no exact string
+    r.close()
+
+
+def test_a_deferred_write_that_fails_is_rolled_back_and_left_unmarked(
+        tmp_path: Path, root: Path, chunks, monkeypatch: pytest.MonkeyPatch) -> None:
+    import retrievers.sources.text_files as text_files
+
+    def broken(key: int, fp: int, texts: list[str]) -> object:
+        raise ValueError("no document")
+    later: list[Callable[[], object]] = []
+    r = retriever(tmp_path, root)
+    r.defer_files(later)
+    r.index(chunks, "owner")
+    r.mark("owner", "key-1")
+    monkeypatch.setattr(text_files, "file_document", broken)
+    while later:
+        later.pop(0)()  # (the failure is logged, not raised)
+    assert r._fingerprints()[1] == {} and not matches(r._dir, "owner", "key-1")
+    r.close()
+    monkeypatch.undo()
+    again = retriever(tmp_path, root)
+    again.adopt(chunks, "owner", "key-1")  # not adoptable: reconciled, the file documents written
+    assert found(again, "pool is full") == [2] and len(again._fingerprints()[1]) == 2
+    again.close()
