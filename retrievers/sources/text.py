@@ -32,7 +32,7 @@ from indexing.integrity import is_disk_full
 from indexing.records import Chunk
 from retrievers.base import Hit, Query, RetrieverError, TextDetail
 from retrievers.scope import EVERYWHERE, Scope
-from retrievers.sources.text_deferred import DeferredFiles
+from retrievers.sources.text_deferred import BackgroundCommit, DeferredFiles
 from retrievers.sources.text_exact import ExactStrings
 from retrievers.sources.text_files import FileChunks, FileWrites, Wanted, file_documents
 from retrievers.sources.text_identity import foreign, matches, read_marker, write_marker
@@ -81,6 +81,7 @@ class TextRetriever(ExactStrings, DeferredFiles):
         self._analyzers = analyzers()
         self._schema = schema()
         self._writer: tantivy.IndexWriter | None = None
+        self._committing: BackgroundCommit | None = None  # a feed's commit on a thread (`commit_behind`)
         self._reset = False
         self._copied = False  # searching a copy of a read-only index's folder (`_copy`)
         self._in_memory = False  # no space on disk: the index lives in memory (`_memory`)
@@ -166,6 +167,7 @@ class TextRetriever(ExactStrings, DeferredFiles):
 
     def _get_writer(self, adding: int = 0) -> tantivy.IndexWriter:
         """The index's writer, made on first use with a memory budget for `adding` chunks."""
+        self._settle()
         if self._writer is None:
             try:
                 self._writer = self._index.writer(heap_size=writer_heap(self.options, adding), num_threads=1)
@@ -177,6 +179,7 @@ class TextRetriever(ExactStrings, DeferredFiles):
 
     def close(self) -> None:
         """Release the writer (and its lock on the index directory)."""
+        self._settle()
         with self._lock:
             if self._writer is not None:
                 writer, self._writer = self._writer, None
@@ -248,6 +251,7 @@ class TextRetriever(ExactStrings, DeferredFiles):
         index on disk (a folder of another index is wiped first, as `index()` would); None when the
         index holds documents or cannot be written now."""
         with self._lock:
+            self._settle()
             if self._in_memory or self._writer is not None:
                 return None
             self._wipe_if_foreign(owner)
@@ -313,6 +317,7 @@ class TextRetriever(ExactStrings, DeferredFiles):
 
     def _fingerprints(self) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
         """The fingerprints the index holds: by chunk id, and the file documents' by path key."""
+        self._settle()
         searcher = self._index.searcher()
         if searcher.num_docs == 0:
             return {}, {}
@@ -337,6 +342,7 @@ class TextRetriever(ExactStrings, DeferredFiles):
         """The top `limit` hits: (their `field_name`, a chunk's id or a file's key; score)."""
         if limit <= 0:
             return []
+        self._settle()
         searcher = self._index.searcher()
         hits = searcher.search(query, limit, count=False).hits  # (no total: the top `limit` only)
         if not hits:

@@ -12,6 +12,13 @@ and only then writes the folder's mark (`TextRetriever.mark`): until then the ma
 process killed in between leaves an index the next process reconciles (`index` writes what is
 missing). An exact-string search before then writes them first (`TextRetriever._exact_candidates`).
 
+Such a command's update also leaves the commit of the chunk documents its feed added
+(`sources.text_feed`) to a thread (`commit_behind`): tantivy releases the GIL while it indexes what is
+still queued and writes the segments, so the command goes on to read its chunks and start embedding
+them while the second core finishes the text index (on the Django sdist the update's end otherwise
+waited ~0.4 s on that one thread). The retriever waits for that commit (`_settle`) before it next
+reads or writes the index.
+
 A mixin of `sources.text.TextRetriever`, which provides the attributes and methods declared here.
 """
 
@@ -21,6 +28,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 import tantivy
@@ -33,7 +41,7 @@ if TYPE_CHECKING:
     from retrievers.sources.text_files import FileChunks
     from retrievers.sources.text_schema import TextOptions
 
-__all__ = ["FEED_RATE", "DeferredFiles"]
+__all__ = ["FEED_RATE", "BackgroundCommit", "DeferredFiles"]
 
 log = logging.getLogger("codeseek.index")
 FEED_RATE = 32_000_000  # characters a second handed to tantivy (it indexes ~25-30M a second here)
@@ -51,6 +59,7 @@ class DeferredFiles:
     _read_file: Callable[[str], bytes] | None
     _writer: tantivy.IndexWriter | None
     _index: tantivy.Index
+    _committing: BackgroundCommit | None
 
     if TYPE_CHECKING:
         def _get_writer(self, adding: int = 0) -> tantivy.IndexWriter: ...
@@ -99,9 +108,40 @@ class DeferredFiles:
             if self._later is not None:
                 self._later.append(self._complete_files)
 
+    def commit_behind(self, writer: tantivy.IndexWriter) -> None:
+        """Commit `writer` (the retriever's, a feed's documents added) on a thread of its own; the
+        retriever's next read or write waits for it (`_settle`)."""
+        with self._lock:
+            self._settle()
+            commit = self._committing = BackgroundCommit(writer)
+            commit.start()
+
+    def _settle(self) -> None:
+        """Wait for a commit `commit_behind` started, then let its writer go; one that failed is rolled
+        back (the documents it held are written again by the next `index`)."""
+        if self._committing is None:
+            return
+        with self._lock:
+            commit, self._committing = self._committing, None
+            if commit is None:
+                return
+            commit.join()
+            if commit.failed is not None:
+                log.warning("the text index built alongside the update was not saved (%s): built after",
+                            commit.failed)
+                with suppress(ValueError, OSError):
+                    commit.writer.rollback()  # (nothing of it survives into a later commit)
+            try:
+                self.close()  # (the writer is let go even when its merges fail)
+            except Exception as exc:
+                log.warning("closing the text index's writer after the update failed: %s", exc)
+                self._writer = None
+            self._index.reload()
+
     def _complete_files(self) -> None:
         """Write the owed file documents now (or wait for those being written) and commit them, then
         write the mark they held back."""
+        self._settle()
         with self._lock:
             deferred = self._deferred
             if deferred is None or not deferred.pending:
@@ -135,6 +175,21 @@ class DeferredFiles:
         self._index.reload()
         if deferred.mark is not None:
             self.mark(*deferred.mark)
+
+
+class BackgroundCommit(threading.Thread):
+    """`writer.commit()` on its own thread; what it raised is kept in `failed`."""
+
+    def __init__(self, writer: tantivy.IndexWriter) -> None:
+        super().__init__(name="codeseek-text-commit", daemon=True)
+        self.writer = writer
+        self.failed: Exception | None = None
+
+    def run(self) -> None:
+        try:
+            self.writer.commit()
+        except Exception as exc:  # (a full disk, a broken writer: `_settle` reports and rolls back)
+            self.failed = exc
 
 
 def _feed(writer: tantivy.IndexWriter, documents: Iterator[tuple[tantivy.Document, int]],

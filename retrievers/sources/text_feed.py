@@ -5,7 +5,9 @@ documents on the main thread: on the whole Django sdist ~5.4 s of a ~19 s cold c
 splitting identifiers and joining string literals while the second core idles. Fed by the update
 instead, the parse workers make those two fields beside the parse (`sources.text_prepare`), the main
 thread adds each file's documents as the file is stored (tantivy indexes them on its own thread,
-outside the GIL) and the update commits them before it releases the store's writer lock.
+outside the GIL) and the update commits them before it releases the store's writer lock; a one-shot
+command's update leaves that commit to a thread (`TextRetriever.commit_behind`) and goes on to read its
+chunks and start embedding them while tantivy finishes on the other core.
 
 Only an empty index on disk is fed (a cold build, a rebuilt or wiped folder): `TextRetriever.index()`
 then finds every document it needs already there (by fingerprint) and writes only what the feed
@@ -100,6 +102,10 @@ class TextFeed:
         """Commit (or roll back) what was added and release the writer (`TextRetriever.close`)."""
         writer, self._writer = self._writer, None
         if writer is None:
+            return
+        if commit and self._text.deferring:  # (a one-shot command: committed on a thread, `commit_behind`)
+            self._text.commit_behind(writer)
+            self.committed = True
             return
         try:
             if commit:

@@ -6,6 +6,7 @@ SQLite store, tantivy and parse worker processes on the sample workspace."""
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from indexing.records import Chunk
 from indexing.workspace import Workspace, WorkspaceOptions
 from retrievers.base import Query
 from retrievers.sources.text import TextRetriever
+from retrievers.sources.text_deferred import BackgroundCommit
 from retrievers.sources.text_feed import TextFeed
 from retrievers.sources.text_identity import meta_digest
 from retrievers.sources.text_prepare import prepare_chunks
@@ -207,6 +209,76 @@ def test_a_deferring_index_is_fed_its_chunks_and_writes_its_files_last(root: Pat
         text.index(ws.store.chunks(), owner)
         assert len(later) == 1 and not text._fingerprints()[1]
         while later:  # (as `WriteBehind.flush`: the first step queues the last)
+            later.pop(0)()
+        assert text._fingerprints() == plain._fingerprints()
+        assert answers(text) == answers(plain)
+    finally:
+        for closing in (text, plain, ws, plain_ws):
+            closing.close()
+
+
+def deferring(root: Path, index: Path, later: list[Callable[[], object]]
+              ) -> tuple[Workspace, TextRetriever, str]:
+    """A workspace and a text index whose file documents go through `later` (a one-shot command's)."""
+    ws = Workspace(root, WorkspaceOptions(index_dir=index, parse_workers=0))
+    text = TextRetriever(index, ws.chunk_text, read_file=ws.read_bytes)
+    text.defer_files(later)
+    return ws, text, ws.store.get_meta("generation") or ""
+
+
+def test_a_deferring_update_returns_before_its_feed_is_committed(root: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-shot command's update leaves the feed's commit to a thread: the update returns while it
+    is held, and the next read of the index waits for it and finds every chunk's document."""
+    released = threading.Event()
+    real_run = BackgroundCommit.run
+
+    def held_run(self: BackgroundCommit) -> None:
+        assert released.wait(30)
+        real_run(self)
+
+    monkeypatch.setattr(BackgroundCommit, "run", held_run)
+    ws, text, owner = deferring(root, tmp_path / "index", [])
+    written: list[int] = []
+    real_document = text._document
+
+    def document(chunk: Chunk, fp: int | None = None) -> object:
+        written.append(chunk.id)
+        return real_document(chunk, fp)
+
+    monkeypatch.setattr(text, "_document", document)
+    try:
+        before = meta_digest(tmp_path / "index" / "tantivy")
+        ws.update(feed=TextFeed(text, owner))  # (would hang here if the update waited for the commit)
+        assert meta_digest(tmp_path / "index" / "tantivy") == before  # nothing committed yet
+        released.set()
+        chunks = ws.store.chunks()
+        assert set(text._fingerprints()[0]) == {c.id for c in chunks}  # (waited for it)
+        assert meta_digest(tmp_path / "index" / "tantivy") != before
+        text.index(chunks, owner)
+        assert written == []  # no chunk's document written again
+    finally:
+        released.set()
+        text.close()
+        ws.close()
+
+
+def test_a_feed_commit_failing_behind_is_written_by_the_next_index(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    def failing_run(self: BackgroundCommit) -> None:
+        self.failed = OSError("no space left on device")
+
+    monkeypatch.setattr(BackgroundCommit, "run", failing_run)
+    plain_ws, plain, _, _ = build(root, tmp_path / "plain", 0, fed=False)
+    later: list[Callable[[], object]] = []
+    ws, text, owner = deferring(root, tmp_path / "index", later)
+    try:
+        ws.update(feed=TextFeed(text, owner))
+        assert text.ids() == set()  # the failed commit was rolled back, its writer let go
+        assert "was not saved (no space left on device)" in caplog.text
+        text.index(ws.store.chunks(), owner)
+        while later:
             later.pop(0)()
         assert text._fingerprints() == plain._fingerprints()
         assert answers(text) == answers(plain)
