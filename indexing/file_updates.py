@@ -14,6 +14,7 @@ from pathlib import Path
 
 from indexing.freshness import content_hash, error_reasons
 from indexing.parse_pool import Plan
+from indexing.record_log import RecordLog, StoredRecords
 from indexing.records import Chunk, FileInfo, ParseResult
 from indexing.scan import UNREADABLE, VANISHED
 from indexing.source_encoding import as_utf8
@@ -42,6 +43,8 @@ class UpdateResult:
     errors: dict[str, int] = field(default_factory=dict)  # by reason
     error_paths: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
+    # An update from an empty store that completed: the records it stored (`indexing.record_log`)
+    records: StoredRecords | None = None
 
     @property
     def changed(self) -> bool:
@@ -94,12 +97,15 @@ def plan_file(root: Path, store: IndexStore, info: FileInfo, row: FileRow | None
     return Plan(info, data, digest)
 
 
-def store_parse(store: IndexStore, plan: Plan, result: ParseResult, out: UpdateResult) -> int:
-    """Write one file's parse; returns 1 (a store write)."""
+def store_parse(store: IndexStore, plan: Plan, result: ParseResult, out: UpdateResult,
+                kept: RecordLog | None = None) -> int:
+    """Write one file's parse (its records then `kept`); returns 1 (a store write)."""
     info = plan.info
     out.parsed += 1
     out.error_paths.extend((info.path, reason) for reason in error_reasons(result))
     added, removed = store.replace_file_diff(info, plan.digest, result)
+    if kept is not None:
+        kept.add(info.path, result)
     out.added.extend(added)
     out.removed_ids.extend(removed)
     out.changed_paths.append(info.path)

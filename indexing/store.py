@@ -319,6 +319,8 @@ class IndexStore(StoreHealth, RecordReads, EmbeddingCache):
                                 c.kind, c.symbol, info.labels, c.content_hash, c.header, cid))
         self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         dstart = self._take_ids("definitions", len(result.definitions))
+        for i, d in enumerate(result.definitions):  # (the ids they are stored under: `indexing.record_log`)
+            d.id = dstart + i
         self._db.executemany(
             "INSERT INTO definitions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(dstart + i, file_id, d.name, d.qualified_name, d.kind, d.start_line, d.end_line, d.start_byte,

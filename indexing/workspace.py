@@ -24,16 +24,9 @@ from indexing.file_feed import FileFeed
 from indexing.file_updates import OVERLAY_MTIME, UpdateResult, plan_file, store_parse, unchanged
 from indexing.freshness import content_hash, error_reasons, parser_fingerprint
 from indexing.location import index_dir_for
+from indexing.record_log import RecordLog
 from indexing.records import CallSite, Chunk, Definition, FileInfo, Import, ParseResult
-from indexing.scan import (
-    VANISHED,
-    ScanOptions,
-    ScanResult,
-    plain_relative,
-    relative_path,
-    scan,
-    scan_paths,
-)
+from indexing.scan import VANISHED, ScanOptions, ScanResult, plain_relative, relative_path, scan, scan_paths
 from indexing.source_encoding import as_utf8
 from indexing.store import FileRow, IndexStore, StoreError, database_path
 
@@ -264,6 +257,8 @@ class Workspace:
             if out.changed:
                 self._generation += 1
                 self.store.set_meta("revision", str(self.revision + 1))
+            if out.records is not None:
+                out.records.revision = self.revision
             self._seen = self.store.stamp()
             out.seconds = time.perf_counter() - started
             return out
@@ -316,6 +311,7 @@ class Workspace:
                     self._remove) for info in candidates)
         parsed = parse_in_order(plans, worker_count(maybe_changed, self.options.parse_workers),
                                 feed.prepare if feed is not None else None)
+        kept = RecordLog() if not stored else None  # (from an empty store: what it will hold)
         done, completed = 0, False
         try:
             while done < total:
@@ -327,7 +323,7 @@ class Workspace:
                         pending += plan.wrote
                         if result is not None:
                             first = len(out.added)
-                            pending += store_parse(self.store, plan, result, out)
+                            pending += store_parse(self.store, plan, result, out, kept)
                             if feed is not None and plan.data is not None:
                                 feed.stored(out.added[first:], result.prepared, plan.data)
                         if progress is not None:
@@ -335,6 +331,7 @@ class Workspace:
                         if pending >= _COMMIT_FILES or time.perf_counter() - batch_started > _COMMIT_SECONDS:
                             break
             completed = True
+            out.records = kept.records if kept is not None else None
         finally:
             if feed is not None:
                 feed.finish(completed)

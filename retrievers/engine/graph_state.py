@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from graph.callgraph import CallGraph
     from graph.incremental import GraphInputs
     from graph.symbol_index import Resolution
+    from indexing.record_log import StoredRecords
     from indexing.records import CallSite, Import
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class GraphState:
         self._graph: CallGraph | None = None
         self._generation = -1
         self.loaded = False  # the current graph came from the saved copy (not built here)
+        self._handed: StoredRecords | None = None  # a cold update's records (`hand_over`)
 
     @property
     def current(self) -> CallGraph | None:
@@ -230,8 +232,17 @@ class GraphState:
             records = self._records()
         return build(*records)
 
+    def hand_over(self, records: StoredRecords | None) -> None:
+        """Records a cold update kept (`indexing.record_log`): the next build reads them instead of the
+        store's, if the store is still at their revision."""
+        self._handed = records
+
     def _records(self) -> tuple[list[Definition], list[CallSite], list[Import]]:
-        """Every definition, call site and import of the store (in the caller's `store.snapshot()`)."""
+        """Every definition, call site and import of the store (in the caller's `store.snapshot()`):
+        those handed over while the store is at their revision (once), else read."""
+        handed, self._handed = self._handed, None
+        if handed is not None and handed.revision == self.workspace.revision:
+            return handed.definitions, handed.calls, handed.imports
         store = self.workspace.store
         return store.definitions(), store.calls(), store.imports()
 

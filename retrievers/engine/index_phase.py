@@ -43,10 +43,12 @@ log = logging.getLogger(__name__)
 
 
 def update_workspace(workspace: Workspace, out: RefreshResult, progress: Progress | None,
-                     paths: Iterable[str] | None, feed: FileFeed | None = None) -> None:
+                     paths: Iterable[str] | None, feed: FileFeed | None = None,
+                     graphs: GraphState | None = None) -> None:
     """Scan and parse (every file, or `paths`; `paths=[]`: nothing) into `out.update`, `feed` following
-    the stored files (`indexing.file_feed`); on a full disk, leave `out.update` None and tell the
-    store's notices (every file is committed whole)."""
+    the stored files (`indexing.file_feed`), the records a cold update kept handed to `graphs`
+    (`indexing.record_log`); on a full disk, leave `out.update` None and tell the store's notices
+    (every file is committed whole)."""
     wanted = None if paths is None else list(paths)
     if wanted is not None and not wanted:
         return
@@ -57,6 +59,9 @@ def update_workspace(workspace: Workspace, out: RefreshResult, progress: Progres
 
     try:
         out.update = workspace.update(progress=report, paths=wanted, feed=feed)
+        if graphs is not None and out.update.records is not None:
+            graphs.hand_over(out.update.records)
+            out.update.records = None  # (held by the graph once built, not by the result)
     except (sqlite3.OperationalError, OSError, StoreError) as exc:
         if not is_disk_full(exc) and not is_disk_full(exc.__cause__ or exc):
             raise

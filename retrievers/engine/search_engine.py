@@ -231,7 +231,7 @@ class SearchEngine:
         # (a first refresh builds an empty text index as the files are stored: `sources.text_feed`)
         owner = self.workspace.store.get_meta("generation") or ""
         feed = None if self._synced else TextFeed(self.text, owner)
-        index_phase.update_workspace(self.workspace, out, progress, paths, feed)
+        index_phase.update_workspace(self.workspace, out, progress, paths, feed, self.graphs)
         out.seconds["update"] = time.perf_counter() - started
         unchanged = out.update is None or not out.update.changed
         if unchanged and self._synced and self._view is not None:  # the view in step with the store stays
