@@ -317,8 +317,7 @@ class TextRetriever(ExactStrings, DeferredFiles):
 
     def _fingerprints(self) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
         """The fingerprints the index holds: by chunk id, and the file documents' by path key."""
-        self._settle()
-        searcher = self._index.searcher()
+        searcher = self._searcher()
         if searcher.num_docs == 0:
             return {}, {}
         addrs = [a for _, a in searcher.search(tantivy.Query.all_query(), searcher.num_docs).hits]
@@ -342,8 +341,7 @@ class TextRetriever(ExactStrings, DeferredFiles):
         """The top `limit` hits: (their `field_name`, a chunk's id or a file's key; score)."""
         if limit <= 0:
             return []
-        self._settle()
-        searcher = self._index.searcher()
+        searcher = self._searcher()
         hits = searcher.search(query, limit, count=False).hits  # (no total: the top `limit` only)
         if not hits:
             return []

@@ -138,6 +138,11 @@ class DeferredFiles:
                 self._writer = None
             self._index.reload()
 
+    def _searcher(self) -> tantivy.Searcher:
+        """A searcher of the index, once a commit `commit_behind` started is done."""
+        self._settle()
+        return self._index.searcher()
+
     def _complete_files(self) -> None:
         """Write the owed file documents now (or wait for those being written) and commit them, then
         write the mark they held back."""

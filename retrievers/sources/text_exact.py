@@ -36,12 +36,12 @@ class ExactStrings:
     options: TextOptions
     _analyzers: dict[str, tantivy.TextAnalyzer]
     _schema: tantivy.Schema
-    _index: tantivy.Index
     _chunks: Mapping[int, Chunk]
     _read_file: Callable[[str], bytes] | None
 
     if TYPE_CHECKING:
         def _complete_files(self) -> None: ...
+        def _searcher(self) -> tantivy.Searcher: ...
         def _by_file(self) -> FileChunks: ...
         def _text_of(self, chunk: Chunk) -> str | None: ...
         def _run(self, query: tantivy.Query, limit: int, field_name: str = "chunk_id"
@@ -65,7 +65,7 @@ class ExactStrings:
                     return
             yield from sorted(self._chunks)[:limit]
             return
-        searcher = self._index.searcher()
+        searcher = self._searcher()
         if len(grams) > self.options.max_trigrams:
             freq = {g: searcher.doc_freq("trigram", g) for g in grams}
             grams = sorted(grams, key=lambda g: freq[g])[: self.options.max_trigrams]
