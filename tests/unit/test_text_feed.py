@@ -192,6 +192,15 @@ def test_a_writer_that_cannot_be_had_leaves_the_feed_out(opened, monkeypatch: py
     assert text.ids() == {c.id for c in ws.store.chunks()}
 
 
+def flushed_as(later: list[Callable[[], object]], text: TextRetriever, plain: TextRetriever) -> None:
+    """Run a one-shot command's held-back steps (as `WriteBehind.flush`: the first step queues the
+    last); `text` then holds and answers exactly what `plain`, built whole, does."""
+    while later:
+        later.pop(0)()
+    assert text._fingerprints() == plain._fingerprints()
+    assert answers(text) == answers(plain)
+
+
 def test_a_deferring_index_is_fed_its_chunks_and_writes_its_files_last(root: Path, tmp_path: Path) -> None:
     """A one-shot command's feed leaves the file documents out; the queued steps write them, and the
     index then answers as a plain one."""
@@ -208,10 +217,7 @@ def test_a_deferring_index_is_fed_its_chunks_and_writes_its_files_last(root: Pat
         assert held and not files  # the chunks' documents only
         text.index(ws.store.chunks(), owner)
         assert len(later) == 1 and not text._fingerprints()[1]
-        while later:  # (as `WriteBehind.flush`: the first step queues the last)
-            later.pop(0)()
-        assert text._fingerprints() == plain._fingerprints()
-        assert answers(text) == answers(plain)
+        flushed_as(later, text, plain)
     finally:
         for closing in (text, plain, ws, plain_ws):
             closing.close()
@@ -278,10 +284,7 @@ def test_a_feed_commit_failing_behind_is_written_by_the_next_index(
         assert text.ids() == set()  # the failed commit was rolled back, its writer let go
         assert "was not saved (no space left on device)" in caplog.text
         text.index(ws.store.chunks(), owner)
-        while later:
-            later.pop(0)()
-        assert text._fingerprints() == plain._fingerprints()
-        assert answers(text) == answers(plain)
+        flushed_as(later, text, plain)
     finally:
         for closing in (text, plain, ws, plain_ws):
             closing.close()
