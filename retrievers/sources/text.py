@@ -44,6 +44,7 @@ from retrievers.sources.text_schema import (
     bm25_query,
     document,
     fingerprint,
+    open_writer,
     path_key,
     schema,
     writer_heap,
@@ -165,12 +166,12 @@ class TextRetriever(ExactStrings, DeferredFiles):
             if not self._in_memory:
                 write_marker(self._dir, SCHEMA_VERSION, owner, synced)
 
-    def _get_writer(self, adding: int = 0) -> tantivy.IndexWriter:
-        """The index's writer, made on first use with a memory budget for `adding` chunks."""
+    def _get_writer(self, adding: int = 0, wait_s: float | None = None) -> tantivy.IndexWriter:
+        """The index's writer, made on first use for `adding` chunks (`open_writer`: `wait_s`)."""
         self._settle()
         if self._writer is None:
             try:
-                self._writer = self._index.writer(heap_size=writer_heap(self.options, adding), num_threads=1)
+                self._writer = open_writer(self._index, writer_heap(self.options, adding), wait_s)
             except ValueError as exc:
                 raise RetrieverError(
                     f"the text index at {self._dir} is being written by another codeseek process: {exc}"
@@ -259,7 +260,7 @@ class TextRetriever(ExactStrings, DeferredFiles):
             if self._index.searcher().num_docs:
                 return None
             try:
-                return self._get_writer(adding)
+                return self._get_writer(adding, wait_s=0.0)  # (busy: left to `index()`, which waits)
             except RetrieverError as exc:
                 log.debug("no writer for the text feed: %s", exc)
                 return None

@@ -26,6 +26,7 @@ distinct trigram once a document); and documents of their own can be written aft
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 
 import tantivy
@@ -37,6 +38,7 @@ from retrievers.sources.tokenize import identifier_terms, identifier_text, ident
 
 SCHEMA_VERSION = 4  # 2: joined string literals in the trigram field; 3: trigram text lowercased whole;
 # 4: trigrams in one document a file
+WRITER_WAIT_S = 30.0  # how long a write waits for the writer another codeseek process holds (`open_writer`)
 # Words that carry no meaning in a question; dropped from BM25 queries unless nothing else is left.
 STOPWORDS = frozenset(
     "a an and are as at be by can code do does for from function get has have how i in is it its "
@@ -67,6 +69,22 @@ def writer_heap(options: TextOptions, adding: int) -> int:
     """The writer's memory budget for a first write of `adding` chunks (`TextOptions.heap_per_chunk`)."""
     ceiling = max(options.max_heap_size, options.heap_size)
     return min(max(options.heap_size, options.heap_per_chunk * adding), ceiling)
+
+
+def open_writer(index: tantivy.Index, heap_size: int, wait_s: float | None = None) -> tantivy.IndexWriter:
+    """`index`'s writer (one indexing thread). One writer at a time may hold a folder; another codeseek
+    process holds it only while it commits, or while a one-shot command writes its file documents after
+    its answer (`sources.text_deferred`: seconds on a large tree) outside the store's writer lock that
+    orders the rest, so a busy lock is waited for, up to `wait_s` (`WRITER_WAIT_S` when None).
+    ValueError when it stays busy, or when the writer cannot be made for another reason."""
+    deadline = time.monotonic() + (WRITER_WAIT_S if wait_s is None else wait_s)
+    while True:
+        try:
+            return index.writer(heap_size=heap_size, num_threads=1)
+        except ValueError as exc:
+            if "LockBusy" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.05)
 
 
 def analyzers() -> dict[str, tantivy.TextAnalyzer]:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from indexing.records import Chunk
-from retrievers.base import IndexedRetriever, Query, Retriever
+from retrievers.base import IndexedRetriever, Query, Retriever, RetrieverError
 from retrievers.scope import Scope
 from retrievers.sources.literals import match_lines
 from retrievers.sources.text import TextOptions, TextRetriever, writer_heap
@@ -279,3 +281,41 @@ def test_a_narrow_scope_still_gets_its_limit(tmp_path: Path) -> None:
         assert [h.chunk_id for h in r.search(Query("proxy"), 1, Scope.build(["src/b.py"]))] == [61]
     finally:
         r.close()
+
+
+def test_a_write_waits_for_the_writer_another_one_holds(tmp_path: Path, workspace: Path, chunks) -> None:
+    """tantivy lets one writer hold a folder (another codeseek process's, while it writes a one-shot
+    command's file documents after its answer): a write waits for it; a feed does not."""
+    holder = TextRetriever(tmp_path / "index", reader(workspace))
+    other = TextRetriever(tmp_path / "index", reader(workspace))
+    holder._get_writer()
+    try:
+        assert other.writer_for_feed("", len(chunks)) is None  # (busy: the feed is left out at once)
+        done: list[float] = []
+        writing = threading.Thread(target=lambda: (other.index(chunks), done.append(time.monotonic())))
+        started = time.monotonic()
+        writing.start()
+        time.sleep(0.4)
+        assert not done  # still waiting for the writer
+        released = time.monotonic()
+        holder.close()
+        writing.join(30)
+        assert done and done[0] >= released > started
+        assert other.ids() == {c.id for c in chunks}
+    finally:
+        holder.close()
+        other.close()
+
+
+def test_a_writer_held_too_long_is_a_clear_error(tmp_path: Path, workspace: Path, chunks,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("retrievers.sources.text_schema.WRITER_WAIT_S", 0.2)
+    holder = TextRetriever(tmp_path / "index", reader(workspace))
+    other = TextRetriever(tmp_path / "index", reader(workspace))
+    holder._get_writer()
+    try:
+        with pytest.raises(RetrieverError, match="being written by another codeseek process"):
+            other.index(chunks)
+    finally:
+        holder.close()
+        other.close()
