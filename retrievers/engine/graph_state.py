@@ -90,6 +90,7 @@ class GraphState:
                     graph.pagerank  # noqa: B018 (computed before saving, so it is saved too)
                     self._save(cache, key, graph)
             self._graph, self._generation = graph, generation
+            self._handed = None  # (kept records serve the build after their update, or none)
             return graph
 
     @property
