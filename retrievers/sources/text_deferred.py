@@ -108,23 +108,25 @@ class DeferredFiles:
             if self._later is not None:
                 self._later.append(self._complete_files)
 
-    def commit_behind(self, writer: tantivy.IndexWriter) -> None:
+    def commit_behind(self, writer: tantivy.IndexWriter, wait: bool = False) -> bool:
         """Commit `writer` (the retriever's, a feed's documents added) on a thread of its own; the
-        retriever's next read or write waits for it (`_settle`)."""
+        retriever's next read or write waits for it (`_settle`). With `wait`, waited for now: False
+        when that commit failed (rolled back)."""
         with self._lock:
             self._settle()
             commit = self._committing = BackgroundCommit(writer)
             commit.start()
+            return self._settle() if wait else True
 
-    def _settle(self) -> None:
+    def _settle(self) -> bool:
         """Wait for a commit `commit_behind` started, then let its writer go; one that failed is rolled
-        back (the documents it held are written again by the next `index`)."""
+        back (the documents it held are written again by the next `index`) and makes this False."""
         if self._committing is None:
-            return
+            return True
         with self._lock:
             commit, self._committing = self._committing, None
             if commit is None:
-                return
+                return True
             commit.join()
             if commit.failed is not None:
                 log.warning("the text index built alongside the update was not saved (%s): built after",
@@ -137,6 +139,7 @@ class DeferredFiles:
                 log.warning("closing the text index's writer after the update failed: %s", exc)
                 self._writer = None
             self._index.reload()
+            return commit.failed is None
 
     def _searcher(self) -> tantivy.Searcher:
         """A searcher of the index, once a commit `commit_behind` started is done."""

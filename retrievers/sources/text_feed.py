@@ -99,30 +99,21 @@ class TextFeed:
             self._end(commit=completed)
 
     def _end(self, commit: bool) -> None:
-        """Commit (or roll back) what was added and release the writer (`TextRetriever.close`)."""
+        """Commit (`TextRetriever.commit_behind`: waited for, but on a thread for a one-shot command)
+        or roll back what was added, and release the writer (`TextRetriever.close`)."""
         writer, self._writer = self._writer, None
         if writer is None:
             return
-        if commit and self._text.deferring:  # (a one-shot command: committed on a thread, `commit_behind`)
-            self._text.commit_behind(writer)
-            self.committed = True
-            return
-        try:
-            if commit:
-                writer.commit()
-                self.committed = True
-            else:
-                writer.rollback()
-        except Exception as exc:  # (the commit found no space, or the writer broke)
-            log.warning("the text index built alongside the update was not saved (%s): built after", exc)
+        if commit:
+            self.committed = self._text.commit_behind(writer, wait=not self._text.deferring)
+        else:
             try:
-                writer.rollback()  # (nothing of it survives into a later commit)
-            except (ValueError, OSError):
-                pass
-        finally:
+                writer.rollback()
+            except Exception as exc:  # (the writer broke)
+                log.warning("the text index built alongside the update was not saved (%s): built after", exc)
             try:
                 self._text.close()  # (the writer is let go even when its merges fail)
             except Exception as exc:
                 log.warning("closing the text index's writer after the update failed: %s", exc)
-            if not self.committed:
-                self.documents = 0
+        if not self.committed:
+            self.documents = 0

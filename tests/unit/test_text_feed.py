@@ -288,3 +288,26 @@ def test_a_feed_commit_failing_behind_is_written_by_the_next_index(
     finally:
         for closing in (text, plain, ws, plain_ws):
             closing.close()
+
+
+def test_a_server_feed_whose_commit_fails_is_left_to_index(root: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    """A feed that does not defer waits for its commit: one that fails leaves nothing, and says so."""
+    def failing_run(self: BackgroundCommit) -> None:
+        self.failed = OSError("no space left on device")
+
+    monkeypatch.setattr(BackgroundCommit, "run", failing_run)
+    ws = Workspace(root, WorkspaceOptions(index_dir=tmp_path / "index", parse_workers=0))
+    text = TextRetriever(tmp_path / "index", ws.chunk_text)
+    feed = TextFeed(text, ws.store.get_meta("generation") or "")
+    try:
+        ws.update(feed=feed)
+        assert not feed.committed and feed.documents == 0 and text.ids() == set()
+        assert "was not saved (no space left on device)" in caplog.text
+        monkeypatch.undo()
+        text.index(ws.store.chunks())
+        assert text.ids() == {c.id for c in ws.store.chunks()}
+    finally:
+        text.close()
+        ws.close()
