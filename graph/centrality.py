@@ -24,14 +24,13 @@ def pagerank(succ: Mapping[int, Mapping[int, Mapping[str, Any]]], nodes: Collect
     DiGraph's successor adjacency, `graph.succ`: {u: {v: edge data}}).
 
     The power iteration of `networkx.pagerank` (its scipy implementation: uniform teleport,
-    dangling nodes spread uniformly, out-weights normalized per node), run on a sparse matrix built
-    straight from the edges, which skips building a second networkx graph (3x faster on Django).
+    dangling nodes spread uniformly, out-weights normalized per node), run on the transition
+    matrix's entries taken straight from the edges, which skips building a second networkx graph
+    (3x faster on Django).
     Returns {} for no nodes and 1.0 everywhere when there is no edge. If the iteration does not
     converge (it should not happen at alpha < 1) the last iterate is used. `confident_only` skips
     edges marked `confident=False` (ambiguous call resolutions).
     """
-    from scipy import sparse  # ~0.1 s to import: only an index build needs it, not a warm search
-
     order = list(dict.fromkeys(nodes))
     n = len(order)
     if n == 0:
@@ -52,17 +51,20 @@ def pagerank(succ: Mapping[int, Mapping[int, Mapping[str, Any]]], nodes: Collect
                 weights.append(float(data.get("weight", 1.0)))
     if not rows:
         return dict.fromkeys(order, 1.0)
-    matrix = sparse.csr_array((np.asarray(weights), (np.asarray(rows), np.asarray(cols))), shape=(n, n))
-    out_weight = np.asarray(matrix.sum(axis=1)).ravel()
+    # The transition matrix as its entries (numpy only: scipy.sparse took ~0.1 s to import on the
+    # cold build's main thread); `x @ transition` is a weighted bincount over the entries' columns.
+    source = np.asarray(rows, dtype=np.intp)
+    target = np.asarray(cols, dtype=np.intp)
+    weight = np.asarray(weights, dtype=np.float64)
+    out_weight = np.bincount(source, weights=weight, minlength=n)
     dangling = out_weight == 0
-    inverse = np.zeros(n)
-    inverse[~dangling] = 1.0 / out_weight[~dangling]
-    transition = (sparse.diags_array(inverse) @ matrix).tocsr()
+    share = weight / out_weight[source]
     x = np.full(n, 1.0 / n)
     teleport = np.full(n, 1.0 / n)
     for _ in range(max_iter):
         last = x
-        x = alpha * (x @ transition + x[dangling].sum() * teleport) + (1 - alpha) * teleport
+        x = alpha * (np.bincount(target, weights=x[source] * share, minlength=n)
+                     + x[dangling].sum() * teleport) + (1 - alpha) * teleport
         if np.abs(x - last).sum() < n * tol:
             break
     x = x * (n / x.sum())
