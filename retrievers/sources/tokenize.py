@@ -117,7 +117,28 @@ def _joined_terms(identifier: str) -> str:
     return " ".join(terms_for_identifier(identifier)) if len(identifier) <= MAX_IDENT_LEN else ""
 
 
+# ASCII bytes that are not `[A-Za-z0-9_$]` (what `_IDENT_RE` matches in ASCII text) as spaces.
+_NOT_IDENTIFIER = bytes(c if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "_$") else 32
+                        for c in range(256))
+_DIGITS = "0123456789"
+
+
+@lru_cache(maxsize=65536)
+def _joined_run_terms(run: bytes) -> str:
+    """`_joined_terms` of the identifier an ASCII run of `[A-Za-z0-9_$]` holds: the run less its
+    leading digits (where `_IDENT_RE` starts matching in it), "" for digits alone."""
+    word = run.decode("ascii")
+    if word[0] in _DIGITS:
+        word = word.lstrip(_DIGITS)
+    return _joined_terms(word) if word else ""
+
+
 def identifier_text(text: str) -> str:
     """`" ".join(identifier_terms(text))`, computed once per distinct identifier (indexing a large
-    tree meets the same names hundreds of thousands of times; map and filter keep the loop in C)."""
+    tree meets the same names hundreds of thousands of times; map and filter keep the loop in C).
+    ASCII text is cut into runs by one `bytes.translate` and `split` rather than the regex (the
+    same identifiers: a unit test compares the two; 25% less time on the Django sdist's chunks)."""
+    if text.isascii():
+        runs = text.encode("ascii").translate(_NOT_IDENTIFIER).split()
+        return " ".join(filter(None, map(_joined_run_terms, runs)))
     return " ".join(filter(None, map(_joined_terms, _IDENT_RE.findall(text))))

@@ -74,6 +74,10 @@ def test_identifiers_skip_overlong_and_keep_case() -> None:
     'def getHTTPResponse_v2(self, url):\n    return self.fetch(url, 42)  # done\n',
     "_ __ $ $el _private __dunder__ größeWert x1y2 " + "B" * 70,
     "",
+    # ASCII text takes the bytes path: digits before a name, `$` anywhere, control characters, runs
+    # of digits alone, an over-long run that is a long name once its digits go
+    "1x2 12 1$ $1 a$b x.y-z 0x1F \x00ab\x7fcd\tef 9_a " + "9" * 70 + "abc " + "1" * 5 + "B" * 64,
+    "const $el = document.querySelector('#app'); let _v2 = 3e10;",
 ])
 def test_identifier_text_is_the_joined_terms(text: str) -> None:
     assert identifier_text(text) == " ".join(identifier_terms(text))
