@@ -18,7 +18,7 @@ import os
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +26,12 @@ from pathlib import Path
 from indexing.integrity import OpenMarker, describe, is_corruption, quick_check, read_only_uri
 from indexing.locking import WriterLock
 from indexing.records import Chunk, FileInfo, ParseResult
-from indexing.store_embeddings import EmbeddingCache
+from indexing.store_embeddings import EMBEDDINGS_SCHEMA, EmbeddingCache, migrate_hex_keys
 from indexing.store_health import StoreHealth
 from indexing.store_records import RecordReads, labels_of
 
-SCHEMA_VERSION = "3"  # 3: embeddings in a rowid table (vectors appended, not spread by key)
+SCHEMA_VERSION = "4"  # 3: embeddings in a rowid table; 4: their model by number, cache keys as bytes
+MIGRATES = {"3": migrate_hex_keys}  # layouts converted in place (any other is rebuilt)
 STALE = ""  # the hash of a file row marked for re-parsing
 DB_NAME = "index.sqlite3"
 
@@ -59,10 +60,8 @@ CREATE INDEX IF NOT EXISTS calls_file ON calls(file_id);
 CREATE TABLE IF NOT EXISTS imports (
     file_id INTEGER NOT NULL, line INTEGER NOT NULL, module TEXT NOT NULL, name TEXT, alias TEXT);
 CREATE INDEX IF NOT EXISTS imports_file ON imports(file_id);
-CREATE TABLE IF NOT EXISTS embeddings (
-    model TEXT NOT NULL, key TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, key));
-"""
-TABLES = ("meta", "files", "chunks", "definitions", "calls", "imports", "embeddings")
+""" + EMBEDDINGS_SCHEMA
+TABLES = ("meta", "files", "chunks", "definitions", "calls", "imports", "models", "embeddings")
 
 
 class StoreError(Exception):
@@ -153,6 +152,10 @@ class IndexStore(StoreHealth, RecordReads, EmbeddingCache):
             except sqlite3.OperationalError:
                 pass  # a new database
             have = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if row is not None and row[0] in MIGRATES and not self.read_only:
+                self._migrate(MIGRATES[row[0]], "embeddings" in have)
+                row = (SCHEMA_VERSION,)
+                have = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             missing = [t for t in TABLES if t not in have]
             if self.read_only:
                 if row is None or missing or row[0] != SCHEMA_VERSION:
@@ -166,7 +169,7 @@ class IndexStore(StoreHealth, RecordReads, EmbeddingCache):
                 self.notice(f"the index at {self.index_dir} lacks table(s) {', '.join(missing)}; "
                             "rebuilding it")
                 for table in TABLES:
-                    if table != "embeddings":
+                    if table not in ("models", "embeddings"):
                         self._db.execute(f"DROP TABLE IF EXISTS {table}")
             elif row is not None and row[0] != SCHEMA_VERSION:
                 # The index is a cache: a different layout is rebuilt, not migrated.
@@ -179,6 +182,27 @@ class IndexStore(StoreHealth, RecordReads, EmbeddingCache):
             # indexes kept beside the store (tantivy, vectors) can tell they are stale.
             self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', ?)",
                              (uuid.uuid4().hex,))
+
+    def _migrate(self, convert: Callable[[sqlite3.Connection], None], cache_present: bool) -> None:
+        """Bring an earlier layout to this one in one transaction (`convert`: its embedding cache, when
+        there is one; the other tables are as they were)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is not None and row[0] == SCHEMA_VERSION:  # another process converted it meanwhile
+                self._db.execute("COMMIT")
+                return
+            if cache_present:
+                convert(self._db)
+            for statement in EMBEDDINGS_SCHEMA.split(";"):  # (a cache that was missing: made empty)
+                if statement.strip():
+                    self._db.execute(statement)
+            self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+                             (SCHEMA_VERSION,))
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     @property
     def _reader(self) -> sqlite3.Connection:

@@ -186,9 +186,45 @@ def test_cached_vectors_are_written_hundreds_of_rows_a_statement(tmp_path: Path)
     items = {f"k{i}": bytes([i % 256]) * 8 for i in range(1200)}
     store.put_embeddings("m1", items)
     store._db.set_trace_callback(None)
-    inserts = [s for s in statements if s.lstrip().upper().startswith("INSERT")]
+    inserts = [s for s in statements if s.lstrip().upper().startswith("INSERT OR REPLACE INTO EMBEDDINGS")]
     assert len(inserts) == -(-len(items) // store_embeddings._ROWS) == 4
     assert store.get_embeddings("m1", list(items)) == items
+    store.close()
+
+
+def test_cache_keys_are_kept_as_their_bytes_and_read_back_as_hex(tmp_path: Path) -> None:
+    store = IndexStore(tmp_path)
+    hex_key, other = "0123456789abcdef" * 2, "0123456789ABCDEF" * 2  # (only lowercase hex is packed)
+    store.put_embeddings("static:m", {hex_key: b"a", other: b"b", "k1": b"c"})
+    got = store.get_embeddings("static:m", [hex_key, other, "k1"])
+    assert got == {hex_key: b"a", other: b"b", "k1": b"c"}
+    rows = dict(store._db.execute("SELECT vector, key FROM embeddings"))
+    assert rows[b"a"] == bytes.fromhex(hex_key) and rows[b"b"] == other and rows[b"c"] == "k1"
+    assert store.count_embeddings("static:m") == 3 and store.count_embeddings("other") == 0
+    assert store.has_embeddings("static:m") and not store.has_embeddings("other")
+    store.close()
+
+
+def test_a_schema_3_cache_is_converted_in_place_and_the_records_kept(tmp_path: Path) -> None:
+    store = IndexStore(tmp_path)
+    store.replace_file(info("a.py"), "h1", make_result("a.py", 2))
+    generation = store.get_meta("generation")
+    store.close()
+    db = sqlite3.connect(tmp_path / "index.sqlite3")  # the layout of schema 3, two models' vectors in it
+    db.executescript("""DROP TABLE embeddings; DROP TABLE models;
+        CREATE TABLE embeddings (model TEXT NOT NULL, key TEXT NOT NULL, vector BLOB NOT NULL,
+                                 PRIMARY KEY (model, key));
+        UPDATE meta SET value='3' WHERE key='schema_version';""")
+    hex_key = "ff" * 16
+    db.executemany("INSERT INTO embeddings VALUES (?, ?, ?)",
+                   [("m1", hex_key, b"v1"), ("m1", "k2", b"v2"), ("m2", hex_key, b"v3")])
+    db.commit()
+    db.close()
+    store = IndexStore(tmp_path)
+    assert store.get_meta("schema_version") == SCHEMA_VERSION and store.get_meta("generation") == generation
+    assert store.get_embeddings("m1", [hex_key, "k2"]) == {hex_key: b"v1", "k2": b"v2"}
+    assert store.get_embeddings("m2", [hex_key]) == {hex_key: b"v3"} and store.count_embeddings("m1") == 2
+    assert len(store.chunks()) == 2  # the records stay: no rebuild
     store.close()
 
 
