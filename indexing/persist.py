@@ -24,7 +24,7 @@ import secrets
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 import platformdirs
 
@@ -80,6 +80,16 @@ def code_fingerprint(*modules: Any) -> str:
     return digest.hexdigest()
 
 
+_Write = TypeVar("_Write", bound=Callable[..., Any])
+
+
+def uses_other_cores(write: _Write) -> _Write:
+    """Mark a held-back write whose work runs on threads of its own (tantivy's indexing of the text
+    index's file documents): `WriteBehind.flush_alone` leaves it queued."""
+    write.uses_other_cores = True  # type: ignore[attr-defined]
+    return write
+
+
 class WriteBehind:
     """Saves queued by `SignedCache.save` (a cache given `later=queue.writes`), written by `flush`."""
 
@@ -102,6 +112,21 @@ class WriteBehind:
             return False
         write()
         return True
+
+    def flush_alone(self) -> bool:
+        """Write the oldest queued save that runs on this thread alone (not one marked
+        `uses_other_cores`); False when there is none. What a command does while it waits for work on
+        the other cores that its answer needs (the embedding): more threads would slow that work."""
+        for write in list(self.writes):
+            if getattr(write, "uses_other_cores", False):
+                continue
+            try:
+                self.writes.remove(write)
+            except ValueError:  # another thread took it
+                continue
+            write()
+            return True
+        return False
 
 
 class SignedCache:

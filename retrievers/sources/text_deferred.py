@@ -11,6 +11,9 @@ saves (paced at `FEED_RATE`), and queues the last (`_complete_files`), which wai
 and only then writes the folder's mark (`TextRetriever.mark`): until then the mark adopts nothing, so a
 process killed in between leaves an index the next process reconciles (`index` writes what is
 missing). An exact-string search before then writes them first (`TextRetriever._exact_candidates`).
+Both steps are marked `uses_other_cores`: a command waiting for its embedding writes its other held-back
+saves meanwhile (`WriteBehind.flush_alone`) but not these, whose indexing would take the core the
+embedding runs on (Django sdist: answer and exit ~0.2 s sooner); they start once it has answered.
 
 Such a command's update also leaves the commit of the chunk documents its feed added
 (`sources.text_feed`) to a thread (`commit_behind`): tantivy releases the GIL while it indexes what is
@@ -33,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import tantivy
 
+from indexing.persist import uses_other_cores
 from retrievers.base import RetrieverError
 from retrievers.sources.text_files import FileWrites, Wanted, file_documents
 
@@ -88,6 +92,7 @@ class DeferredFiles:
         assert later is not None
         later.insert(0, self._add_deferred)
 
+    @uses_other_cores
     def _add_deferred(self) -> None:
         """Start handing the owed file documents to the writer (committed by `_complete_files`)."""
         with self._lock:
@@ -146,6 +151,7 @@ class DeferredFiles:
         self._settle()
         return self._index.searcher()
 
+    @uses_other_cores
     def _complete_files(self) -> None:
         """Write the owed file documents now (or wait for those being written) and commit them, then
         write the mark they held back."""

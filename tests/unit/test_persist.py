@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from indexing.persist import MAGIC, TAG_BYTES, SignedCache, WriteBehind
+from indexing.persist import MAGIC, TAG_BYTES, SignedCache, WriteBehind, uses_other_cores
 
 
 @pytest.fixture(autouse=True)
@@ -107,3 +107,18 @@ def test_write_behind_writes_one_at_a_time_oldest_first(tmp_path: Path) -> None:
     assert now.load("filecards", "rev-1") is None
     assert queue.flush_one() and now.load("filecards", "rev-1") == 2
     assert not queue.flush_one()  # none left
+
+
+def test_flush_alone_leaves_writes_that_use_other_cores_for_flush(tmp_path: Path) -> None:
+    queue = WriteBehind()
+    ran: list[str] = []
+
+    @uses_other_cores
+    def start_indexing() -> None:
+        ran.append("indexing")
+    queue.writes.append(start_indexing)
+    SignedCache(tmp_path / "index", later=queue.writes).save("structural", "rev-1", 1)
+    assert queue.flush_alone() and ran == []  # the save behind it ran first
+    assert SignedCache(tmp_path / "index").load("structural", "rev-1") == 1
+    assert not queue.flush_alone() and queue.writes == [start_indexing]
+    assert queue.flush() == 1 and ran == ["indexing"]
