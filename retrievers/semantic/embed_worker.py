@@ -41,7 +41,9 @@ MIN_CHUNKS = 4_000  # pending chunks from which a worker process pays (cold sear
 # +3% wall, 4,156 -3%, 5,770 -5%, 9,726 -8%, Django's `django/` 14,896 -11%; peak RSS no higher)
 
 Job = tuple["Chunk", "str | None"]  # a chunk, and its text when an editor buffer holds it (else read)
-Encoded = tuple[list[bool], np.ndarray]  # per job: embedded or not (no text); the embedded ones' rows
+# per job: embedded or not (no text); the embedded ones' rows, as float16: what the caller keeps of them
+# (`EmbedPass._store`), and half the bytes through the pipe the worker's results wait on
+Encoded = tuple[list[bool], np.ndarray]
 
 _worker: dict[str, Any] = {}  # in the worker: its embedder and the root's path prefix
 
@@ -88,7 +90,7 @@ def _embed(jobs: list[Job], max_chars: int, max_path_chars: int) -> Encoded:
         if shown[-1]:
             texts.append(embed_text(chunk, text, max_chars, max_path_chars))
     matrix = embedder.encode_documents(texts) if texts else np.zeros((0, embedder.dims), np.float32)
-    return shown, np.asarray(matrix, dtype=np.float32)
+    return shown, np.asarray(matrix, dtype=np.float32).astype("<f2")
 
 
 class DocumentWorker:
