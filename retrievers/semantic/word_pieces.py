@@ -30,7 +30,8 @@ __all__ = ["MAX_WORDS", "WordPieceIds", "word_piece_ids"]
 MAX_WORDS = 200_000  # distinct words remembered (a few MiB per 10k); past it the cache starts over
 # An ASCII text, lowercased: a run of letters and digits, or one punctuation mark (BERT counts every
 # printable ASCII character that is neither a letter, a digit nor a space as punctuation).
-_WORD = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
+# (matched in the text's bytes: ~20% faster than in the str, each distinct word decoded once)
+_WORD_BYTES = re.compile(rb"[a-z0-9]+|[!-/:-@\[-`{-~]")
 # ASCII characters the normalizer deletes (control characters other than tab, newline and return).
 _DELETED = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # Any other text: a run of characters that are neither what the normalizer makes a space (Rust's
@@ -59,21 +60,36 @@ class _Words(dict[str, tuple[int, ...]]):
         return ids
 
 
+class _ByteWords(dict[bytes, tuple[int, ...]]):
+    """An ASCII word's bytes -> its ids, taken from `_Words` on a miss."""
+
+    def __init__(self, words: _Words) -> None:
+        super().__init__()
+        self._words = words
+
+    def __missing__(self, word: bytes) -> tuple[int, ...]:
+        ids = self[word] = self._words[word.decode("ascii")]
+        return ids
+
+
 class WordPieceIds:
     """Token ids of texts for one BERT WordPiece tokenizer; see the module docstring."""
 
     def __init__(self, tokenizer: Any, added: Iterable[str] = ()) -> None:
         self._tokenizer = tokenizer
         self._words = _Words(tokenizer)
+        self._byte_words = _ByteWords(self._words)
         self._added = tuple(a.lower() for a in added if a)
 
     def ids(self, texts: list[str]) -> list[list[int]]:
         """Each text's token ids, no special tokens added, as the tokenizer gives them."""
         if len(self._words) > MAX_WORDS:
             self._words.clear()
+            self._byte_words.clear()
         out: list[list[int]] = []
         others: list[int] = []
         lookup, added = self._words.__getitem__, self._added
+        lookup_bytes = self._byte_words.__getitem__
         for n, text in enumerate(texts):
             plain = text.isascii()
             # (ASCII letters lowercased here; the tokenizer lowercases the rest of a non-ASCII run)
@@ -82,9 +98,11 @@ class WordPieceIds:
             if added and any(a in lowered for a in added):
                 out.append([])  # (an added token is matched in the raw text: the tokenizer's own pass)
                 others.append(n)
+            elif plain and not _DELETED.search(text):
+                words = _WORD_BYTES.findall(lowered.encode("ascii"))
+                out.append(list(chain.from_iterable(map(lookup_bytes, words))))
             else:
-                words = _WORD if plain and not _DELETED.search(text) else _ANY_WORD
-                out.append(list(chain.from_iterable(map(lookup, words.findall(lowered)))))
+                out.append(list(chain.from_iterable(map(lookup, _ANY_WORD.findall(lowered)))))
         if others:
             whole = [texts[n] for n in others]
             encodings = self._tokenizer.encode_batch_fast(whole, add_special_tokens=False)
