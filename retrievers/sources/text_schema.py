@@ -34,7 +34,7 @@ import tantivy
 from indexing.records import Chunk
 from retrievers.sources.literals import joined_strings
 from retrievers.sources.text_prepare import Prepared
-from retrievers.sources.tokenize import identifier_terms, identifier_text, identifiers, terms_for_identifier
+from retrievers.sources.tokenize import identifier_text, identifiers, terms_for_identifier
 
 SCHEMA_VERSION = 4  # 2: joined string literals in the trigram field; 3: trigram text lowercased whole;
 # 4: trigrams in one document a file
@@ -142,11 +142,11 @@ def file_fingerprint(fps: list[int]) -> int:
     return _digest("file\0" + ",".join(map(str, fps)))
 
 
-def symbol_terms(symbol: str) -> list[str]:
-    """Terms for a (qualified) symbol: the whole lowercased name plus each component's terms."""
-    out = [symbol.lower()] if "." in symbol else []
-    out.extend(identifier_terms(symbol))
-    return out
+def symbol_text(symbol: str) -> str:
+    """The terms of a (qualified) symbol, joined by spaces: the whole lowercased name, then each
+    component's terms (`identifier_text`: each distinct identifier split once)."""
+    idents = identifier_text(symbol)
+    return f"{symbol.lower()} {idents}" if "." in symbol else idents
 
 
 def document(chunk: Chunk, fp: int, text: str | None, max_index_chars: int,
@@ -160,7 +160,7 @@ def document(chunk: Chunk, fp: int, text: str | None, max_index_chars: int,
     doc.add_unsigned("fp", fp)
     doc.add_text("path", identifier_text(chunk.path) if path_terms is None else path_terms)
     if chunk.symbol:
-        doc.add_text("symbol", " ".join(symbol_terms(chunk.symbol)))
+        doc.add_text("symbol", symbol_text(chunk.symbol))
     if text:
         text = text[:max_index_chars]
         idents, joined = prepared if prepared is not None else (identifier_text(text), joined_strings(text))

@@ -81,3 +81,11 @@ def test_identifiers_skip_overlong_and_keep_case() -> None:
 ])
 def test_identifier_text_is_the_joined_terms(text: str) -> None:
     assert identifier_text(text) == " ".join(identifier_terms(text))
+
+
+@pytest.mark.parametrize("symbol", ["Session.send", "getHTTPResponse_v2", "a.b.C3PO", "$el", "x"])
+def test_a_symbol_field_holds_the_whole_dotted_name_then_each_parts_terms(symbol: str) -> None:
+    from retrievers.sources.text_schema import symbol_text
+
+    whole = [symbol.lower()] if "." in symbol else []
+    assert symbol_text(symbol).split() == [*whole, *identifier_terms(symbol)]
