@@ -102,6 +102,28 @@ def test_finish_does_other_work_while_the_thread_embeds_and_stops_when_it_is_don
     assert len(steps) == 3 and out.embedded == 1  # ... and no step is taken after it
 
 
+def test_the_wait_writes_the_saves_that_run_on_its_own_thread_and_leaves_the_rest_queued() -> None:
+    from indexing.persist import WriteBehind, uses_other_cores
+
+    semantic, out, phase = _started()
+    queue, ran = WriteBehind(), []
+
+    @uses_other_cores
+    def start_indexing_on_other_threads() -> None:  # (the text index's file documents)
+        ran.append("other cores")
+    def save() -> None:
+        ran.append("save")
+
+    def last_save() -> None:  # (the embedding ends once it is written)
+        ran.append("last save")
+        semantic.go.set()
+    queue.writes += [start_indexing_on_other_threads, save, last_save]
+    phase.finish(queue.flush_alone)
+    assert ran == ["save", "last save"] and out.embedded == 1
+    assert queue.writes == [start_indexing_on_other_threads]  # left for after the answer
+    assert queue.flush() == 1 and ran[-1] == "other cores"
+
+
 def test_finish_waits_on_once_the_other_work_is_done() -> None:
     semantic, out, phase = _started()
     steps: list[int] = []
