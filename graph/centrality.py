@@ -58,7 +58,8 @@ def pagerank(succ: Mapping[int, Mapping[int, Mapping[str, Any]]], nodes: Collect
     weight = np.asarray(weights, dtype=np.float64)
     out_weight = np.bincount(source, weights=weight, minlength=n)
     dangling = out_weight == 0
-    share = weight / out_weight[source]
+    total = out_weight[source]  # (a node whose edges weigh 0 in all is dangling: its entries give 0)
+    share = np.divide(weight, total, out=np.zeros_like(weight), where=total > 0)
     x = np.full(n, 1.0 / n)
     teleport = np.full(n, 1.0 / n)
     for _ in range(max_iter):

@@ -85,3 +85,17 @@ def test_matches_networkx_pagerank_on_a_random_weighted_graph():
     ours = pagerank(g.succ, nodes, tol=1e-12, max_iter=500)
     for node in nodes:
         assert ours[node] == pytest.approx(expected[node] * len(nodes), rel=1e-6)
+
+
+def test_a_node_whose_edges_all_weigh_nothing_is_dangling():
+    g = nx.DiGraph()
+    g.add_nodes_from([1, 2, 3])
+    g.add_edge(1, 2, type="call", weight=0.0)  # (no vote: its rank is spread as a dangling node's)
+    g.add_edge(3, 2, type="call", weight=1.0)
+    pr = pagerank(g.succ, [1, 2, 3])
+    assert all(math.isfinite(v) for v in pr.values()) and sum(pr.values()) == pytest.approx(3.0)
+    calls = nx.DiGraph()
+    calls.add_nodes_from([1, 2, 3])
+    calls.add_edge(3, 2, weight=1.0)
+    expected = nx.pagerank(calls, alpha=0.85, weight="weight")
+    assert pr == pytest.approx({k: v * 3 for k, v in expected.items()}, rel=1e-5)
