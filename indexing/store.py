@@ -165,11 +165,13 @@ class IndexStore(StoreHealth, RecordReads, EmbeddingCache):
                 return
             if row is not None and missing:
                 # A table was lost (dropped by hand, a damaged schema): rebuild the records from the
-                # files, keeping the embedding cache (keyed by content hash) when it is there.
+                # files, keeping the embedding cache (keyed by content hash) when it is there whole
+                # (its rows name their model by a number only the `models` table resolves).
                 self.notice(f"the index at {self.index_dir} lacks table(s) {', '.join(missing)}; "
                             "rebuilding it")
+                kept = () if "models" in missing else ("models", "embeddings")
                 for table in TABLES:
-                    if table not in ("models", "embeddings"):
+                    if table not in kept:
                         self._db.execute(f"DROP TABLE IF EXISTS {table}")
             elif row is not None and row[0] != SCHEMA_VERSION:
                 # The index is a cache: a different layout is rebuilt, not migrated.

@@ -85,6 +85,27 @@ def test_a_missing_table_rebuilds_the_records_and_keeps_embeddings(tmp_path: Pat
         again.close()
 
 
+def test_a_lost_models_table_takes_the_cache_with_it(tmp_path: Path) -> None:
+    """A cached vector names its model by a number only the `models` table resolves: without it the
+    rows could be read as another model's (made first in a new table, it would get number 1)."""
+    store = IndexStore(tmp_path)
+    _fill(store, 2)
+    store.put_embeddings("static", {"k": b"static vector"})
+    store.close()
+    db = sqlite3.connect(tmp_path / "index.sqlite3")
+    db.execute("DROP TABLE models")
+    db.commit()
+    db.close()
+    again = IndexStore(tmp_path)
+    try:
+        assert again.take_notices() == [f"the index at {tmp_path} lacks table(s) models; rebuilding it"]
+        again.put_embeddings("transformer", {"j": b"transformer vector"})  # (model number 1 again)
+        assert again.get_embeddings("transformer", ["k", "j"]) == {"j": b"transformer vector"}
+        assert again.counts()["embeddings"] == 1 and again.counts()["files"] == 0
+    finally:
+        again.close()
+
+
 def test_stamp_changes_when_another_connection_commits(tmp_path: Path) -> None:
     one, two = IndexStore(tmp_path), IndexStore(tmp_path)
     try:
