@@ -67,18 +67,25 @@ def test_unclean_close_runs_quick_check_and_rebuilds_damage(tmp_path: Path) -> N
         reopened.close()
 
 
-def test_a_missing_table_rebuilds_the_records_and_keeps_embeddings(tmp_path: Path) -> None:
+def _reopened_without(tmp_path: Path, table: str, model: str, vector: bytes) -> IndexStore:
+    """A store of two files and one cached vector, opened again after `table` was dropped by hand (the
+    notice of the rebuild checked)."""
     store = IndexStore(tmp_path)
-    _fill(store, 3)
-    store.put_embeddings("m", {"k": b"v"})
+    _fill(store, 2)
+    store.put_embeddings(model, {"k": vector})
     store.close()
     db = sqlite3.connect(tmp_path / "index.sqlite3")
-    db.execute("DROP TABLE definitions")
+    db.execute(f"DROP TABLE {table}")
     db.commit()
     db.close()
     again = IndexStore(tmp_path)
+    assert again.take_notices() == [f"the index at {tmp_path} lacks table(s) {table}; rebuilding it"]
+    return again
+
+
+def test_a_missing_table_rebuilds_the_records_and_keeps_embeddings(tmp_path: Path) -> None:
+    again = _reopened_without(tmp_path, "definitions", "m", b"v")
     try:
-        assert again.take_notices() == [f"the index at {tmp_path} lacks table(s) definitions; rebuilding it"]
         assert again.counts()["files"] == 0  # every file is parsed again by the next update
         assert again.get_embeddings("m", ["k"]) == {"k": b"v"}
     finally:
@@ -88,17 +95,8 @@ def test_a_missing_table_rebuilds_the_records_and_keeps_embeddings(tmp_path: Pat
 def test_a_lost_models_table_takes_the_cache_with_it(tmp_path: Path) -> None:
     """A cached vector names its model by a number only the `models` table resolves: without it the
     rows could be read as another model's (made first in a new table, it would get number 1)."""
-    store = IndexStore(tmp_path)
-    _fill(store, 2)
-    store.put_embeddings("static", {"k": b"static vector"})
-    store.close()
-    db = sqlite3.connect(tmp_path / "index.sqlite3")
-    db.execute("DROP TABLE models")
-    db.commit()
-    db.close()
-    again = IndexStore(tmp_path)
+    again = _reopened_without(tmp_path, "models", "static", b"static vector")
     try:
-        assert again.take_notices() == [f"the index at {tmp_path} lacks table(s) models; rebuilding it"]
         again.put_embeddings("transformer", {"j": b"transformer vector"})  # (model number 1 again)
         assert again.get_embeddings("transformer", ["k", "j"]) == {"j": b"transformer vector"}
         assert again.counts()["embeddings"] == 1 and again.counts()["files"] == 0
