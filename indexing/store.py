@@ -151,11 +151,10 @@ class IndexStore(StoreHealth, RecordReads, EmbeddingCache):
                 row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             except sqlite3.OperationalError:
                 pass  # a new database
-            have = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             if row is not None and row[0] in MIGRATES and not self.read_only:
-                self._migrate(MIGRATES[row[0]], "embeddings" in have)
+                self._migrate(MIGRATES[row[0]])
                 row = (SCHEMA_VERSION,)
-                have = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            have = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             missing = [t for t in TABLES if t not in have]
             if self.read_only:
                 if row is None or missing or row[0] != SCHEMA_VERSION:
@@ -185,20 +184,16 @@ class IndexStore(StoreHealth, RecordReads, EmbeddingCache):
             self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', ?)",
                              (uuid.uuid4().hex,))
 
-    def _migrate(self, convert: Callable[[sqlite3.Connection], None], cache_present: bool) -> None:
-        """Bring an earlier layout to this one in one transaction (`convert`: its embedding cache, when
-        there is one; the other tables are as they were)."""
+    def _migrate(self, convert: Callable[[sqlite3.Connection], None]) -> None:
+        """Bring an earlier layout to this one in one transaction (`convert`: its embedding cache; the
+        other tables are as they were)."""
         self._db.execute("BEGIN IMMEDIATE")
         try:
             row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if row is not None and row[0] == SCHEMA_VERSION:  # another process converted it meanwhile
                 self._db.execute("COMMIT")
                 return
-            if cache_present:
-                convert(self._db)
-            for statement in EMBEDDINGS_SCHEMA.split(";"):  # (a cache that was missing: made empty)
-                if statement.strip():
-                    self._db.execute(statement)
+            convert(self._db)
             self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
                              (SCHEMA_VERSION,))
         except BaseException:

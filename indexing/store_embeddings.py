@@ -18,7 +18,8 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 
-__all__ = ["EMBEDDINGS_SCHEMA", "EmbeddingCache", "migrate_hex_keys", "pack_key", "unpack_key"]
+__all__ = ["EMBEDDINGS_SCHEMA", "EmbeddingCache", "create_cache_tables", "migrate_hex_keys", "pack_key",
+           "unpack_key"]
 
 EMBEDDINGS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS models (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
@@ -39,13 +40,23 @@ def unpack_key(stored: bytes | str) -> str:
     return stored.hex() if isinstance(stored, bytes) else str(stored)
 
 
-def migrate_hex_keys(db: sqlite3.Connection) -> None:
-    """Convert a schema 3 `embeddings` table (model name and hex key in every row) to schema 4's, in
-    the caller's transaction: the cached vectors stay (a transformer tier may hold hours of work)."""
-    db.execute("ALTER TABLE embeddings RENAME TO embeddings_hex")
+def create_cache_tables(db: sqlite3.Connection) -> None:
+    """`EMBEDDINGS_SCHEMA`, a statement at a time (in the caller's transaction: `executescript` would
+    commit it)."""
     for statement in EMBEDDINGS_SCHEMA.split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+def migrate_hex_keys(db: sqlite3.Connection) -> None:
+    """Convert a schema 3 cache (model name and hex key in every row) to schema 4's, in the caller's
+    transaction: the cached vectors stay (a transformer tier may hold hours of work). A store without
+    an `embeddings` table gets an empty cache."""
+    if db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='embeddings'").fetchone() is None:
+        create_cache_tables(db)
+        return
+    db.execute("ALTER TABLE embeddings RENAME TO embeddings_hex")
+    create_cache_tables(db)
     db.execute("INSERT OR IGNORE INTO models(name) SELECT DISTINCT model FROM embeddings_hex")
     db.create_function("codeseek_pack_key", 1, pack_key, deterministic=True)
     db.execute("INSERT OR REPLACE INTO embeddings(model, key, vector) SELECT m.id, codeseek_pack_key(e.key), "

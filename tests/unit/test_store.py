@@ -228,6 +228,22 @@ def test_a_schema_3_cache_is_converted_in_place_and_the_records_kept(tmp_path: P
     store.close()
 
 
+def test_a_schema_3_store_without_its_cache_gets_an_empty_one_and_keeps_its_records(tmp_path: Path) -> None:
+    store = IndexStore(tmp_path)
+    store.replace_file(info("a.py"), "h1", make_result("a.py", 2))
+    store.close()
+    db = sqlite3.connect(tmp_path / "index.sqlite3")
+    db.executescript("DROP TABLE embeddings; DROP TABLE models; "
+                     "UPDATE meta SET value='3' WHERE key='schema_version';")
+    db.close()
+    store = IndexStore(tmp_path)
+    assert store.get_meta("schema_version") == SCHEMA_VERSION and not store.take_notices()
+    assert len(store.chunks()) == 2 and store.count_embeddings("m1") == 0
+    store.put_embeddings("m1", {"k": b"v"})
+    assert store.get_embeddings("m1", ["k"]) == {"k": b"v"}
+    store.close()
+
+
 def test_reader_thread_sees_committed_state_while_writer_holds_a_transaction(tmp_path: Path) -> None:
     store = IndexStore(tmp_path)
     store.replace_file(info("a.py"), "h1", make_result("a.py", 2))
