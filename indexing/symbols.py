@@ -16,9 +16,11 @@ Capture conventions in the query files (one match yields one record):
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
+from operator import attrgetter
 
-from tree_sitter import Node, QueryCursor
+from tree_sitter import Node, Query, QueryCursor
 
 from indexing.doc_text import collapse, docstring, leading_comment, node_text
 from indexing.languages import LangSpec, load_query, spec_for
@@ -47,6 +49,7 @@ _BODY_TYPES = frozenset(
 )
 _MAX_SIG = 300
 _MAX_RECEIVER = 120
+_POSITION = attrgetter("line", "column")  # a call site's (line, column): the order `_calls` gives
 
 
 
@@ -80,6 +83,13 @@ class Symbols:
     scopes: list[DefNode] = field(default_factory=list)  # `impl` blocks: qualify, but define nothing
 
 
+@functools.cache
+def _definition_captures(query: Query) -> frozenset[str]:
+    """The query's capture names that mark a definition (`@definition.<kind>`)."""
+    names = (query.capture_name(i) for i in range(query.capture_count))
+    return frozenset(name for name in names if name.startswith("definition."))
+
+
 def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
     """Run the language's query over the tree and build definitions, calls and imports."""
     query = load_query(lang)
@@ -92,8 +102,10 @@ def extract(root: Node, source: bytes, lang: str, path: str) -> Symbols:
     raw_locals: list[tuple[Node, str, str, bool]] = []  # (node, name, evidence, is a field)
     imports: list[Import] = []
     extra: dict[tuple[int, int, str], list[tuple[str, str]]] = {}
+    kinds = _definition_captures(query)
     for _pattern, caps in QueryCursor(query).matches(root):
-        kind_key = next((k for k in caps if k.startswith("definition.")), None)
+        # (the first `definition.*` capture: most matches have none, which `isdisjoint` says in C)
+        kind_key = None if kinds.isdisjoint(caps) else next(k for k in caps if k in kinds)
         if kind_key is not None:
             node = caps[kind_key][0]
             key = (node.start_byte, node.end_byte, node.type)
@@ -297,7 +309,7 @@ def _calls(
                 receiver_type=rtype,
             )
         )
-    out.sort(key=lambda c: (c.line, c.column))
+    out.sort(key=_POSITION)
     return out
 
 
