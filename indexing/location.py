@@ -24,7 +24,9 @@ import platformdirs
 
 ENV = "CODESEEK_INDEX_DIR"
 
-__all__ = ["ENV", "index_base", "index_dir_for", "index_key"]
+__all__ = ["DB_NAME", "ENV", "index_base", "index_dir_for", "index_key"]
+
+DB_NAME = "index.sqlite3"  # the store's file in an index folder (`indexing.store`)
 
 
 def index_key(root: str | os.PathLike[str]) -> str:

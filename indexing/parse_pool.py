@@ -36,13 +36,15 @@ if TYPE_CHECKING:
 
     from indexing.file_feed import Prepare
 
-__all__ = ["MIN_FILES", "Plan", "parse_in_order", "start_worker", "worker_count"]
+__all__ = ["MIN_FILES", "PRELOAD", "Plan", "parse_in_order", "start_fork_server", "start_worker",
+           "worker_count", "worth_a_pool"]
 
 log = logging.getLogger(__name__)
 MIN_FILES = 400  # files to parse before a pool pays for its start
 BATCH_FILES = 16  # files a worker task parses at most
 BATCH_BYTES = 128 * 1024  # and bytes: a batch is sent once either is reached
 AHEAD_PER_WORKER = 3  # batches handed to each worker before the oldest result is taken
+PRELOAD = ["indexing.parse"]  # what the fork server imports once, for every worker it forks
 
 
 @dataclass
@@ -71,6 +73,33 @@ def worker_count(files: int, chosen: int | None = None, cpus: int | None = None)
     if files < MIN_FILES or cpus < 2:
         return 0
     return min(cpus, 4)
+
+
+def worth_a_pool(root: str | os.PathLike[str]) -> bool:
+    """Whether a first index of `root` will likely parse on workers: `worker_count` gives some for
+    `MIN_FILES` files and the tree holds that many files of a known language outside the folders a
+    scan skips by name (a quick count that stops there; it reads no ignore file and follows no link,
+    so it may count files the scan would skip: then a fork server starts for nothing)."""
+    if worker_count(MIN_FILES) == 0:
+        return False
+    from indexing.languages import language_for_name
+    from indexing.scan import ALWAYS_SKIP_DIRS
+
+    seen, folders = 0, [os.fspath(root)]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in ALWAYS_SKIP_DIRS and not entry.name.endswith(".egg-info"):
+                            folders.append(entry.path)
+                    elif language_for_name(entry.name) is not None:
+                        seen += 1
+                        if seen >= MIN_FILES:
+                            return True
+        except OSError:  # (an unreadable or vanished folder: the scan says so)
+            continue
+    return False
 
 
 def parse_one(path: str, data: bytes, language: str | None, labels: tuple[str, ...],
@@ -112,7 +141,7 @@ def parse_in_order(plans: Iterable[Plan], workers: int, prepare: Prepare | None 
     except ValueError:  # no fork server on this platform (Windows): parse here
         yield from parse_in_order(plans, 0, prepare)
         return
-    context.set_forkserver_preload(["indexing.parse"])
+    context.set_forkserver_preload(PRELOAD)
     pending: deque[list[Any]] = deque()  # [plan, its batch's future (None: parse here), place, last of it]
     batch: list[list[Any]] = []  # the entries of the batch not sent yet
     flights: deque[Future[list[ParseResult]]] = deque()  # sent batches not all taken, oldest first
@@ -162,6 +191,27 @@ def parse_in_order(plans: Iterable[Plan], workers: int, prepare: Prepare | None 
         send()
         while pending:
             yield _take(pending.popleft(), flights, prepare)
+
+
+def start_fork_server() -> None:
+    """Start the fork server the parse and embedding pools fork their workers from, without waiting
+    for it: where a cold index is about to be built, it imports the parser on another core while this
+    process is still importing and scanning, and the first workers fork at once (a pool that starts
+    it waits ~0.15 s for it). Nothing where there is no fork server; a failure is logged, and a pool
+    then starts it as before."""
+    import multiprocessing
+
+    try:
+        context = multiprocessing.get_context("forkserver")
+    except ValueError:  # (no fork server on this platform)
+        return
+    context.set_forkserver_preload(PRELOAD)
+    try:
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+    except Exception as exc:  # (spawning failed: the pool tries again, or parses in process)
+        log.debug("the fork server could not start ahead of the parse: %s", exc)
 
 
 def parse_batch(jobs: list[tuple[str, bytes, str | None, tuple[str, ...]]], prepare: Prepare | None = None

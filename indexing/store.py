@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexing.integrity import OpenMarker, describe, is_corruption, quick_check, read_only_uri
+from indexing.location import DB_NAME
 from indexing.locking import WriterLock
 from indexing.records import Chunk, FileInfo, ParseResult
 from indexing.store_embeddings import EMBEDDINGS_SCHEMA, EmbeddingCache, migrate_hex_keys
@@ -33,7 +34,6 @@ from indexing.store_records import RecordReads, labels_of
 SCHEMA_VERSION = "4"  # 3: embeddings in a rowid table; 4: their model by number, cache keys as bytes
 MIGRATES = {"3": migrate_hex_keys}  # layouts converted in place (any other is rebuilt)
 STALE = ""  # the hash of a file row marked for re-parsing
-DB_NAME = "index.sqlite3"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

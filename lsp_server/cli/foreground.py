@@ -22,11 +22,20 @@ if TYPE_CHECKING:
 
 
 def open_engine(root: Path, args: argparse.Namespace) -> SearchEngine:
-    """`root`'s engine as `codeseek search` runs it (`--index-dir`, `--no-embed`, `--max-lines`)."""
+    """`root`'s engine as `codeseek search` runs it (`--index-dir`, `--no-embed`, `--max-lines`). With
+    no index yet, of a tree its parse workers will parse, their fork server starts first
+    (`indexing.parse_pool.start_fork_server`), beside the engine's imports and the scan."""
+    from indexing.location import DB_NAME, index_dir_for
+
+    base = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
+    if not (index_dir_for(root, base) / DB_NAME).exists():
+        from indexing.parse_pool import start_fork_server, worth_a_pool
+
+        if worth_a_pool(root):
+            start_fork_server()
     from indexing.workspace import Workspace, WorkspaceOptions
     from retrievers.engine.search_engine import SearchEngine
 
-    base = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None
     # --index-dir: a base (indexing.location)
     workspace = Workspace(root, WorkspaceOptions(index_base=base, parse_workers=None))
     options = foreground_engine_options(embeddings=not args.no_embed)

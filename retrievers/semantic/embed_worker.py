@@ -111,12 +111,14 @@ def document_worker(model_dir: Path, batch_size: int, root: Path) -> Iterator[Do
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from indexing.parse_pool import PRELOAD
+
     try:
         context = multiprocessing.get_context("forkserver")
     except ValueError:  # no fork server on this platform
         yield None
         return
-    context.set_forkserver_preload(["indexing.parse"])
+    context.set_forkserver_preload(PRELOAD)
     pool = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_start,
                                initargs=(os.getpid(), str(model_dir), batch_size, str(root)))
     try:

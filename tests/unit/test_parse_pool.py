@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from indexing.parse_pool import MIN_FILES, Plan, parse_in_order, worker_count
+from indexing.parse_pool import MIN_FILES, PRELOAD, Plan, parse_in_order, worker_count, worth_a_pool
 from indexing.records import FileInfo
 from indexing.workspace import Workspace, WorkspaceOptions
 
@@ -172,3 +172,59 @@ def test_the_fork_servers_preload_imports_no_numpy() -> None:
 
     code = "import sys, indexing.parse; assert 'numpy' not in sys.modules, 'numpy imported'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[2])
+
+
+def test_worth_a_pool_counts_known_files_outside_the_folders_a_scan_skips(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first index starts its fork server early only for a tree its workers will parse: `MIN_FILES`
+    files of a known language, not counting those in folders every scan skips by name."""
+    monkeypatch.setenv("CODESEEK_PARSE_WORKERS", "2")
+    (tmp_path / "node_modules").mkdir()
+    for k in range(MIN_FILES):
+        (tmp_path / "node_modules" / f"m{k}.js").write_text("x\n")
+        (tmp_path / f"blob{k}.bin").write_bytes(b"x")
+    for k in range(MIN_FILES - 1):
+        (tmp_path / f"m{k}.py").write_text("x = 1\n")
+    assert not worth_a_pool(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "last.py").write_text("x = 1\n")
+    assert worth_a_pool(tmp_path)
+    monkeypatch.setenv("CODESEEK_PARSE_WORKERS", "0")  # (no workers: no fork server to start)
+    assert not worth_a_pool(tmp_path)
+
+
+def test_a_first_search_starts_the_fork_server_as_it_opens_its_engine(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`codeseek search` with no index yet, on a tree its workers will parse, starts their fork server
+    (the parser preloaded) before the engine's imports and the scan; with the index there, or on a
+    small tree, it starts none."""
+    import argparse
+    from multiprocessing import forkserver
+    from typing import Any
+
+    from lsp_server.cli.foreground import open_engine, refresh
+    from lsp_server.process_tuning import reap_worker_processes
+
+    monkeypatch.setenv("CODESEEK_PARSE_WORKERS", "2")
+    server: Any = forkserver._forkserver  # (its pid: a private attribute, as reap_worker_processes reads it)
+    small, large = tmp_path / "small", tmp_path / "large"
+    for root, count in ((small, 3), (large, MIN_FILES)):
+        root.mkdir()
+        for k in range(count):
+            (root / f"m{k}.py").write_text(f"def f{k}():\n    return {k}\n")
+    args = argparse.Namespace(index_dir=str(tmp_path / "indexes"), no_embed=True)
+    reap_worker_processes()
+    try:
+        for root, starts in ((small, False), (large, True)):
+            assert server._forkserver_pid is None
+            engine = open_engine(root, args)
+            assert (server._forkserver_pid is not None) is starts
+            if starts:
+                assert server._preload_modules == PRELOAD
+            assert refresh(engine, show_progress=False).update is not None  # (stops it)
+            engine.close()
+        engine = open_engine(large, args)  # (indexed now)
+        assert server._forkserver_pid is None
+        engine.close()
+    finally:
+        reap_worker_processes()
