@@ -7,11 +7,10 @@ by a one-shot command: `sources.text_deferred`), and searches it with BM25; exac
 `sources.text_exact`'s.
 
 BM25 queries are built programmatically from term queries (never parsed), so user text with tantivy
-syntax characters is safe. Exact strings: every trigram of the string must be in a file's document
-(ngram terms carry no positions), then the chunks of those files an occurrence lies in are verified
-against their text and answered with the absolute line numbers that match (verbatim, else in a
-joined run of literals: the lines of the literals it covers); case-sensitive matches rank above
-case-insensitive ones.
+syntax characters is safe. Exact strings: every trigram of the string must be in a file's document (ngram
+terms carry no positions), then the chunks of those files an occurrence lies in are verified against
+their text and answered with the absolute line numbers that match (verbatim, else in a joined run of
+literals: the lines of the literals it covers); case-sensitive matches rank above case-insensitive ones.
 """
 
 from __future__ import annotations
@@ -166,12 +165,13 @@ class TextRetriever(ExactStrings, DeferredFiles):
             if not self._in_memory:
                 write_marker(self._dir, SCHEMA_VERSION, owner, synced)
 
-    def _get_writer(self, adding: int = 0, wait_s: float | None = None) -> tantivy.IndexWriter:
-        """The index's writer, made on first use for `adding` chunks (`open_writer`: `wait_s`)."""
+    def _get_writer(self, adding: int = 0, wait_s: float | None = None, threads: int = 1
+                    ) -> tantivy.IndexWriter:
+        """The index's writer, made on first use for `adding` chunks (`open_writer`: the rest)."""
         self._settle()
         if self._writer is None:
             try:
-                self._writer = open_writer(self._index, writer_heap(self.options, adding), wait_s)
+                self._writer = open_writer(self._index, writer_heap(self.options, adding), wait_s, threads)
             except ValueError as exc:
                 raise RetrieverError(
                     f"the text index at {self._dir} is being written by another codeseek process: {exc}"

@@ -7,7 +7,8 @@ not need them to answer. Such a command holds its derived saves back until it ha
 index reconciles every chunk's document as it builds (`TextRetriever.index`) but owes the files'
 until then. Two steps in the held-back queue write them: the first (`_add_deferred`) starts a thread
 that hands the documents to tantivy's writer, which indexes them on its own thread beside the other
-saves (paced at `FEED_RATE`), and queues the last (`_complete_files`), which waits for it, commits,
+saves (paced at `FEED_RATE`; on two threads when no other save is left behind them: `_feed_threads`),
+and queues the last (`_complete_files`), which waits for it, commits,
 and only then writes the folder's mark (`TextRetriever.mark`): until then the mark adopts nothing, so a
 process killed in between leaves an index the next process reconciles (`index` writes what is
 missing). An exact-string search before then writes them first (`TextRetriever._exact_candidates`).
@@ -28,6 +29,7 @@ A mixin of `sources.text.TextRetriever`, which provides the attributes and metho
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["FEED_RATE", "BackgroundCommit", "DeferredFiles"]
 
 log = logging.getLogger("codeseek.index")
-FEED_RATE = 32_000_000  # characters a second handed to tantivy (it indexes ~25-30M a second here)
+FEED_RATE = 32_000_000  # characters a second handed to one tantivy thread (it indexes ~25-30M a second here)
 FEED_AHEAD = 4_000_000  # characters handed beyond the rate before the feeding thread waits
 
 
@@ -66,7 +68,8 @@ class DeferredFiles:
     _committing: BackgroundCommit | None
 
     if TYPE_CHECKING:
-        def _get_writer(self, adding: int = 0, wait_s: float | None = None) -> tantivy.IndexWriter: ...
+        def _get_writer(self, adding: int = 0, wait_s: float | None = None, threads: int = 1
+                        ) -> tantivy.IndexWriter: ...
         def _by_file(self) -> FileChunks: ...
         def _text_of(self, chunk: Chunk) -> str | None: ...
         def close(self) -> None: ...
@@ -99,19 +102,31 @@ class DeferredFiles:
             deferred = self._deferred
             if deferred is None or not deferred.pending or deferred.feeding is not None:
                 return
+            threads = self._feed_threads()
             try:
-                writer = self._get_writer(len(deferred.pending))
+                writer = self._get_writer(len(deferred.pending), threads=threads)
             except RetrieverError as exc:  # (another process writes the index: left to the next one)
                 log.warning("the text index's file documents were not written: %s", exc)
                 self._deferred = None
                 return
             documents = file_documents(deferred.pending, self._by_file(), self._read_file, self._text_of,
                                        self.options.max_index_chars)
-            deferred.feeding = threading.Thread(target=_feed, args=(writer, documents, deferred),
+            deferred.feeding = threading.Thread(target=_feed, args=(writer, documents, deferred,
+                                                                    FEED_RATE * threads),
                                                 name="codeseek-file-documents", daemon=True)
             deferred.feeding.start()
             if self._later is not None:
                 self._later.append(self._complete_files)
+
+    def _feed_threads(self) -> int:
+        """tantivy's indexing threads for the file documents: two, on two cores or more, when no other
+        held-back save is queued behind them (the command's main thread then only waits for their
+        commit: the graph's save was written while it waited for its embedding); else one, beside
+        the main thread's saves (a second would only share their core, and hold another budget at
+        what is then the highest point of a command on some trees)."""
+        if self._later or (os.cpu_count() or 1) < 2:
+            return 1
+        return 2
 
     def commit_behind(self, writer: tantivy.IndexWriter, wait: bool = False) -> bool:
         """Commit `writer` (the retriever's, a feed's documents added) on a thread of its own; the
@@ -207,16 +222,16 @@ class BackgroundCommit(threading.Thread):
 
 
 def _feed(writer: tantivy.IndexWriter, documents: Iterator[tuple[tantivy.Document, int]],
-          deferred: FileWrites) -> None:
+          deferred: FileWrites, rate: float = FEED_RATE) -> None:
     """Hand `documents` ((document, its characters)) to `writer`, at most `FEED_AHEAD` characters
-    ahead of `FEED_RATE`; a failure is kept in `deferred.failed` for the commit to report."""
+    ahead of `rate` a second; a failure is kept in `deferred.failed` for the commit to report."""
     try:
         sent, started = 0, time.monotonic()
         for document, size in documents:
             writer.add_document(document)
             sent += size
-            ahead = sent - FEED_AHEAD - FEED_RATE * (time.monotonic() - started)
+            ahead = sent - FEED_AHEAD - rate * (time.monotonic() - started)
             if ahead > 0:
-                time.sleep(ahead / FEED_RATE)
+                time.sleep(ahead / rate)
     except Exception as exc:  # (whatever tantivy raised: reported by the commit, which then rolls back)
         deferred.failed = exc

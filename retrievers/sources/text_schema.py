@@ -38,6 +38,7 @@ from retrievers.sources.tokenize import identifier_text, identifiers, terms_for_
 
 SCHEMA_VERSION = 4  # 2: joined string literals in the trigram field; 3: trigram text lowercased whole;
 # 4: trigrams in one document a file
+MIN_THREAD_HEAP = 15_000_000  # tantivy's least memory budget for one indexing thread
 WRITER_WAIT_S = 30.0  # how long a write waits for the writer another codeseek process holds (`open_writer`)
 # Words that carry no meaning in a question; dropped from BM25 queries unless nothing else is left.
 STOPWORDS = frozenset(
@@ -53,7 +54,7 @@ class TextOptions:
 
     # IndexWriter memory budget: heap_per_chunk x the chunks of its first write, within these bounds
     # (tantivy flushes a segment each time it fills, and every segment is searched on every query)
-    heap_size: int = 15_000_000  # tantivy's minimum for one thread
+    heap_size: int = MIN_THREAD_HEAP
     max_heap_size: int = 64_000_000
     heap_per_chunk: int = 4_000
     boosts: dict[str, float] = field(
@@ -71,8 +72,11 @@ def writer_heap(options: TextOptions, adding: int) -> int:
     return min(max(options.heap_size, options.heap_per_chunk * adding), ceiling)
 
 
-def open_writer(index: tantivy.Index, heap_size: int, wait_s: float | None = None) -> tantivy.IndexWriter:
-    """`index`'s writer (one indexing thread). One writer at a time may hold a folder; another codeseek
+def open_writer(index: tantivy.Index, heap_size: int, wait_s: float | None = None,
+                threads: int = 1) -> tantivy.IndexWriter:
+    """`index`'s writer (`threads` indexing threads, each given at least tantivy's minimum budget of
+    `MIN_THREAD_HEAP`: one, but for the file documents of a command with nothing else left to write,
+    `sources.text_deferred`). One writer at a time may hold a folder; another codeseek
     process holds it only while it commits, or while a one-shot command writes its file documents after
     its answer (`sources.text_deferred`: seconds on a large tree) outside the store's writer lock that
     orders the rest, so a busy lock is waited for, up to `wait_s` (`WRITER_WAIT_S` when None).
@@ -80,7 +84,7 @@ def open_writer(index: tantivy.Index, heap_size: int, wait_s: float | None = Non
     deadline = time.monotonic() + (WRITER_WAIT_S if wait_s is None else wait_s)
     while True:
         try:
-            return index.writer(heap_size=heap_size, num_threads=1)
+            return index.writer(heap_size=max(heap_size, threads * MIN_THREAD_HEAP), num_threads=threads)
         except ValueError as exc:
             if "LockBusy" not in str(exc) or time.monotonic() >= deadline:
                 raise

@@ -194,3 +194,30 @@ def test_a_deferred_write_that_fails_is_rolled_back_and_left_unmarked(
     again.adopt(chunks, "owner", "key-1")  # not adoptable: reconciled, the file documents written
     assert found(again, "pool is full") == [2] and len(again._fingerprints()[1]) == 2
     again.close()
+
+
+def test_the_file_documents_get_two_indexing_threads_when_nothing_else_is_queued_behind_them(
+        tmp_path: Path, root: Path, chunks, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command whose other saves were written while it waited for its embedding only waits for the
+    file documents after its answer: tantivy indexes them on both cores. Beside the graph's save they
+    get one thread. Either way the index holds the same documents."""
+    import os
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    for behind in (0, 1):
+        later: list[Callable[[], object]] = []
+        r = retriever(tmp_path / str(behind), root)
+        r.defer_files(later)
+        r.index(chunks, "owner")
+        r.mark("owner", "key-1")
+        later.extend(lambda: None for _ in range(behind))  # (a graph save queued behind)
+        first = later.pop(0)  # (the step that starts them, as `WriteBehind.flush_one` takes it)
+        assert r._feed_threads() == (1 if behind else 2)
+        first()
+        while later:
+            later.pop(0)()
+        assert len(r._fingerprints()[1]) == 2 and matches(r._dir, "owner", "key-1")
+        assert found(r, "pool is full") == [2] and found(r, "Invalid URL") == [1, 10]
+        r.close()
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert retriever(tmp_path / "one", root)._feed_threads() == 1
