@@ -22,9 +22,10 @@ if TYPE_CHECKING:
 
 
 def open_engine(root: Path, args: argparse.Namespace) -> SearchEngine:
-    """`root`'s engine as `codeseek search` runs it (`--index-dir`, `--no-embed`, `--max-lines`). With
-    no index yet, of a tree its parse workers will parse, their fork server starts first
-    (`indexing.parse_pool.start_fork_server`), beside the engine's imports and the scan."""
+    """`root`'s engine as `codeseek search` runs it (`--index-dir`, `--no-embed`, `--max-lines`). A
+    first search (no index yet) of a tree large enough for parse workers starts their fork server
+    first (`indexing.parse_pool.start_fork_server`), to import the parser beside the engine's imports
+    and the scan."""
     from indexing.location import DB_NAME, index_dir_for
 
     base = Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else None

@@ -72,12 +72,15 @@ class EmbeddingPhase:
         if self._thread is not None:
             self._thread.join()
 
-    def finish(self, meanwhile: Callable[[], bool] | None = None) -> None:
+    def finish(self, meanwhile: Callable[[], bool] | None = None,
+               beside: Callable[[float], object] | None = None) -> None:
         """Wait for the thread, or embed now if it never started; re-raise what the thread raised.
         `meanwhile`: one step of other work, taken while the thread is expected to run `STEP_ROOM_S`
         more (`remaining_s`) until it says False (none left); the wait then goes on. A step that
         outlasts the embedding delays what comes after the wait (a command's answer), and steps
-        contend with the thread that stores the vectors for the interpreter."""
+        contend with the thread that stores the vectors for the interpreter. `beside(seconds)`: then
+        once, with the seconds the embedding should still run, work that starts threads of its own and
+        returns (the core this thread leaves idle: it decides whether its work fits)."""
         if self._thread is None:
             if self.semantic.pending():
                 self.run()
@@ -86,6 +89,8 @@ class EmbeddingPhase:
             while meanwhile is not None and self._thread.is_alive() and \
                     self.remaining_s() >= STEP_ROOM_S and meanwhile():
                 pass
+            if beside is not None and self._thread.is_alive():
+                beside(self.remaining_s())
         finally:  # (the other work failing still waits for the thread: it writes to the index)
             self._thread.join()
         if self._error is not None:

@@ -1,7 +1,8 @@
 """Phase 1 of a refresh, step by step: the workspace update, the chunks registered with the semantic
 retriever, the call graph, the text index in step with the store, and the new snapshot with the
 retrievers built over it. `SearchEngine._phase1` runs these in order; phase 2 (vectors) is
-`retrievers.engine.embedding_phase`.
+`retrievers.engine.embedding_phase`, and what a one-shot command does while it waits for it
+(`wait_work`).
 
 The first refresh in a process reconciles the text index and the vectors with the store's chunk ids
 (a killed run leaves them behind or ahead); later refreshes apply the update's added and removed
@@ -32,10 +33,12 @@ from retrievers.sources.text import TextRetriever
 if TYPE_CHECKING:
     from graph.callgraph import CallGraph
     from indexing.file_feed import FileFeed
+    from indexing.persist import WriteBehind
     from indexing.store import IndexStore
     from retrievers.semantic.tiered import TieredSemantic
 
-__all__ = ["build_graph", "build_view", "read_chunks", "register_chunks", "sync_text", "update_workspace"]
+__all__ = ["build_graph", "build_view", "read_chunks", "register_chunks", "sync_text", "update_workspace",
+           "wait_work"]
 
 
 
@@ -188,3 +191,12 @@ def build_view(index_dir: Path, chunks: Sequence[Chunk] | ChunkTable,
         held = graph
         graph_retriever = GraphRetriever(lambda: held, snap.chunk_id_at, snap.chunks.get)
     return snap, structural, graph_retriever
+
+
+def wait_work(writes: WriteBehind | None, text: TextRetriever
+              ) -> tuple[Callable[[], bool] | None, Callable[[float], object] | None]:
+    """What a refresh does while it waits for its embedding (`EmbeddingPhase.finish`'s `meanwhile` and
+    `beside`): a one-shot command (`writes`) writes the saves it held back that run on its own thread,
+    then starts the text index's file documents on the core it leaves idle if the embedding should
+    outlast them (`DeferredFiles.start_files_within`); anything else, nothing."""
+    return (None, None) if writes is None else (writes.flush_alone, text.start_files_within)

@@ -194,7 +194,7 @@ class SearchEngine:
                 if phase is not None and (phase.started or phase.semantic.pending()):
                     self._set_running(EMBEDDING)
                     # (a one-shot command writes what it held back while the vectors are made)
-                    phase.finish(self._writes.flush_alone if self._writes is not None else None)
+                    phase.finish(*index_phase.wait_work(self._writes, self.text))
             finally:
                 self._set_running(None)
             out.pending = self.semantic.pending() if self.semantic is not None else 0

@@ -1,20 +1,21 @@
 """File documents a one-shot command's cold build writes after its answer: `DeferredFiles`.
 
-The trigrams exact strings are found by (one document a file: `sources.text_files`) are most of the
-text index's indexing work, and a cold `codeseek search` whose question names no exact string does
-not need them to answer. Such a command holds its derived saves back until it has answered
-(`indexing.persist.WriteBehind`) and then writes them on one core while the other idles; its text
-index reconciles every chunk's document as it builds (`TextRetriever.index`) but owes the files'
-until then. Two steps in the held-back queue write them: the first (`_add_deferred`) starts a thread
-that hands the documents to tantivy's writer, which indexes them on its own thread beside the other
-saves (paced at `FEED_RATE`; on two threads when no other save is left behind them: `_feed_threads`),
-and queues the last (`_complete_files`), which waits for it, commits,
-and only then writes the folder's mark (`TextRetriever.mark`): until then the mark adopts nothing, so a
-process killed in between leaves an index the next process reconciles (`index` writes what is
-missing). An exact-string search before then writes them first (`TextRetriever._exact_candidates`).
-Both steps are marked `uses_other_cores`: a command waiting for its embedding writes its other held-back
-saves meanwhile (`WriteBehind.flush_alone`) but not these, whose indexing would take the core the
-embedding runs on (Django sdist: answer and exit ~0.2 s sooner); they start once it has answered.
+The trigrams exact strings are found by (one document a file: `sources.text_files`) are most of the text
+index's indexing work, and a cold `codeseek search` whose question names no exact string does not need
+them to answer. Such a command holds its derived saves back until it has answered
+(`indexing.persist.WriteBehind`) and then writes them on one core while the other idles; its text index
+reconciles every chunk's document as it builds (`TextRetriever.index`) but owes the files' until then.
+Two steps in the held-back queue write them: the first (`_add_deferred`) starts a thread that hands the
+documents to tantivy's writer, which indexes them on its own thread beside the other saves (paced at
+`FEED_RATE`; on two threads when no other save is left behind them: `_feed_threads`), and queues the
+last (`_complete_files`), which waits for it, commits, and only then writes the folder's mark
+(`TextRetriever.mark`): until then the mark adopts nothing, so a process killed in between leaves an
+index the next process reconciles (`index` writes what is missing). An exact-string search before then
+writes them first (`TextRetriever._exact_candidates`). Both steps are marked `uses_other_cores`: a
+command waiting for its embedding writes its other held-back saves meanwhile (`WriteBehind.flush_alone`)
+but not these, whose indexing would take the core the embedding runs on (Django sdist: answer and exit
+~0.2 s sooner); they start once it has answered, or, once those saves are written, in the wait if the
+embedding should outlast them on one thread (`start_files_within`: transformers waits ~5 s).
 
 Such a command's update also leaves the commit of the chunk documents its feed added
 (`sources.text_feed`) to a thread (`commit_behind`): tantivy releases the GIL while it indexes what is
@@ -47,11 +48,13 @@ if TYPE_CHECKING:
     from retrievers.sources.text_files import FileChunks
     from retrievers.sources.text_schema import TextOptions
 
-__all__ = ["FEED_RATE", "BackgroundCommit", "DeferredFiles"]
+__all__ = ["FEED_RATE", "INDEX_RATE", "START_MARGIN_S", "BackgroundCommit", "DeferredFiles"]
 
 log = logging.getLogger("codeseek.index")
 FEED_RATE = 32_000_000  # characters a second handed to one tantivy thread (it indexes ~25-30M a second here)
 FEED_AHEAD = 4_000_000  # characters handed beyond the rate before the feeding thread waits
+INDEX_RATE = 25_000_000  # bytes of files a second one thread indexes, for `start_files_within`
+START_MARGIN_S = 0.5  # and the time their commit and the thread switches take beyond that
 
 
 class DeferredFiles:
@@ -117,6 +120,25 @@ class DeferredFiles:
             deferred.feeding.start()
             if self._later is not None:
                 self._later.append(self._complete_files)
+
+    def start_files_within(self, seconds: float) -> bool:
+        """Start handing the owed file documents to the writer now if one indexing thread should be
+        done with them within `seconds` (their files' bytes at `INDEX_RATE`, plus `START_MARGIN_S`):
+        a command waiting for its embedding, its own saves written, leaves a core idle for that long
+        (transformers: ~2.5 s). True when started; their commit stays queued for after the answer."""
+        with self._lock:
+            deferred = self._deferred
+            if deferred is None or not deferred.pending or deferred.feeding is not None:
+                return False
+            files = self._by_file()
+            size = 0
+            for path, _ in deferred.pending.values():
+                chunks = files.chunks_of(path)
+                size += max((c.end_byte for c in chunks), default=0)
+            if size / INDEX_RATE + START_MARGIN_S > seconds:
+                return False
+            self._add_deferred()  # (one thread: its own step is still queued, and the embedding runs)
+            return deferred.feeding is not None
 
     def _feed_threads(self) -> int:
         """tantivy's indexing threads for the file documents: two, on two cores or more, when no other

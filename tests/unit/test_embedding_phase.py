@@ -176,3 +176,22 @@ def test_no_step_starts_when_the_embedding_is_about_to_end() -> None:
     threading.Timer(0.2, semantic.go.set).start()
     phase.finish(step)
     assert steps == [] and out.embedded == 1
+
+
+def test_work_beside_is_offered_the_time_left_once_the_saves_are_written() -> None:
+    """After the saves of its own thread, the wait offers the seconds the embedding should still run
+    to work that starts threads of its own (the text index's file documents), once."""
+    semantic, out, phase = _started()
+    ran: list[object] = []
+
+    def save() -> bool:
+        ran.append("save")
+        return len(ran) < 2  # (two saves, then none left)
+
+    def beside(seconds: float) -> bool:
+        ran.append(seconds)
+        semantic.go.set()
+        return True
+    phase.finish(save, beside)
+    assert ran[:2] == ["save", "save"] and len(ran) == 3 and isinstance(ran[2], float)
+    assert out.embedded == 1

@@ -221,3 +221,28 @@ def test_the_file_documents_get_two_indexing_threads_when_nothing_else_is_queued
         r.close()
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     assert retriever(tmp_path / "one", root)._feed_threads() == 1
+
+
+def test_a_wait_long_enough_starts_the_file_documents_and_leaves_their_commit_queued(
+        tmp_path: Path, root: Path, chunks) -> None:
+    """A command waiting for its embedding starts its file documents on the idle core when one thread
+    should be done within the time left (their bytes at `INDEX_RATE` plus a margin), not when it
+    should not; their commit and the folder's mark wait for the queued step, after the answer."""
+    from retrievers.sources.text_deferred import START_MARGIN_S
+
+    later: list[Callable[[], object]] = []
+    r = retriever(tmp_path, root)
+    r.defer_files(later)
+    r.index(chunks, "owner")
+    r.mark("owner", "key-1")
+    assert not r.start_files_within(START_MARGIN_S)  # (no time for them beyond the margin)
+    assert r._deferred is not None and r._deferred.feeding is None
+    assert r.start_files_within(START_MARGIN_S + 1.0)
+    assert not r.start_files_within(60.0)  # (once)
+    assert not matches(r._dir, "owner", "key-1")  # nothing committed or marked yet
+    assert len(later) == 2  # (the starting step, now nothing to do, and the commit it queued)
+    while later:
+        later.pop(0)()
+    assert len(r._fingerprints()[1]) == 2 and matches(r._dir, "owner", "key-1")
+    assert found(r, "pool is full") == [2]
+    r.close()
