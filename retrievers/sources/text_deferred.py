@@ -15,7 +15,7 @@ writes them first (`TextRetriever._exact_candidates`). Both steps are marked `us
 command waiting for its embedding writes its other held-back saves meanwhile (`WriteBehind.flush_alone`)
 but not these, whose indexing would take the core the embedding runs on (Django sdist: answer and exit
 ~0.2 s sooner); they start once it has answered, or, once those saves are written, in the wait if the
-embedding should outlast them on one thread (`start_files_within`: transformers waits ~5 s).
+embedding should outlast them on one thread (`start_files_within`: transformers waits ~4 s).
 
 Such a command's update also leaves the commit of the chunk documents its feed added
 (`sources.text_feed`) to a thread (`commit_behind`): tantivy releases the GIL while it indexes what is
