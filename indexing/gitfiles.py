@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from indexing.scan import skipped_dir
+
 if TYPE_CHECKING:
     from indexing.scan import Scanner
 
@@ -189,7 +191,7 @@ def _excluded_dir(scanner: Scanner, rel: str) -> str | None:
     parts = rel.split("/")
     for depth in range(1, len(parts)):
         full = os.path.join(scanner.real_root, *parts[:depth])
-        if scanner.skip_dir_by_name(parts[depth - 1], full):
+        if skipped_dir(parts[depth - 1], full):
             return "/".join(parts[:depth]) + "/"
     return None
 

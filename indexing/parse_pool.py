@@ -33,11 +33,12 @@ from indexing.records import FileInfo, ParseResult
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+    from multiprocessing.context import BaseContext
 
     from indexing.file_feed import Prepare
 
-__all__ = ["MIN_FILES", "PRELOAD", "Plan", "parse_in_order", "start_fork_server", "start_worker",
-           "worker_count", "worth_a_pool"]
+__all__ = ["MIN_FILES", "PRELOAD", "Plan", "fork_context", "parse_in_order", "start_fork_server",
+           "start_worker", "worker_count", "worth_a_pool"]
 
 log = logging.getLogger(__name__)
 MIN_FILES = 400  # files to parse before a pool pays for its start
@@ -83,7 +84,7 @@ def worth_a_pool(root: str | os.PathLike[str]) -> bool:
     if worker_count(MIN_FILES) == 0:
         return False
     from indexing.languages import language_for_name
-    from indexing.scan import ALWAYS_SKIP_DIRS
+    from indexing.scan import skipped_dir
 
     seen, folders = 0, [os.fspath(root)]
     while folders:
@@ -91,7 +92,7 @@ def worth_a_pool(root: str | os.PathLike[str]) -> bool:
             with os.scandir(folders.pop()) as entries:
                 for entry in entries:
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name not in ALWAYS_SKIP_DIRS and not entry.name.endswith(".egg-info"):
+                        if not skipped_dir(entry.name, entry.path):
                             folders.append(entry.path)
                     elif language_for_name(entry.name) is not None:
                         seen += 1
@@ -133,15 +134,12 @@ def parse_in_order(plans: Iterable[Plan], workers: int, prepare: Prepare | None 
         for plan in plans:
             yield plan, _parse(plan, prepare)
         return
-    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor  # (~20 ms to import: only a large update needs it)
 
-    try:
-        context = multiprocessing.get_context("forkserver")
-    except ValueError:  # no fork server on this platform (Windows): parse here
+    context = fork_context()
+    if context is None:  # no fork server on this platform (Windows): parse here
         yield from parse_in_order(plans, 0, prepare)
         return
-    context.set_forkserver_preload(PRELOAD)
     pending: deque[list[Any]] = deque()  # [plan, its batch's future (None: parse here), place, last of it]
     batch: list[list[Any]] = []  # the entries of the batch not sent yet
     flights: deque[Future[list[ParseResult]]] = deque()  # sent batches not all taken, oldest first
@@ -193,19 +191,27 @@ def parse_in_order(plans: Iterable[Plan], workers: int, prepare: Prepare | None 
             yield _take(pending.popleft(), flights, prepare)
 
 
+def fork_context() -> BaseContext | None:
+    """The `forkserver` context the parse and embedding pools start their workers in, the fork server
+    set to preload `PRELOAD`; None where the platform has no fork server."""
+    import multiprocessing
+
+    try:
+        context = multiprocessing.get_context("forkserver")
+    except ValueError:
+        return None
+    context.set_forkserver_preload(PRELOAD)
+    return context
+
+
 def start_fork_server() -> None:
     """Start the fork server the parse and embedding pools fork their workers from, without waiting
     for it: where a cold index is about to be built, it imports the parser on another core while this
     process is still importing and scanning, and the first workers fork at once (a pool that starts
     it waits ~0.15 s for it). Nothing where there is no fork server; a failure is logged, and a pool
     then starts it as before."""
-    import multiprocessing
-
-    try:
-        context = multiprocessing.get_context("forkserver")
-    except ValueError:  # (no fork server on this platform)
+    if fork_context() is None:
         return
-    context.set_forkserver_preload(PRELOAD)
     try:
         from multiprocessing import forkserver
 

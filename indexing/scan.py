@@ -99,6 +99,14 @@ class ScanResult:
         return dict(Counter(reason for _, reason in self.skipped))
 
 
+def skipped_dir(name: str, full: str) -> bool:
+    """Whether every scan skips the folder `full` by its name (`ALWAYS_SKIP_DIRS`, `*.egg-info`, a
+    `COVERAGE_DIRS` folder that is not a Python package)."""
+    if name in ALWAYS_SKIP_DIRS or name.endswith(".egg-info"):
+        return True
+    return name in COVERAGE_DIRS and not os.path.exists(os.path.join(full, "__init__.py"))
+
+
 def _language_for_name(name: str) -> str | None:
     from indexing.languages import language_for_name  # (not at import: the grammars' module)
 
@@ -220,11 +228,6 @@ class Scanner:
         return None
 
     # -- directories -------------------------------------------------------------------------------
-    def skip_dir_by_name(self, name: str, full: str) -> bool:
-        if name in ALWAYS_SKIP_DIRS or name.endswith(".egg-info"):
-            return True
-        return name in COVERAGE_DIRS and not os.path.exists(os.path.join(full, "__init__.py"))
-
     def walk(self, start: str = "") -> ScanResult:
         """Walk the tree below `start` (a workspace-relative directory already checked, "" for all)."""
         if self.options.use_git and not start:
@@ -270,7 +273,7 @@ class Scanner:
                 except OSError:
                     is_link, is_dir = True, False
                 if is_dir:
-                    if self.skip_dir_by_name(entry.name, entry.path):
+                    if skipped_dir(entry.name, entry.path):
                         self.skip(rel + "/", EXCLUDED_DIR)
                         continue
                     if self.ignores.ignored(rel, True, specs):
@@ -306,7 +309,7 @@ class Scanner:
         for depth in range(1, len(parts)):
             sub = "/".join(parts[:depth])
             full = os.path.join(self.real_root, *parts[:depth])
-            if self.skip_dir_by_name(parts[depth - 1], full):
+            if skipped_dir(parts[depth - 1], full):
                 self.skip(rel, EXCLUDED_DIR)
                 return
             if self.ignores.ignored(sub, True):
@@ -323,7 +326,7 @@ class Scanner:
             self.skip(rel, VANISHED)
             return
         if os.path.isdir(full):
-            if self.skip_dir_by_name(parts[-1], full):
+            if skipped_dir(parts[-1], full):
                 self.skip(rel + "/", EXCLUDED_DIR)
             elif self.ignores.ignored(rel, True):
                 self.skip(rel + "/", IGNORED)

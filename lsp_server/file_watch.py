@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from indexing.ignore_files import IGNORE_FILES, IgnoreFiles, is_inside
 from indexing.languages import language_for_path
-from indexing.scan import ALWAYS_SKIP_DIRS, COVERAGE_DIRS
+from indexing.scan import skipped_dir
 
 if TYPE_CHECKING:
     from retrievers.codebase import Codebase
@@ -54,12 +54,8 @@ class Batch:
 
 def _skipped_dir(parts: list[str], root: str) -> bool:
     """Whether a folder on the path is one the scan skips by name."""
-    for depth, name in enumerate(parts[:-1], start=1):
-        if name in ALWAYS_SKIP_DIRS or name.endswith(".egg-info"):
-            return True
-        if name in COVERAGE_DIRS and not os.path.exists(os.path.join(root, *parts[:depth], "__init__.py")):
-            return True
-    return False
+    return any(skipped_dir(name, os.path.join(root, *parts[:depth]))
+               for depth, name in enumerate(parts[:-1], start=1))
 
 
 def _ignored(ignores: IgnoreFiles, parts: list[str], is_dir: bool) -> bool:

@@ -108,17 +108,14 @@ class DocumentWorker:
 def document_worker(model_dir: Path, batch_size: int, root: Path) -> Iterator[DocumentWorker | None]:
     """A worker process loaded with the static model in `model_dir`, reading chunks under `root`
     (None where there is no fork server: the caller embeds in process); shut down after the block."""
-    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from indexing.parse_pool import PRELOAD
+    from indexing.parse_pool import fork_context
 
-    try:
-        context = multiprocessing.get_context("forkserver")
-    except ValueError:  # no fork server on this platform
+    context = fork_context()
+    if context is None:  # no fork server on this platform
         yield None
         return
-    context.set_forkserver_preload(PRELOAD)
     pool = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_start,
                                initargs=(os.getpid(), str(model_dir), batch_size, str(root)))
     try:
