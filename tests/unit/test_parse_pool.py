@@ -179,6 +179,7 @@ def test_worth_a_pool_counts_known_files_outside_the_folders_a_scan_skips(
     """A first index starts its fork server early only for a tree its workers will parse: `MIN_FILES`
     files of a known language, not counting those in folders every scan skips by name."""
     monkeypatch.setenv("CODESEEK_PARSE_WORKERS", "2")
+    assert not worth_a_pool(tmp_path / "missing")  # (a folder it cannot read: the scan says why)
     (tmp_path / "node_modules").mkdir()
     for k in range(MIN_FILES):
         (tmp_path / "node_modules" / f"m{k}.js").write_text("x\n")
