@@ -5,7 +5,8 @@ Every chunk of the tree is parsed as the index parses it and shaped as the embed
 (`embedded_text.embed_text` with its defaults, cut at the static model's limit); both ways then
 tokenize the texts in the worker's batches, rounds interleaved, one tokenizer thread (as each worker
 process has it on a loaded machine); it prints the median seconds and chunks/s of each, their ratio,
-and whether every text got the same ids. `--vectors` also times the whole `mean_vectors` both ways and
+and whether every text got the same ids (`word_pieces arrays`: the arrays the static tier's mean
+vectors read, `WordPieceIds.id_arrays`). `--vectors` also times the whole `mean_vectors` both ways and
 checks the vectors are bit-identical.
 
     .venv/bin/python bench/tokenize_bench.py                       # the Django 5.1.4 sdist, 3 rounds
@@ -30,13 +31,14 @@ import numpy as np  # noqa: E402
 from bench.corpora import fetch_sdist  # noqa: E402
 from indexing.languages import language_for_path  # noqa: E402
 from indexing.parse import parse_file  # noqa: E402
+from retrievers.semantic.embed_pass import WORKER_BATCH  # noqa: E402
 from retrievers.semantic.embedded_text import embed_text  # noqa: E402
 from retrievers.semantic.static_embedder import StaticEmbedder, _TokenVectors  # noqa: E402
 from retrievers.semantic.word_pieces import word_piece_ids  # noqa: E402
 
 TREES = {"django-sdist": ("Django", "5.1.4"), "requests": ("requests", "2.32.3"),
          "transformers": ("transformers", "4.46.3")}
-BATCH = 64  # the embedding worker's batch (StaticEmbedder's default)
+BATCH = WORKER_BATCH  # the embedding worker's batch
 
 
 def tree_texts(root: Path, limit: int) -> list[str]:
@@ -53,6 +55,12 @@ def tree_texts(root: Path, limit: int) -> list[str]:
             if text.strip():
                 texts.append(embed_text(chunk, text)[:limit])  # (the worker's defaults: long paths get a `…`)
     return texts
+
+
+def _as_lists(flat: np.ndarray, counts: np.ndarray) -> list[list[int]]:
+    """`WordPieceIds.id_arrays`' arrays as `ids` gives them."""
+    bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+    return [flat[a:b].tolist() for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def timed(step: object, texts: list[str]) -> tuple[float, list[object]]:
@@ -83,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     def plain(batch: list[str]) -> list[list[int]]:
         return [list(e.ids) for e in tok.encode_batch_fast(batch, add_special_tokens=False)]
 
-    steps = {"tokenizer": plain, "word_pieces": words.ids}
+    steps = {"tokenizer": plain, "word_pieces": words.ids, "word_pieces arrays": words.id_arrays}
     if args.vectors:
         steps |= {"vectors, tokenizer": plain_model.mean_vectors,
                   "vectors, word_pieces": words_model.mean_vectors}
@@ -91,11 +99,14 @@ def main(argv: list[str] | None = None) -> int:
     outputs: dict[str, list[object]] = {}
     for round_ in range(args.rounds):
         for name in (list(steps) if round_ % 2 == 0 else list(reversed(steps))):
-            if name == "word_pieces":
-                words._words.clear()  # every round starts with no word known, as a new worker does
+            if name.startswith("word_pieces"):
+                words.forget()  # every round starts with no word known, as a new worker does
+            elif name == "vectors, word_pieces" and words_model._words is not None:
+                words_model._words.forget()
             took, outputs[name] = timed(steps[name], texts)
             seconds[name].append(took)
-    same = outputs["tokenizer"] == outputs["word_pieces"]
+    same = outputs["tokenizer"] == outputs["word_pieces"] == [
+        _as_lists(*made) for made in outputs["word_pieces arrays"]]  # type: ignore[misc]
     print(f"{'':22s} {'median s':>9s} {'chunks/s':>10s} {'vs tokenizer':>13s}")
     for name, runs in seconds.items():
         base = statistics.median(seconds["tokenizer" if "vectors" not in name else "vectors, tokenizer"])
@@ -103,8 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:22s} {median:9.2f} {len(texts) / median:10,.0f} {median / base:12.2f}x")
     print(f"same ids for every chunk: {same}")
     if args.vectors:
-        a = np.concatenate(outputs["vectors, tokenizer"])  # type: ignore[arg-type]
-        b = np.concatenate(outputs["vectors, word_pieces"])  # type: ignore[arg-type]
+        a: np.ndarray = np.concatenate(outputs["vectors, tokenizer"])  # type: ignore[arg-type]
+        b: np.ndarray = np.concatenate(outputs["vectors, word_pieces"])  # type: ignore[arg-type]
         print(f"bit-identical vectors: {bool(np.array_equal(a, b))}")
     return 0 if same else 1
 

@@ -304,12 +304,14 @@ class _TokenVectors:
     def mean_vectors(self, texts: list[str]) -> np.ndarray:
         with self._lock:
             if self._words is not None:
-                encoded = self._words.ids(texts)
+                indices, counts = self._words.id_arrays(texts, self.max_tokens)
             else:
-                encoded = [e.ids for e in self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)]
-        kept = [ids[: self.max_tokens] for ids in encoded]
-        if len(kept) == 1:  # a query: no sparse matrix, and no scipy import (~0.1 s) in a CLI search
-            ids = np.asarray(kept[0], dtype=np.int64)
+                encoded = [e.ids[: self.max_tokens]
+                           for e in self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)]
+                counts = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+                indices = np.fromiter(chain.from_iterable(encoded), dtype=np.int64, count=int(counts.sum()))
+        if len(texts) == 1:  # a query: no sparse matrix, and no scipy import (~0.1 s) in a CLI search
+            ids = indices
             if self.unk is not None:
                 ids = ids[ids != self.unk]
             if not len(ids):
@@ -317,16 +319,14 @@ class _TokenVectors:
             return self.vectors[ids].astype(np.float32).mean(axis=0, dtype=np.float32)[None, :]
         from scipy.sparse import csr_matrix
 
-        counts = np.fromiter(map(len, kept), dtype=np.int64, count=len(kept))
-        indices = np.fromiter(chain.from_iterable(kept), dtype=np.int64, count=int(counts.sum()))
         if self.unk is not None:  # (unknown tokens count toward `max_tokens`, then are left out)
             known = indices != self.unk
-            rows = np.repeat(np.arange(len(kept)), counts)[known]
-            indices, counts = indices[known], np.bincount(rows, minlength=len(kept))
+            rows = np.repeat(np.arange(len(texts)), counts)[known]
+            indices, counts = indices[known], np.bincount(rows, minlength=len(texts))
         indptr = np.concatenate(([0], np.cumsum(counts)))
         weights = np.repeat(1.0 / np.maximum(counts, 1), counts).astype(np.float32)
         # A (texts x vocabulary) matrix of token shares times the vectors: every mean in one product.
-        shares = csr_matrix((weights, indices, indptr), shape=(len(kept), len(self.vectors)))
+        shares = csr_matrix((weights, indices, indptr), shape=(len(texts), len(self.vectors)))
         with self._lock:
             if self._dense is None:
                 self._dense = np.array(self.vectors, dtype=np.float32)

@@ -78,7 +78,24 @@ def test_a_full_cache_starts_over_with_the_same_ids(tokenizer: Tokenizer,
     got = [words.ids([t])[0] for t in texts]
     assert got == reference(tokenizer, texts)
     assert words.ids(["alpha beta"]) == reference(tokenizer, ["alpha beta"])
-    assert sorted(words._words) == ["alpha", "beta"]  # (the full cache was cleared first)
+    assert sorted(words._pieces.by_text) == ["alpha", "beta"]  # (the full cache was cleared first)
+
+
+def test_arrays_hold_each_text_s_first_ids_up_to_the_limit(tokenizer: Tokenizer) -> None:
+    """`id_arrays` (what the static tier's mean vectors read): the same ids one after another, each
+    text cut at `limit` as `ids[:limit]` cuts it, with every text's count, odd texts among them."""
+    words = word_piece_ids(tokenizer, MODEL / "tokenizer.json")
+    assert words is not None
+    texts = [*code_texts()[:60], *ODD]
+    expected = reference(tokenizer, texts)
+    assert any(len(ids) > 40 for ids in expected) and any(not ids for ids in expected)
+    for limit in (None, 40, 1):
+        flat, counts = words.id_arrays(texts, limit)
+        kept = [ids if limit is None else ids[:limit] for ids in expected]
+        assert counts.tolist() == [len(ids) for ids in kept]
+        assert flat.tolist() == [i for ids in kept for i in ids]
+    flat, counts = words.id_arrays([])
+    assert flat.tolist() == [] and counts.tolist() == []
 
 
 def test_another_pipeline_gets_no_shortcut(tokenizer: Tokenizer, tmp_path: Path) -> None:
