@@ -7,15 +7,18 @@ them to answer. Such a command holds its derived saves back until it has answere
 reconciles every chunk's document as it builds (`TextRetriever.index`) but owes the files' until then.
 Two steps in the held-back queue write them: the first (`_add_deferred`) starts a thread that hands the
 documents to tantivy's writer, which indexes them on its own thread beside the other saves (paced at
-`FEED_RATE`; on two threads when no other save is left behind them: `_feed_threads`), and queues the
-last (`_complete_files`), which waits for it, commits, and only then writes the folder's mark
-(`TextRetriever.mark`): until then the mark adopts nothing, so a process killed in between leaves an
-index the next process reconciles (`index` writes what is missing). An exact-string search before then
+`FEED_RATE`; on two threads when no other save is left behind them: `_feed_threads`), and then commits
+them, still beside those saves (the answer is given: Django sdist, the command's end ~0.2 s sooner
+than when the last step committed them after the saves), and queues the last (`_complete_files`),
+which waits for it and only then writes the folder's mark (`TextRetriever.mark`): until then the mark
+adopts nothing, so a process killed in between leaves an index the next process reconciles (`index`
+writes what is missing). An exact-string search before then
 writes them first (`TextRetriever._exact_candidates`). Both steps are marked `uses_other_cores`: a
 command waiting for its embedding writes its other held-back saves meanwhile (`WriteBehind.flush_alone`)
 but not these, whose indexing would take the core the embedding runs on (Django sdist: answer and exit
 ~0.2 s sooner); they start once it has answered, or, once those saves are written, in the wait if the
-embedding should outlast them on one thread (`start_files_within`: transformers waits ~4 s).
+embedding should outlast them on one thread (`start_files_within`: transformers waits ~4 s), and then
+the last step commits them, after the answer.
 
 Such a command's update also leaves the commit of the chunk documents its feed added
 (`sources.text_feed`) to a thread (`commit_behind`): tantivy releases the GIL while it indexes what is
@@ -100,7 +103,14 @@ class DeferredFiles:
 
     @uses_other_cores
     def _add_deferred(self) -> None:
-        """Start handing the owed file documents to the writer (committed by `_complete_files`)."""
+        """Start handing the owed file documents to the writer (after the answer: the queue's steps run
+        once it is given); the thread commits them once handed over, beside the saves still queued, and
+        `_complete_files` waits for it."""
+        self._start_feed(commit=True)
+
+    def _start_feed(self, commit: bool) -> None:
+        """Start the thread handing the owed file documents to the writer; with `commit`, it commits
+        them too (else `_complete_files` does, after the answer)."""
         with self._lock:
             deferred = self._deferred
             if deferred is None or not deferred.pending or deferred.feeding is not None:
@@ -115,7 +125,7 @@ class DeferredFiles:
             documents = file_documents(deferred.pending, self._by_file(), self._read_file, self._text_of,
                                        self.options.max_index_chars)
             deferred.feeding = threading.Thread(target=_feed, args=(writer, documents, deferred,
-                                                                    FEED_RATE * threads),
+                                                                    FEED_RATE * threads, commit),
                                                 name="codeseek-file-documents", daemon=True)
             deferred.feeding.start()
             if self._later is not None:
@@ -137,7 +147,9 @@ class DeferredFiles:
                 size += max((c.end_byte for c in chunks), default=0)
             if size / INDEX_RATE + START_MARGIN_S > seconds:
                 return False
-            self._add_deferred()  # (one thread: its own step is still queued, and the embedding runs)
+            # (one thread: its own step is still queued, and the embedding runs; the commit waits for
+            # the answer: a searcher would see the documents, and BM25 their count, as they commit)
+            self._start_feed(commit=False)
             return deferred.feeding is not None
 
     def _feed_threads(self) -> int:
@@ -198,7 +210,7 @@ class DeferredFiles:
             if deferred is None or not deferred.pending:
                 return
             if deferred.feeding is None:
-                self._add_deferred()
+                self._start_feed(commit=False)  # (committed just below)
             self._commit_deferred()
 
     def _commit_deferred(self) -> None:
@@ -214,7 +226,8 @@ class DeferredFiles:
                 raise RetrieverError(f"handing them to the writer failed: {deferred.failed}")
             if writer is None:
                 raise RetrieverError("the writer holding them was let go")
-            writer.commit()
+            if not deferred.committed:
+                writer.commit()
         except (RetrieverError, ValueError, OverflowError, OSError) as exc:
             log.warning("the text index's file documents were not saved (the next process to open "
                         "it writes them): %s", exc)
@@ -244,9 +257,10 @@ class BackgroundCommit(threading.Thread):
 
 
 def _feed(writer: tantivy.IndexWriter, documents: Iterator[tuple[tantivy.Document, int]],
-          deferred: FileWrites, rate: float = FEED_RATE) -> None:
+          deferred: FileWrites, rate: float = FEED_RATE, commit: bool = False) -> None:
     """Hand `documents` ((document, its characters)) to `writer`, at most `FEED_AHEAD` characters
-    ahead of `rate` a second; a failure is kept in `deferred.failed` for the commit to report."""
+    ahead of `rate` a second, then with `commit` commit them (`deferred.committed`); a failure is kept
+    in `deferred.failed` for the commit to report (and roll back)."""
     try:
         sent, started = 0, time.monotonic()
         for document, size in documents:
@@ -255,5 +269,8 @@ def _feed(writer: tantivy.IndexWriter, documents: Iterator[tuple[tantivy.Documen
             ahead = sent - FEED_AHEAD - rate * (time.monotonic() - started)
             if ahead > 0:
                 time.sleep(ahead / rate)
+        if commit:
+            writer.commit()
+            deferred.committed = True
     except Exception as exc:  # (whatever tantivy raised: reported by the commit, which then rolls back)
         deferred.failed = exc

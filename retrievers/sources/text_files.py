@@ -135,4 +135,5 @@ class FileWrites:
     pending: dict[int, Wanted] = field(default_factory=dict)
     feeding: threading.Thread | None = None
     failed: Exception | None = None
+    committed: bool = False  # the feeding thread committed them itself (`text_deferred._feed`)
     mark: tuple[str, str] | None = None  # (owner, synced) for `TextRetriever.mark` once committed

@@ -223,6 +223,29 @@ def test_the_file_documents_get_two_indexing_threads_when_nothing_else_is_queued
     assert retriever(tmp_path / "one", root)._feed_threads() == 1
 
 
+def test_after_the_answer_the_thread_that_hands_over_the_file_documents_commits_them(
+        tmp_path: Path, root: Path, chunks) -> None:
+    """Started after the answer (the queue's first step), the file documents are committed by the
+    thread that hands them over, beside the saves still queued; the last step waits for it and only then
+    marks the folder."""
+    later: list[Callable[[], object]] = []
+    r = retriever(tmp_path, root)
+    r.defer_files(later)
+    r.index(chunks, "owner")
+    r.mark("owner", "key-1")
+    later.pop(0)()  # (the step that starts them)
+    feeding = r._deferred.feeding if r._deferred is not None else None
+    assert feeding is not None
+    feeding.join()
+    r._index.reload()
+    assert r._deferred is not None and r._deferred.committed and len(r._fingerprints()[1]) == 2
+    assert not matches(r._dir, "owner", "key-1")  # (the mark waits for the last step)
+    assert len(later) == 1
+    later.pop(0)()
+    assert matches(r._dir, "owner", "key-1") and found(r, "pool is full") == [2]
+    r.close()
+
+
 def test_a_wait_long_enough_starts_the_file_documents_and_leaves_their_commit_queued(
         tmp_path: Path, root: Path, chunks) -> None:
     """A command waiting for its embedding starts its file documents on the idle core when one thread
@@ -239,6 +262,11 @@ def test_a_wait_long_enough_starts_the_file_documents_and_leaves_their_commit_qu
     assert r._deferred is not None and r._deferred.feeding is None
     assert r.start_files_within(START_MARGIN_S + 1.0)
     assert not r.start_files_within(60.0)  # (once)
+    feeding = r._deferred.feeding
+    assert feeding is not None
+    feeding.join()  # (all handed to the writer: a searcher still sees none of them)
+    r._index.reload()
+    assert not r._deferred.committed and r._fingerprints()[1] == {}
     assert not matches(r._dir, "owner", "key-1")  # nothing committed or marked yet
     assert len(later) == 2  # (the starting step, now nothing to do, and the commit it queued)
     while later:
