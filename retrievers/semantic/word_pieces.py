@@ -13,7 +13,7 @@ ASCII word by its WordPiece model alone, which is what the pipeline does with it
 as they are met and their ids kept in one flat table, so a batch's texts become arrays of word numbers
 that numpy spells out into ids: `id_arrays(texts, limit)` gives every text's first `limit` ids one
 after another and each text's count, what the static tier's mean vectors are made from, without a list
-or an int object a token (on the Django sdist's 45k chunks, 2.0 -> 1.5 s). A text
+or an int object a token (`bench/tokenize_bench.py` on the Django sdist: 2.45 -> 1.75 s). A text
 with non-ASCII or control characters (a long path's `…` in every embedded text of a deep tree) is split
 only where the tokenizer's whitespace and ASCII punctuation split it, each run tokenized on its own
 (only ASCII letters are lowercased here, the rest by the tokenizer); a text holding an added token's
