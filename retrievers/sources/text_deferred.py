@@ -12,11 +12,11 @@ them, still beside those saves (the answer is given: Django sdist, the command's
 than when the last step committed them after the saves), and queues the last (`_complete_files`),
 which waits for it and only then writes the folder's mark (`TextRetriever.mark`): until then the mark
 adopts nothing, so a process killed in between leaves an index the next process reconciles (`index`
-writes what is missing). An exact-string search before then
-writes them first (`TextRetriever._exact_candidates`). Both steps are marked `uses_other_cores`: a
-command waiting for its embedding writes its other held-back saves meanwhile (`WriteBehind.flush_alone`)
-but not these, whose indexing would take the core the embedding runs on (Django sdist: answer and exit
-~0.2 s sooner); they start once it has answered, or, once those saves are written, in the wait if the
+writes what is missing). An exact-string search before then writes them first
+(`TextRetriever._exact_candidates`). Both steps are marked `uses_other_cores`: a command waiting for
+its embedding writes its other held-back saves meanwhile (`WriteBehind.flush_alone`) but not these,
+whose indexing would take the core the embedding runs on (Django sdist: answer and exit ~0.2 s
+sooner); they start once it has answered, or, once those saves are written, in the wait if the
 embedding should outlast them on one thread (`start_files_within`: transformers waits ~4 s), and then
 the last step commits them, after the answer.
 

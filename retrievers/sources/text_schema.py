@@ -76,10 +76,10 @@ def open_writer(index: tantivy.Index, heap_size: int, wait_s: float | None = Non
                 threads: int = 1) -> tantivy.IndexWriter:
     """`index`'s writer (`threads` indexing threads, each given at least tantivy's minimum budget of
     `MIN_THREAD_HEAP`: one, but for the file documents of a command with nothing else left to write,
-    `sources.text_deferred`). One writer at a time may hold a folder; another codeseek
-    process holds it only while it commits, or while a one-shot command writes its file documents after
-    its answer (`sources.text_deferred`: seconds on a large tree) outside the store's writer lock that
-    orders the rest, so a busy lock is waited for, up to `wait_s` (`WRITER_WAIT_S` when None).
+    `sources.text_deferred`). One writer at a time may hold a folder; another codeseek process holds it
+    only while it commits, or while a one-shot command writes its file documents after its answer
+    (`sources.text_deferred`: seconds on a large tree) outside the store's writer lock that orders the
+    rest, so a busy lock is waited for, up to `wait_s` (`WRITER_WAIT_S` when None).
     ValueError when it stays busy, or when the writer cannot be made for another reason."""
     deadline = time.monotonic() + (WRITER_WAIT_S if wait_s is None else wait_s)
     while True:
