@@ -12,7 +12,9 @@ Django 5.1.4's `django/` folder, the whole Django 5.1.4 sdist, sympy 1.13.3, tra
 codeseek is driven only through its console script (`.venv/bin/codeseek`, beside this interpreter),
 semble through its own CLI in its own venv (bench/peer_setup.py makes it on the first run). Both use
 one static model: the directory `codeseek model --path` names, copied into the bench cache for the
-run, which semble reads through SEMBLE_MODEL_NAME.
+run, which semble reads through SEMBLE_MODEL_NAME. Both run without OPENBLAS_CORETYPE and
+OPENBLAS_L2_SIZE (some machines set them for older OpenBLAS builds; a current numpy then runs an older
+kernel, here AVX2 instead of AVX-512) unless --keep-blas-env; the report names each one's kernel.
 
 Per tree and round (the tools alternate: which goes first flips every round, and within a round every
 pair of warm calls flips again):
@@ -448,22 +450,59 @@ def codeseek_script() -> Path:
     return script
 
 
-def base_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "CODESEEK_INDEX_DIR", "SEMBLE_CACHE_LOCATION", "SEMBLE_MODEL_NAME")}
+# Set on some machines for older OpenBLAS builds, which compute wrong results or crash on their
+# processors: a current numpy's OpenBLAS then runs an older kernel than the processor's own (here
+# Haswell's AVX2 instead of SkylakeX's AVX-512: half the speed of a matrix product, which is what the
+# transformer's question pool spends its second on). Both tools' commands run without them unless
+# --keep-blas-env; the header says which kernel each tool's numpy then runs.
+BLAS_OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# Which OpenBLAS kernel an interpreter's numpy runs (its bundled library's own answer).
+KERNEL_PROBE = """
+import ctypes, glob, os, numpy
+name = "unknown"
+for lib in glob.glob(os.path.dirname(numpy.__file__) + ".libs/*openblas*"):
+    dll = ctypes.CDLL(lib)
+    for symbol in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
+                   "openblas_get_corename64_", "openblas_get_corename"):
+        get = getattr(dll, symbol, None)
+        if get is not None:
+            get.restype = ctypes.c_char_p
+            name = get().decode()
+            break
+print(name)
+"""
+
+
+def base_env(keep_blas_env: bool = False) -> dict[str, str]:
+    dropped = ("PYTHONPATH", "CODESEEK_INDEX_DIR", "SEMBLE_CACHE_LOCATION", "SEMBLE_MODEL_NAME",
+               *(() if keep_blas_env else BLAS_OVERRIDES))
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1")
     return env
+
+
+def blas_kernel(python: Path, env: dict[str, str]) -> str:
+    """The OpenBLAS kernel `python`'s numpy runs under `env` ("unknown" when it cannot say)."""
+    try:
+        proc = subprocess.run([str(python), "-c", KERNEL_PROBE], env=env, check=False, timeout=60,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    lines = proc.stdout.split()
+    return lines[-1] if proc.returncode == 0 and lines else "unknown"
 
 
 class Tools:
     """Command lines and environments of both tools for one bench run."""
 
-    def __init__(self, work: Path) -> None:
+    def __init__(self, work: Path, keep_blas_env: bool = False) -> None:
         from bench.peer_setup import ensure_semble
 
         self.codeseek = codeseek_script()
-        self.env = base_env()
+        self.env = base_env(keep_blas_env)
         self.semble = ensure_semble().parent / "semble"
+        self.kernels = {"codeseek": blas_kernel(Path(sys.executable), self.env),
+                        "semble": blas_kernel(self.semble.parent / "python", self.env)}
         proc = subprocess.run([str(self.codeseek), "model", "--path"], env=self.env, check=False,
                               stdout=subprocess.PIPE, text=True)
         lines = proc.stdout.strip().splitlines()
@@ -726,6 +765,16 @@ def fetch_only(keys: Sequence[str], out: TextIO = sys.stdout) -> None:
     table("trees (fetched and cached)", ["tree", "folder", "py files", "py lines", "s"], rows, out)
 
 
+def blas_note(tools: Tools, keep_blas_env: bool) -> str:
+    """Which OpenBLAS kernel each tool ran, and what became of this shell's overrides."""
+    kernels = f"OpenBLAS kernel: codeseek {tools.kernels['codeseek']}, semble {tools.kernels['semble']}"
+    present = [f"{k}={os.environ[k]}" for k in BLAS_OVERRIDES if k in os.environ]
+    if not present:
+        return kernels
+    what = "kept (--keep-blas-env)" if keep_blas_env else "dropped for both tools' commands"
+    return f"{kernels}; this shell's {', '.join(present)} {what}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trees", type=parse_trees, default=["requests", "django"],
@@ -733,6 +782,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="cold rounds per tool and tree (default 3)")
     parser.add_argument("--fetch-only", action="store_true", help="download the trees, print line counts")
     parser.add_argument("--json", metavar="FILE", help="also write every run's figures here")
+    parser.add_argument("--keep-blas-env", action="store_true",
+                        help=f"run both tools with this shell's {' and '.join(BLAS_OVERRIDES)} (by default "
+                             "dropped: they make a current numpy run an older kernel)")
     args = parser.parse_args(argv)
     if args.fetch_only:
         fetch_only(args.trees)
@@ -744,8 +796,9 @@ def main(argv: list[str] | None = None) -> int:
     bench_home().mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="scale-", dir=bench_home()))
     try:
-        tools = Tools(work)
+        tools = Tools(work, args.keep_blas_env)
         log(f"codeseek {tools.codeseek}; semble {tools.semble}; model {tools.model_source}")
+        log(blas_note(tools, args.keep_blas_env))
         results = []
         for key in args.trees:
             results.append(bench_tree(TREES[key], tools, args.rounds, work))
@@ -755,6 +808,7 @@ def main(argv: list[str] | None = None) -> int:
         report(results)
         print(f"\nmodel: {tools.model_source} (both tools); cold = `codeseek search Q --root R --index-dir "
               "NEW` vs `semble search Q R -k 10` on an empty cache. Shared 2-core machine: read ratios.")
+        print(blas_note(tools, args.keep_blas_env))
         if args.json:
             Path(args.json).write_text(json.dumps([asdict(r) for r in results], indent=1))
     finally:
