@@ -13,8 +13,9 @@ kept per occurrence; callers that need a set dedupe).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
+from typing import TypeVar
 
 # An identifier: a letter, `_` or `$` followed by word characters or `$`. Digits alone are not
 # identifiers (numbers in code are noise for search).
@@ -23,6 +24,8 @@ _IDENT_RE = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")
 MAX_IDENT_LEN = 64
 
 _LOWER, _UPPER, _DIGIT, _OTHER = 0, 1, 2, 3
+MEMO_SIZE = 65536  # entries a `_Memo` keeps before it starts over
+K = TypeVar("K", str, bytes)
 
 
 def _kind(ch: str) -> int:
@@ -111,10 +114,29 @@ def identifier_terms(text: str) -> Iterator[str]:
         yield from terms_for_identifier(ident)
 
 
-@lru_cache(maxsize=65536)
-def _joined_terms(identifier: str) -> str:
+class _Memo(dict[K, str]):
+    """`make(key)` for each key, made on a miss and kept: a hit is one dict lookup in C, where
+    `functools.lru_cache` also moves the entry to the front of its recency list (identifier text over
+    the Django sdist's Python: ~1.2M runs, ~51k distinct; 0.36 -> 0.24 s). Emptied when it holds
+    `MEMO_SIZE` entries (the sdist's and transformers' distinct runs fit)."""
+
+    def __init__(self, make: Callable[[K], str]) -> None:
+        super().__init__()
+        self._make: Callable[[K], str] = make
+
+    def __missing__(self, key: K) -> str:
+        if len(self) >= MEMO_SIZE:
+            self.clear()
+        value = self[key] = self._make(key)
+        return value
+
+
+def _identifier_joined(identifier: str) -> str:
     """An identifier's terms joined by spaces ("" for an over-long one)."""
     return " ".join(terms_for_identifier(identifier)) if len(identifier) <= MAX_IDENT_LEN else ""
+
+
+_joined_terms = _Memo(_identifier_joined).__getitem__
 
 
 # ASCII bytes that are not `[A-Za-z0-9_$]` (what `_IDENT_RE` matches in ASCII text) as spaces.
@@ -123,14 +145,16 @@ _NOT_IDENTIFIER = bytes(c if chr(c).isascii() and (chr(c).isalnum() or chr(c) in
 _DIGITS = "0123456789"
 
 
-@lru_cache(maxsize=65536)
-def _joined_run_terms(run: bytes) -> str:
+def _run_joined(run: bytes) -> str:
     """`_joined_terms` of the identifier an ASCII run of `[A-Za-z0-9_$]` holds: the run less its
     leading digits (where `_IDENT_RE` starts matching in it), "" for digits alone."""
     word = run.decode("ascii")
     if word[0] in _DIGITS:
         word = word.lstrip(_DIGITS)
     return _joined_terms(word) if word else ""
+
+
+_joined_run_terms = _Memo(_run_joined).__getitem__
 
 
 def identifier_text(text: str) -> str:

@@ -89,3 +89,17 @@ def test_a_symbol_field_holds_the_whole_dotted_name_then_each_parts_terms(symbol
 
     whole = [symbol.lower()] if "." in symbol else []
     assert symbol_text(symbol).split() == [*whole, *identifier_terms(symbol)]
+
+
+def test_identifier_text_stays_right_once_its_memos_start_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    from retrievers.sources import tokenize
+
+    monkeypatch.setattr(tokenize, "MEMO_SIZE", 8)
+    rng = random.Random(7)
+    names = ["".join(rng.choice(string.ascii_letters + "_") for _ in range(rng.randint(1, 12)))
+             for _ in range(200)]
+    for text in (" ".join(names), "größe " + " ".join(names)):  # (the bytes path, then the str path)
+        for _ in range(2):
+            assert identifier_text(text) == " ".join(identifier_terms(text))
+    memos = (tokenize._joined_run_terms.__self__, tokenize._joined_terms.__self__)  # type: ignore[attr-defined]
+    assert all(0 < len(memo) <= 8 for memo in memos)
