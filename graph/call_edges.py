@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graph import traversal
 from graph.storage import DiGraphStorage
@@ -51,6 +51,8 @@ def add_call_edges(storage: DiGraphStorage, calls: Sequence[CallSite], resolutio
                    reuse: Reuse | None = None) -> tuple[Incoming, list[CallSite], Counter[str]]:
     """Add the call edges of `calls` (resolved as `resolutions`) to `storage`, whose nodes are there;
     return each callee's incoming sites, the unresolved sites and the count of each outcome."""
+    if reuse is None:
+        return _add_fresh(storage, calls, resolutions)
     touched = reuse.touched if reuse is not None else None
     was_in = reuse.graph.incoming_index if reuse is not None else {}
     incoming: Incoming = {}
@@ -104,3 +106,53 @@ def add_call_edges(storage: DiGraphStorage, calls: Sequence[CallSite], resolutio
         storage.add_edge(u, v, type="call", weight=edge_weight[(u, v)], sites=sites, evidence=evidence,
                          confident=evidence in CONFIDENT)
     return incoming, unresolved, outcomes
+
+
+def _add_fresh(storage: DiGraphStorage, calls: Sequence[CallSite], resolutions: Sequence[Resolution]
+               ) -> tuple[Incoming, list[CallSite], Counter[str]]:
+    """`add_call_edges` of a whole build (no previous graph): the same edges, lists and counts in the
+    same order, in one pass that keeps each edge's sites, weight and evidence in one list (the Django
+    sdist's 183k sites: 0.50 -> 0.36 s)."""
+    incoming: Incoming = {}
+    edges: dict[tuple[int, int], list[Any]] = {}  # (caller, callee) -> [sites, weight, evidence]
+    unresolved: list[CallSite] = []
+    rank = EVIDENCE_RANK
+    for site, res in zip(calls, resolutions, strict=True):
+        callees = res.callees
+        if not callees:
+            unresolved.append(site)
+            continue
+        evidence, caller = res.evidence, res.caller
+        entry = (site, caller, evidence)
+        for callee in callees:
+            pairs = incoming.get(callee)
+            if pairs is None:
+                incoming[callee] = [entry]
+            else:
+                pairs.append(entry)
+            if caller is None:
+                continue
+            edge = edges.get((caller, callee))
+            if edge is None:
+                edges[(caller, callee)] = [[site], max(0.0, res.weight), evidence]
+            else:
+                edge[0].append(site)
+                if res.weight > edge[1]:
+                    edge[1] = res.weight
+                if rank[evidence] > rank[edge[2]]:
+                    edge[2] = evidence
+    site_key = traversal.site_key
+    for pairs in incoming.values():
+        if len(pairs) > 1:
+            pairs.sort(key=lambda item: site_key(item[0]))
+    succ = storage.succ
+    for (u, v), (sites, weight, evidence) in edges.items():
+        if len(sites) > 1:
+            sites.sort(key=site_key)
+        data = {"type": "call", "weight": weight, "sites": sites, "evidence": evidence,
+                "confident": evidence in CONFIDENT}
+        if u in succ and v in succ and v not in succ[u]:
+            storage.attach_edge(u, v, data)
+        else:
+            storage.add_edge(u, v, **data)
+    return incoming, unresolved, Counter(res.status for res in resolutions)
