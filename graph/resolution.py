@@ -253,7 +253,10 @@ class Resolver(ClassHierarchy):
         return list(found)
 
     def resolve_call(self, site: CallSite) -> Resolution:
-        caller = self.caller_of(site)
+        return self.resolve_call_of(site, self.caller_of(site))
+
+    def resolve_call_of(self, site: CallSite, caller: int | None) -> Resolution:
+        """`resolve_call` of a site whose caller (`caller_of(site)`) is known."""
         name = site.callee.strip()
         receiver = (site.receiver or "").strip()
         if not name:

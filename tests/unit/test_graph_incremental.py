@@ -269,13 +269,13 @@ def test_calls_into_an_edited_file_keep_their_resolutions_moved_to_the_new_ids(
     (tree / "calls.py").write_text("from lib import target\nfrom twice import pick\n\n\n"
                                    "def run():\n    return target() + pick()\n")
     resolved: list[str] = []
-    real = Resolver.resolve_call
+    real = Resolver.resolve_call_of  # (what every resolution of a build goes through: `graph.call_memo`)
 
-    def spy(self: Resolver, site: Any) -> Resolution:
+    def spy(self: Resolver, site: Any, caller: int | None) -> Resolution:
         resolved.append(f"{site.path}:{site.callee}")
-        return real(self, site)
+        return real(self, site, caller)
     with built(tree, tmp_path) as (ws, holder):
-        monkeypatch.setattr(Resolver, "resolve_call", spy)
+        monkeypatch.setattr(Resolver, "resolve_call_of", spy)
         ws.update(paths=[edit(tree, "lib.py", body_edit)])
         ws.update(paths=[edit(tree, "twice.py", lambda s: "def pick():\n    return 2\n\n\n"
                                                           "def pick(a):\n    return 1\n")])

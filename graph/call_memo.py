@@ -1,0 +1,56 @@
+"""Call sites that ask what another asked resolve once (`CallMemo`).
+
+Most call sites of a tree repeat another's question: `self.assertEqual(...)` in every method of a test
+class, `models.CharField(...)` down a models file. What `Resolver.resolve_call` finds for a site
+depends on its file, callee and receiver and, of its caller, only on the classes around it, except
+where a rule reads the caller itself: receiver evidence (`graph.typed`, a local callable), a Go
+method's receiver, and `self`/`this`/`super` outside any class. `CallMemo.resolve(site)` answers a site
+whose (file, callee, receiver, enclosing classes) it has met before from what it kept of that
+resolution (callees, status, rule, weight, evidence; the caller is the site's own) and resolves every
+other site, and those the rules read the caller for, in full, in the order the build meets them. The
+Django sdist's 176k call sites ask 67k questions.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from graph.resolution import SELF_RECEIVERS, SUPER_RECEIVERS
+from graph.symbol_index import Resolution
+
+if TYPE_CHECKING:
+    from graph.resolution import Resolver
+    from indexing.records import CallSite
+
+__all__ = ["CallMemo"]
+
+
+class CallMemo:
+    """`resolve(site)`: `resolver.resolve_call(site)`, each question resolved once (module docstring)."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
+        self._kept: dict[tuple[object, ...], Resolution] = {}
+
+    def resolve(self, site: CallSite) -> Resolution:
+        resolver = self.resolver
+        caller = resolver.caller_of(site)
+        key = self._question(site, caller)
+        if key is None:
+            return resolver.resolve_call_of(site, caller)
+        kept = self._kept.get(key)
+        if kept is None:
+            kept = self._kept[key] = resolver.resolve_call_of(site, caller)
+            return kept
+        return Resolution(caller, list(kept.callees), kept.status, kept.rule, kept.weight, kept.evidence)
+
+    def _question(self, site: CallSite, caller: int | None) -> tuple[object, ...] | None:
+        """What the site's resolution depends on, or None where the rules read its caller."""
+        if site.receiver_type or site.path.endswith(".go"):
+            return None
+        classes = self.resolver.enclosing_classes(caller)
+        if not classes and site.receiver:
+            receiver = site.receiver.strip()
+            if receiver in SELF_RECEIVERS or receiver in SUPER_RECEIVERS or receiver.startswith("super("):
+                return None
+        return (site.path, site.callee, site.receiver, *classes)
