@@ -461,3 +461,16 @@ def test_definitions_at_answers_stay_private_and_survive_pickling(py_graph):
     old = type(py_graph).__new__(type(py_graph))
     old.__setstate__(state)
     assert old.definitions_at("pkg/models.py", 15) == py_graph.definitions_at("pkg/models.py", 15)
+
+
+def test_call_sites_in_any_order_build_the_graph_sites_in_order_do():
+    defs, calls, imports = parse_sources({**PY_PROJECT, "pkg/more.py": (
+        "from .utils import clean\n\ndef a():\n    clean(1)\n    clean(2)\n\ndef b():\n    clean(3)\n")})
+    ordered = build_call_graph(defs, calls, imports)
+    shuffled = build_call_graph(defs, calls[::-1], imports)
+    target = def_id(ordered, "clean", "pkg/utils.py")
+    lines = [(s.path, s.line) for s, _, _ in shuffled.incoming_sites(target)]
+    assert lines == sorted(lines) and len(lines) >= 4
+    assert lines == [(s.path, s.line) for s, _, _ in ordered.incoming_sites(target)]
+    for caller in (def_id(ordered, "a", "pkg/more.py"), def_id(ordered, "Model.run")):
+        assert shuffled.outgoing_calls(caller) == ordered.outgoing_calls(caller)
