@@ -1,4 +1,5 @@
-"""Call sites that ask what another asked resolve once (`CallMemo`).
+"""A build's resolution of its call sites (`resolve_sites`), where sites that ask what another asked
+resolve once (`CallMemo`).
 
 Most call sites of a tree repeat another's question: `self.assertEqual(...)` in every method of a test
 class, `models.CharField(...)` down a models file. What `Resolver.resolve_call` finds for a site
@@ -15,6 +16,7 @@ command's highest memory, where every question of the sdist kept to the end cost
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from graph.resolution import SELF_RECEIVERS, SUPER_RECEIVERS
@@ -24,7 +26,28 @@ if TYPE_CHECKING:
     from graph.resolution import Resolver
     from indexing.records import CallSite
 
-__all__ = ["CallMemo"]
+__all__ = ["CallMemo", "resolve_sites"]
+
+
+def resolve_sites(resolver: Resolver, calls: Sequence[CallSite], known: Sequence[Resolution | None] | None,
+                  touched: set[int] | None, into: list[Resolution]) -> list[Resolution]:
+    """A build's resolution of each of `calls`, in order, appended to `into` (returned): `known[i]`
+    where it is not None (an incremental build's), else resolved through one `CallMemo`, whose callees
+    are added to `touched` when given. Sites that resolve to nothing (builtins, unknown receivers)
+    share one object per outcome and caller: each held its own only until the build ended (sympy's
+    355k sites: its peak 7-9 MiB lower)."""
+    nothing: dict[tuple[object, ...], Resolution] = {}
+    resolve = CallMemo(resolver).resolve
+    for i, site in enumerate(calls):
+        res = known[i] if known is not None else None
+        if res is None:
+            res = resolve(site)
+            if not res.callees:
+                res = nothing.setdefault((res.caller, res.status, res.rule, res.weight, res.evidence), res)
+            elif touched is not None:
+                touched.update(res.callees)
+        into.append(res)
+    return into
 
 
 class CallMemo:

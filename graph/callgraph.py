@@ -1,7 +1,7 @@
 """The call graph: a networkx DiGraph over definitions, built from parsed records.
 
-`build_call_graph(definitions, calls, imports)` resolves every call site with the rules of
-`graph.resolution` (over `graph.symbol_index`) and returns a `CallGraph`:
+`build_call_graph(definitions, calls, imports)` resolves every call site (`graph.resolution`, each
+question once: `graph.call_memo`) and returns a `CallGraph`:
 
 - nodes are definition ids (`Definition.id`) with the node attribute `definition`; every file that
   has definitions, calls or imports also gets a module pseudo node with a negative id, the node
@@ -17,12 +17,12 @@
 Unresolved call sites are kept in `unresolved` (by name in `unresolved_named`) for a textual
 references fallback. PageRank (call edges only, mean 1 over definition nodes) is computed lazily.
 
-The lookups and traversals read the DiGraph's own node and adjacency dicts (`nodes_data`, `succ`,
-`pred`), and a pickled `CallGraph` keeps only those dicts. The build fills them itself, in the
-layout and order `networkx.DiGraph.add_node`/`add_edge` would (`DiGraphStorage`), so neither a build nor a
-process that loads a saved graph and searches imports networkx (~0.3 s of a cold index of a small
-repository, ~0.12 s of a warm CLI start). `graph` hands out the networkx DiGraph over the same dicts,
-made on first use, for whatever needs networkx itself.
+The lookups and traversals read the DiGraph's own node and adjacency dicts (`nodes_data`, `succ`, `pred`),
+and a pickled `CallGraph` keeps only those dicts. The build fills them itself, in the layout and order
+`networkx.DiGraph.add_node`/`add_edge` would (`DiGraphStorage`), so neither a build nor a process that loads
+a saved graph and searches imports networkx (~0.3 s of a cold index of a small repository, ~0.12 s of a warm
+CLI start). `graph` hands out the networkx DiGraph over the same dicts, made on first use, for whatever
+needs networkx itself.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from graph import centrality, positions, traversal
 from graph.call_edges import Reuse, add_call_edges
-from graph.call_memo import CallMemo
+from graph.call_memo import resolve_sites
 from graph.errors import DuplicateIdError, GraphError, UnknownDefinitionError
 from graph.lookup import resolve_name
 from graph.resolution import Resolver, SymbolIndex
@@ -352,20 +352,8 @@ def _build(definitions: Sequence[Definition], calls: Sequence[CallSite], imports
 
     if known is not None and len(known) != len(calls):
         raise GraphError(f"{len(known)} known resolutions for {len(calls)} call sites")
-    resolutions = resolved if resolved is not None else []
-    # Sites that resolve to nothing (builtins, unknown receivers) share one object per outcome and
-    # caller: each held its own only until the build ended (sympy's 355k sites: its peak 7-9 MiB lower).
-    nothing: dict[tuple[object, ...], Resolution] = {}
-    resolve = CallMemo(resolver).resolve  # (a question many sites ask resolved once)
-    for i, site in enumerate(calls):
-        res = known[i] if known is not None else None
-        if res is None:
-            res = resolve(site)
-            if not res.callees:
-                res = nothing.setdefault((res.caller, res.status, res.rule, res.weight, res.evidence), res)
-            elif reuse is not None:
-                reuse.touched.update(res.callees)
-        resolutions.append(res)
+    resolutions = resolve_sites(resolver, calls, known, reuse.touched if reuse is not None else None,
+                                resolved if resolved is not None else [])
     incoming, unresolved, outcomes = add_call_edges(g, calls, resolutions, reuse)
 
     for d in definitions:
