@@ -54,13 +54,12 @@ def add_call_edges(storage: DiGraphStorage, calls: Sequence[CallSite], resolutio
     return each callee's incoming sites, the unresolved sites and the count of each outcome."""
     if reuse is None:
         return _add_fresh(storage, calls, resolutions)
-    touched = reuse.touched if reuse is not None else None
-    was_in = reuse.graph.incoming_index if reuse is not None else {}
+    touched, was_in = reuse.touched, reuse.graph.incoming_index
     incoming: Incoming = {}
     edge_sites: dict[tuple[int, int], list[CallSite]] = {}
     edge_weight: dict[tuple[int, int], float] = {}
     edge_evidence: dict[tuple[int, int], str] = {}
-    order: dict[tuple[int, int], bool] = {}  # (reusing) every edge, where its first site is: made afresh?
+    order: dict[tuple[int, int], bool] = {}  # every edge, where its first site is: made afresh?
     unresolved: list[CallSite] = []
     outcomes: Counter[str] = Counter()
     for site, res in zip(calls, resolutions, strict=True):
@@ -70,7 +69,7 @@ def add_call_edges(storage: DiGraphStorage, calls: Sequence[CallSite], resolutio
             continue
         evidence, caller = res.evidence, res.caller
         for callee in res.callees:
-            fresh = touched is None or callee in touched
+            fresh = callee in touched
             if fresh:
                 pairs = incoming.get(callee)
                 if pairs is None:
@@ -81,7 +80,7 @@ def add_call_edges(storage: DiGraphStorage, calls: Sequence[CallSite], resolutio
             if caller is None:
                 continue
             key = (caller, callee)
-            if touched is not None and key not in order:
+            if key not in order:
                 order[key] = fresh
             if fresh:
                 sites = edge_sites.get(key)
@@ -93,11 +92,10 @@ def add_call_edges(storage: DiGraphStorage, calls: Sequence[CallSite], resolutio
                 if old is None or EVIDENCE_RANK[evidence] > EVIDENCE_RANK[old]:
                     edge_evidence[key] = evidence
     for callee, pairs in incoming.items():
-        if touched is None or callee in touched:
+        if callee in touched:
             pairs.sort(key=lambda item: traversal.site_key(item[0]))
-    was_succ = reuse.graph.succ if reuse is not None else {}
-    edges = order.items() if touched is not None else ((key, True) for key in edge_sites)
-    for (u, v), fresh in edges:
+    was_succ = reuse.graph.succ
+    for (u, v), fresh in order.items():
         if not fresh:
             storage.attach_edge(u, v, was_succ[u][v])
             continue

@@ -17,12 +17,12 @@ question once: `graph.call_memo`) and returns a `CallGraph`:
 Unresolved call sites are kept in `unresolved` (by name in `unresolved_named`) for a textual
 references fallback. PageRank (call edges only, mean 1 over definition nodes) is computed lazily.
 
-The lookups and traversals read the DiGraph's own node and adjacency dicts (`nodes_data`, `succ`, `pred`),
-and a pickled `CallGraph` keeps only those dicts. The build fills them itself, in the layout and order
-`networkx.DiGraph.add_node`/`add_edge` would (`DiGraphStorage`), so neither a build nor a process that loads
-a saved graph and searches imports networkx (~0.3 s of a cold index of a small repository, ~0.12 s of a warm
-CLI start). `graph` hands out the networkx DiGraph over the same dicts, made on first use, for whatever
-needs networkx itself.
+The lookups and traversals read the DiGraph's own node and adjacency dicts (`nodes_data`, `succ`,
+`pred`), and a pickled `CallGraph` keeps only those dicts. The build fills them itself, in the
+layout and order `networkx.DiGraph.add_node`/`add_edge` would (`DiGraphStorage`), so neither a build nor a
+process that loads a saved graph and searches imports networkx (~0.3 s of a cold index of a small
+repository, ~0.12 s of a warm CLI start). `graph` hands out the networkx DiGraph over the same dicts,
+made on first use, for whatever needs networkx itself.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from indexing.persist import SignedCache, code_fingerprint
+from indexing.persist import SignedCache, code_fingerprint, holds_memory
 from indexing.records import Definition
 from indexing.workspace import Workspace
 
@@ -200,6 +200,7 @@ class GraphState:
         from graph.caller_arrays import NEIGHBOURS, caller_arrays, save_callers
         from graph.flat import save_flat
 
+        @holds_memory  # (not in the wait for the embedding: after the answer)
         def save() -> bool:
             for legacy in cache.folder.glob("callgraph-callers-*.pickle"):  # (an earlier version's)
                 legacy.unlink(missing_ok=True)

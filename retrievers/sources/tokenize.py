@@ -117,7 +117,7 @@ def identifier_terms(text: str) -> Iterator[str]:
 class _Memo(dict[K, str]):
     """`make(key)` for each key, made on a miss and kept: a hit is one dict lookup in C, where
     `functools.lru_cache` also moves the entry to the front of its recency list (identifier text over
-    the Django sdist's Python: ~1.2M runs, ~51k distinct; 0.36 -> 0.24 s). Emptied when it holds
+    the Django sdist's Python: ~1.2M runs, ~51k distinct; 0.36 -> 0.23 s). Emptied when it holds
     `MEMO_SIZE` entries (the sdist's and transformers' distinct runs fit)."""
 
     def __init__(self, make: Callable[[K], str]) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from indexing.persist import MAGIC, TAG_BYTES, SignedCache, WriteBehind, uses_other_cores
+from indexing.persist import MAGIC, TAG_BYTES, SignedCache, WriteBehind, holds_memory, uses_other_cores
 
 
 @pytest.fixture(autouse=True)
@@ -122,3 +122,17 @@ def test_flush_alone_leaves_writes_that_use_other_cores_for_flush(tmp_path: Path
     assert SignedCache(tmp_path / "index").load("structural", "rev-1") == 1
     assert not queue.flush_alone() and queue.writes == [start_indexing]
     assert queue.flush() == 1 and ran == ["indexing"]
+
+
+def test_flush_alone_leaves_writes_that_hold_memory_for_flush(tmp_path: Path) -> None:
+    queue = WriteBehind()
+    ran: list[str] = []
+
+    @holds_memory
+    def save_arrays() -> None:
+        ran.append("arrays")
+    queue.writes.append(save_arrays)
+    SignedCache(tmp_path / "index", later=queue.writes).save("structural", "rev-1", 1)
+    assert queue.flush_alone() and ran == []  # the save behind it ran first
+    assert not queue.flush_alone() and queue.writes == [save_arrays]
+    assert queue.flush() == 1 and ran == ["arrays"]
