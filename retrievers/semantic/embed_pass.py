@@ -79,7 +79,7 @@ class EmbedPass:
     def _text_of(self, chunk: Chunk) -> str | None:
         raise NotImplementedError
 
-    def _add_vectors(self, ids: list[int], matrix: np.ndarray) -> None:
+    def _add_vectors(self, ids: list[int], matrix: np.ndarray, room: int = 0) -> None:
         raise NotImplementedError
 
     def _settle(self) -> None:
@@ -223,7 +223,9 @@ class EmbedPass:
                     unsaved.update(items)
                     if len(unsaved) >= CACHE_WRITE:
                         self._write_cache(unsaved)
-                self._add_vectors([ready[k].id for k in live], half.astype(np.float32))
+                # (room for the rows still pending: the vector index grows once, not at each doubling)
+                self._add_vectors([ready[k].id for k in live], half.astype(np.float32),
+                                  room=max(0, len(self._pending) - len(batch.chunks)))
                 added = len(live)
             for c in batch.chunks:  # unreadable or empty chunks are not retried until they change
                 self._pending.discard(c.id)

@@ -128,12 +128,12 @@ class SemanticRetriever(EmbedPass):
         if self.store.get_meta(f"{prefix}.normalized") != "true":
             self.store.set_meta(f"{prefix}.normalized", "true")
 
-    def _add_vectors(self, ids: list[int], matrix: np.ndarray) -> None:
+    def _add_vectors(self, ids: list[int], matrix: np.ndarray, room: int = 0) -> None:
         if not ids:
             return
         if self._vectors is None or self._vectors.dims != matrix.shape[1]:
             self._vectors = VectorIndex(matrix.shape[1], self.options.vectors)
-        self._vectors.add(ids, matrix)
+        self._vectors.add(ids, matrix, room)
         self._record_meta(matrix.shape[1])
 
     def _load_cached(self, chunks: Sequence[Chunk]) -> None:

@@ -132,11 +132,14 @@ class VectorIndex:
             packed = np.pad(packed, ((0, 0), (0, pad)))
         return np.ascontiguousarray(packed).view(np.uint64)
 
-    def _grow(self, need: int) -> None:
+    def _grow(self, need: int, room: int = 0) -> None:
+        """Room for `need` rows: twice the rows held, or `need + room` when that is more (an embedding
+        pass says how many rows are still to come: one allocation for all of them instead of a copy at
+        each doubling, which held both copies at once: +17 MiB at the Django sdist's 32,768th row)."""
         cap = self._ids.shape[0]
         if need <= cap:
             return
-        new = max(need, cap * 2, 64)
+        new = max(need + room, cap * 2, 64)
         ids = np.zeros(new, dtype=np.int64)
         f16 = np.zeros((new, self.dims), dtype=np.float16)
         bits = np.zeros((new, self._words), dtype=np.uint64)
@@ -144,8 +147,9 @@ class VectorIndex:
             self._ids[: self._n], self._f16[: self._n], self._bits[: self._n])
         self._ids, self._f16, self._bits = ids, f16, bits
 
-    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
-        """Insert or replace vectors (rows of `vectors`, any float dtype) for `ids`."""
+    def add(self, ids: Sequence[int], vectors: np.ndarray, room: int = 0) -> None:
+        """Insert or replace vectors (rows of `vectors`, any float dtype) for `ids`; `room`: rows still
+        to come (`_grow`)."""
         matrix = np.asarray(vectors, dtype=np.float32).reshape(len(ids), -1)
         if matrix.shape[1] != self.dims:
             raise ValueError(f"expected {self.dims}-dimensional vectors, got {matrix.shape[1]}")
@@ -160,7 +164,7 @@ class VectorIndex:
                 self._row[int(cid)] = row
                 fresh += 1
             rows[k] = row
-        self._grow(self._n + fresh)
+        self._grow(self._n + fresh, room)
         self._n += fresh
         self._ids[rows] = np.asarray(ids, dtype=np.int64)
         self._f16[rows] = matrix.astype(np.float16)

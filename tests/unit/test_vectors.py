@@ -232,3 +232,22 @@ def test_mapped_rows_are_read_from_their_file_until_the_index_changes(
     assert restored._rows_file is None  # the rows are no longer the file's
     restored.restore(mapped, np.arange(600) % 2 == 0)
     assert restored._rows_file is None  # kept rows are a copy, not the file's order
+
+
+def test_rows_still_to_come_are_made_room_for_at_once(rng: np.random.Generator) -> None:
+    """An embedding pass's batches with the rows still to come: one allocation, the same index."""
+    matrix = rng.standard_normal((1000, 16)).astype(np.float32)
+    plain, roomy = VectorIndex(16), VectorIndex(16)
+    capacities = set()
+    for start in range(0, 1000, 100):
+        ids = list(range(start, start + 100))
+        plain.add(ids, matrix[start:start + 100])
+        roomy.add(ids, matrix[start:start + 100], room=1000 - start - 100)
+        capacities.add(len(roomy._ids))
+    assert capacities == {1000}
+    plain.settle()
+    roomy.settle()
+    query = rng.standard_normal(16).astype(np.float32)
+    for exact in (True, False):
+        assert roomy.search(query, 10, exact=exact) == plain.search(query, 10, exact=exact)
+    assert [a.tolist() for a in roomy.export()] == [a.tolist() for a in plain.export()]
