@@ -3,7 +3,9 @@ written under another key or by another user's secret is ignored; write-behind q
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,11 +111,13 @@ def test_write_behind_writes_one_at_a_time_oldest_first(tmp_path: Path) -> None:
     assert not queue.flush_one()  # none left
 
 
-def test_flush_alone_leaves_writes_that_use_other_cores_for_flush(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mark", [uses_other_cores, holds_memory])
+def test_flush_alone_leaves_marked_writes_for_flush(tmp_path: Path, mark: Callable[[Any], Any]) -> None:
+    """Writes whose work runs on threads of their own or that make large arrays wait for `flush`."""
     queue = WriteBehind()
     ran: list[str] = []
 
-    @uses_other_cores
+    @mark
     def start_indexing() -> None:
         ran.append("indexing")
     queue.writes.append(start_indexing)
@@ -122,17 +126,3 @@ def test_flush_alone_leaves_writes_that_use_other_cores_for_flush(tmp_path: Path
     assert SignedCache(tmp_path / "index").load("structural", "rev-1") == 1
     assert not queue.flush_alone() and queue.writes == [start_indexing]
     assert queue.flush() == 1 and ran == ["indexing"]
-
-
-def test_flush_alone_leaves_writes_that_hold_memory_for_flush(tmp_path: Path) -> None:
-    queue = WriteBehind()
-    ran: list[str] = []
-
-    @holds_memory
-    def save_arrays() -> None:
-        ran.append("arrays")
-    queue.writes.append(save_arrays)
-    SignedCache(tmp_path / "index", later=queue.writes).save("structural", "rev-1", 1)
-    assert queue.flush_alone() and ran == []  # the save behind it ran first
-    assert not queue.flush_alone() and queue.writes == [save_arrays]
-    assert queue.flush() == 1 and ran == ["arrays"]
