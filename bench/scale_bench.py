@@ -452,9 +452,9 @@ def codeseek_script() -> Path:
 
 # Set on some machines for older OpenBLAS builds, which compute wrong results or crash on their
 # processors: a current numpy's OpenBLAS then runs an older kernel than the processor's own (here
-# Haswell's AVX2 instead of SkylakeX's AVX-512: half the speed of a matrix product, which is what the
-# transformer's question pool spends its second on). Both tools' commands run without them unless
-# --keep-blas-env; the header says which kernel each tool's numpy then runs.
+# Haswell's AVX2 instead of SkylakeX's AVX-512: half the speed of a matrix product, where the
+# transformer's question pool spends most of its time). Both tools' commands run without them unless
+# --keep-blas-env; the header and the report's last line say which kernel each tool's numpy runs.
 BLAS_OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 # Which OpenBLAS kernel an interpreter's numpy runs (its bundled library's own answer).
 KERNEL_PROBE = """
