@@ -34,7 +34,7 @@ from indexing.parse import parse_file  # noqa: E402
 from retrievers.semantic.embed_pass import WORKER_BATCH  # noqa: E402
 from retrievers.semantic.embedded_text import embed_text  # noqa: E402
 from retrievers.semantic.static_embedder import StaticEmbedder, _TokenVectors  # noqa: E402
-from retrievers.semantic.word_pieces import word_piece_ids  # noqa: E402
+from retrievers.semantic.word_pieces import as_lists, word_piece_ids  # noqa: E402
 
 TREES = {"django-sdist": ("Django", "5.1.4"), "requests": ("requests", "2.32.3"),
          "transformers": ("transformers", "4.46.3")}
@@ -55,12 +55,6 @@ def tree_texts(root: Path, limit: int) -> list[str]:
             if text.strip():
                 texts.append(embed_text(chunk, text)[:limit])  # (the worker's defaults: long paths get a `…`)
     return texts
-
-
-def _as_lists(flat: np.ndarray, counts: np.ndarray) -> list[list[int]]:
-    """`WordPieceIds.id_arrays`' arrays as `ids` gives them."""
-    bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
-    return [flat[a:b].tolist() for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def timed(step: object, texts: list[str]) -> tuple[float, list[object]]:
@@ -106,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             took, outputs[name] = timed(steps[name], texts)
             seconds[name].append(took)
     same = outputs["tokenizer"] == outputs["word_pieces"] == [
-        _as_lists(*made) for made in outputs["word_pieces arrays"]]  # type: ignore[misc]
+        as_lists(*made) for made in outputs["word_pieces arrays"]]  # type: ignore[misc]
     print(f"{'':22s} {'median s':>9s} {'chunks/s':>10s} {'vs tokenizer':>13s}")
     for name, runs in seconds.items():
         base = statistics.median(seconds["tokenizer" if "vectors" not in name else "vectors, tokenizer"])

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_WORDS", "WordPieceIds", "word_piece_ids"]
+__all__ = ["MAX_WORDS", "WordPieceIds", "as_lists", "word_piece_ids"]
 
 MAX_WORDS = 200_000  # distinct words remembered (a few MiB per 10k); past it the cache starts over
 # An ASCII text, lowercased: a run of letters and digits, or one punctuation mark (BERT counts every
@@ -116,10 +116,7 @@ class WordPieceIds:
 
     def ids(self, texts: list[str]) -> list[list[int]]:
         """Each text's token ids, no special tokens added, as the tokenizer gives them."""
-        flat, counts = self.id_arrays(texts)
-        bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
-        values = flat.tolist()
-        return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        return as_lists(*self.id_arrays(texts))
 
     def id_arrays(self, texts: list[str], limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The texts' token ids one after another (int64; each text's first `limit` when given) and
@@ -152,6 +149,13 @@ class WordPieceIds:
             words_per_text.append(len(words))
         return _spelled(pieces, np.frombuffer(numbers, dtype=np.int64),
                         np.frombuffer(words_per_text, dtype=np.int64), limit)
+
+
+def as_lists(flat: np.ndarray, counts: np.ndarray) -> list[list[int]]:
+    """`id_arrays`' arrays (the ids one after another, each text's count) as one list of ids a text."""
+    bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+    values = flat.tolist()
+    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def _spelled(pieces: _Pieces, numbers: np.ndarray, words_per_text: np.ndarray, limit: int | None
